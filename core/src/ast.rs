@@ -1,0 +1,585 @@
+//! lancet's own SQL syntax tree.
+//!
+//! Generators build these trees and oracles transform them; the printer in
+//! [`crate::print`] turns them into text for one dialect. The tree is our own
+//! (not sqlparser's) because it must represent constructs that a general
+//! parser does not, such as SQLite's `a IS b` on any operands, `INDEXED BY`
+//! and `WITHOUT ROWID`. Identifiers are generated (`t0`, `c1`) and printed
+//! unquoted. Every node is serializable so that a finding can store the
+//! oracle's inputs and the reducer can rebuild them.
+
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+
+/// A type as written in DDL or a CAST, verbatim (`INTEGER`, `VARCHAR(10)`,
+/// `numeric(10,2)`). Providers know what their type names mean.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TypeName(pub String);
+
+/// A possibly qualified column reference: `c0` or `t0.c0`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnRef {
+    pub table: Option<String>,
+    pub column: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `+x`
+    Plus,
+    /// `~x`
+    BitNot,
+    /// `NOT x`
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    /// String concatenation (`||`).
+    Concat,
+    BitAnd,
+    BitOr,
+    ShiftLeft,
+    ShiftRight,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    /// Null-safe equality: SQLite `IS`, PostgreSQL `IS NOT DISTINCT FROM`, MySQL `<=>`.
+    IsNotDistinctFrom,
+    /// Null-safe inequality: SQLite `IS NOT`, PostgreSQL `IS DISTINCT FROM`.
+    IsDistinctFrom,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        use BinaryOp::*;
+        matches!(
+            self,
+            Eq | NotEq | Lt | LtEq | Gt | GtEq | IsNotDistinctFrom | IsDistinctFrom
+        )
+    }
+}
+
+/// The pattern-matching operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LikeKind {
+    Like,
+    /// SQLite `GLOB`.
+    Glob,
+    /// PostgreSQL `ILIKE`.
+    ILike,
+    /// PostgreSQL `SIMILAR TO`.
+    SimilarTo,
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Expr {
+    Literal(Value),
+    Column(ColumnRef),
+    Unary {
+        op: UnaryOp,
+        expr: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    /// `x IS NULL` / `x IS NOT NULL`.
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    /// `x IS TRUE`, `x IS NOT FALSE`, ...
+    IsBool {
+        expr: Box<Expr>,
+        value: bool,
+        negated: bool,
+    },
+    Like {
+        kind: LikeKind,
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        escape: Option<Box<Expr>>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+        symmetric: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    InSubquery {
+        expr: Box<Expr>,
+        query: Box<Query>,
+        negated: bool,
+    },
+    Exists {
+        query: Box<Query>,
+        negated: bool,
+    },
+    /// A subquery that yields exactly one row and one column.
+    Subquery(Box<Query>),
+    Case {
+        operand: Option<Box<Expr>>,
+        branches: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    Cast {
+        expr: Box<Expr>,
+        ty: TypeName,
+    },
+    Collate {
+        expr: Box<Expr>,
+        collation: String,
+    },
+    /// A scalar or aggregate function call. `COUNT(*)` is `CountStar`.
+    Function {
+        name: String,
+        args: Vec<Expr>,
+        distinct: bool,
+    },
+    CountStar,
+}
+
+impl Expr {
+    pub fn lit(v: Value) -> Expr {
+        Expr::Literal(v)
+    }
+    pub fn int(i: i64) -> Expr {
+        Expr::Literal(Value::Integer(i))
+    }
+    pub fn column(table: Option<&str>, column: &str) -> Expr {
+        Expr::Column(ColumnRef {
+            table: table.map(str::to_string),
+            column: column.to_string(),
+        })
+    }
+    pub fn unary(op: UnaryOp, expr: Expr) -> Expr {
+        Expr::Unary {
+            op,
+            expr: Box::new(expr),
+        }
+    }
+    pub fn not(expr: Expr) -> Expr {
+        Expr::unary(UnaryOp::Not, expr)
+    }
+    pub fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        Expr::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+        }
+    }
+    pub fn and(left: Expr, right: Expr) -> Expr {
+        Expr::binary(BinaryOp::And, left, right)
+    }
+    pub fn is_null(expr: Expr) -> Expr {
+        Expr::IsNull {
+            expr: Box::new(expr),
+            negated: false,
+        }
+    }
+    pub fn func(name: &str, args: Vec<Expr>) -> Expr {
+        Expr::Function {
+            name: name.to_string(),
+            args,
+            distinct: false,
+        }
+    }
+
+    /// The direct children of this expression, in printing order. Subqueries
+    /// are not entered: their expressions live in another scope.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Literal(_) | Expr::Column(_) | Expr::CountStar => vec![],
+            Expr::Exists { .. } | Expr::Subquery(_) => vec![],
+            Expr::Unary { expr, .. }
+            | Expr::IsNull { expr, .. }
+            | Expr::IsBool { expr, .. }
+            | Expr::Cast { expr, .. }
+            | Expr::Collate { expr, .. }
+            | Expr::InSubquery { expr, .. } => vec![expr],
+            Expr::Binary { left, right, .. } => vec![left, right],
+            Expr::Like {
+                expr,
+                pattern,
+                escape,
+                ..
+            } => {
+                let mut v = vec![&**expr, &**pattern];
+                if let Some(e) = escape {
+                    v.push(e);
+                }
+                v
+            }
+            Expr::Between { expr, low, high, .. } => vec![expr, low, high],
+            Expr::InList { expr, list, .. } => {
+                let mut v = vec![&**expr];
+                v.extend(list.iter());
+                v
+            }
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let mut v = vec![];
+                if let Some(o) = operand {
+                    v.push(&**o);
+                }
+                for (w, t) in branches {
+                    v.push(w);
+                    v.push(t);
+                }
+                if let Some(o) = otherwise {
+                    v.push(&**o);
+                }
+                v
+            }
+            Expr::Function { args, .. } => args.iter().collect(),
+        }
+    }
+
+    /// Whether this expression contains an aggregate call at its own level.
+    pub fn contains_aggregate(&self, is_aggregate: &dyn Fn(&str) -> bool) -> bool {
+        match self {
+            Expr::CountStar => true,
+            Expr::Function { name, .. } if is_aggregate(name) => true,
+            _ => self
+                .children()
+                .into_iter()
+                .any(|c| c.contains_aggregate(is_aggregate)),
+        }
+    }
+}
+
+/// One item of a select list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SelectItem {
+    /// `*`
+    Wildcard,
+    Expr { expr: Expr, alias: Option<String> },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JoinKind {
+    /// `a, b`
+    Comma,
+    Inner,
+    Left,
+    Right,
+    Full,
+    Cross,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum JoinConstraint {
+    None,
+    On(Expr),
+    Using(Vec<String>),
+    /// `NATURAL` joins name no constraint; the flag lives here so that a
+    /// join has exactly one way of saying how rows match.
+    Natural,
+}
+
+/// A table, view or derived table in FROM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TableFactor {
+    Table {
+        name: String,
+        alias: Option<String>,
+        /// SQLite `INDEXED BY idx` / `NOT INDEXED` (`Some(None)`).
+        indexed_by: Option<Option<String>>,
+    },
+    Derived {
+        query: Box<Query>,
+        alias: String,
+        lateral: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    pub kind: JoinKind,
+    pub factor: TableFactor,
+    pub constraint: JoinConstraint,
+}
+
+/// `FROM first JOIN ... JOIN ...`
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FromClause {
+    pub first: TableFactor,
+    pub joins: Vec<Join>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrderBy {
+    pub expr: Expr,
+    pub descending: bool,
+    pub nulls_first: Option<bool>,
+}
+
+/// A single SELECT.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct Select {
+    pub distinct: bool,
+    pub items: Vec<SelectItem>,
+    pub from: Option<FromClause>,
+    pub selection: Option<Expr>,
+    pub group_by: Vec<Expr>,
+    pub having: Option<Expr>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SetOperator {
+    Union,
+    UnionAll,
+    Intersect,
+    Except,
+}
+
+/// The body of a query: a SELECT or a set operation over two bodies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SetExpr {
+    Select(Box<Select>),
+    SetOp {
+        op: SetOperator,
+        left: Box<SetExpr>,
+        right: Box<SetExpr>,
+    },
+}
+
+/// A complete query, with ordering and limits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    pub body: SetExpr,
+    pub order_by: Vec<OrderBy>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+}
+
+impl Query {
+    /// A query of one SELECT, without ORDER BY or LIMIT.
+    pub fn select(select: Select) -> Query {
+        Query {
+            body: SetExpr::Select(Box::new(select)),
+            order_by: vec![],
+            limit: None,
+            offset: None,
+        }
+    }
+
+    /// `left op right op ...` over several selects, left-associative.
+    pub fn set_operation(op: SetOperator, selects: Vec<Select>) -> Query {
+        let mut iter = selects.into_iter();
+        let first = iter.next().expect("a set operation needs at least one select");
+        let body = iter.fold(SetExpr::Select(Box::new(first)), |acc, s| SetExpr::SetOp {
+            op,
+            left: Box::new(acc),
+            right: Box::new(SetExpr::Select(Box::new(s))),
+        });
+        Query {
+            body,
+            order_by: vec![],
+            limit: None,
+            offset: None,
+        }
+    }
+}
+
+/// A constraint on one column in CREATE TABLE.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ColumnConstraint {
+    PrimaryKey { descending: bool },
+    NotNull,
+    Unique,
+    Check(Expr),
+    Default(Expr),
+    Collate(String),
+    /// `GENERATED ALWAYS AS (expr) [STORED|VIRTUAL]`
+    Generated { expr: Expr, stored: bool },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    /// SQLite allows columns without a declared type.
+    pub ty: Option<TypeName>,
+    pub constraints: Vec<ColumnConstraint>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TableConstraint {
+    PrimaryKey(Vec<String>),
+    Unique(Vec<String>),
+    Check(Expr),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CreateTable {
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    pub constraints: Vec<TableConstraint>,
+    /// SQLite `WITHOUT ROWID`.
+    pub without_rowid: bool,
+}
+
+/// An indexed column or expression.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndexKey {
+    pub expr: Expr,
+    pub collation: Option<String>,
+    pub descending: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CreateIndex {
+    pub name: String,
+    pub table: String,
+    pub unique: bool,
+    pub keys: Vec<IndexKey>,
+    /// A partial index's predicate.
+    pub predicate: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CreateView {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub query: Query,
+}
+
+/// SQLite's conflict clause (`INSERT OR IGNORE`, `UPDATE OR REPLACE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OnConflict {
+    Abort,
+    Ignore,
+    Replace,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Insert {
+    pub table: String,
+    pub or: Option<OnConflict>,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Expr>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Update {
+    pub table: String,
+    pub or: Option<OnConflict>,
+    pub assignments: Vec<(String, Expr)>,
+    pub selection: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Delete {
+    pub table: String,
+    pub selection: Option<Expr>,
+}
+
+/// A statement that a generator can emit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Statement {
+    CreateTable(CreateTable),
+    CreateIndex(CreateIndex),
+    CreateView(CreateView),
+    Insert(Insert),
+    Update(Update),
+    Delete(Delete),
+    Query(Query),
+    /// `ANALYZE [name]`
+    Analyze(Option<String>),
+    /// `VACUUM`
+    Vacuum,
+    /// `REINDEX [name]`
+    Reindex(Option<String>),
+    /// SQLite `PRAGMA name = value`.
+    Pragma { name: String, value: String },
+    /// A session setting: PostgreSQL `SET name = value`, MySQL `SET SESSION ...`.
+    Set { name: String, value: String },
+}
+
+/// What kind of statement a piece of SQL is: expected errors are declared per kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StatementKind {
+    CreateTable,
+    CreateIndex,
+    CreateView,
+    Insert,
+    Update,
+    Delete,
+    /// ANALYZE, VACUUM, REINDEX.
+    Maintenance,
+    /// PRAGMA, SET.
+    Setting,
+    Query,
+}
+
+impl StatementKind {
+    pub const ALL: [StatementKind; 9] = [
+        StatementKind::CreateTable,
+        StatementKind::CreateIndex,
+        StatementKind::CreateView,
+        StatementKind::Insert,
+        StatementKind::Update,
+        StatementKind::Delete,
+        StatementKind::Maintenance,
+        StatementKind::Setting,
+        StatementKind::Query,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StatementKind::CreateTable => "create-table",
+            StatementKind::CreateIndex => "create-index",
+            StatementKind::CreateView => "create-view",
+            StatementKind::Insert => "insert",
+            StatementKind::Update => "update",
+            StatementKind::Delete => "delete",
+            StatementKind::Maintenance => "maintenance",
+            StatementKind::Setting => "setting",
+            StatementKind::Query => "query",
+        }
+    }
+}
+
+impl Statement {
+    pub fn kind(&self) -> StatementKind {
+        match self {
+            Statement::CreateTable(_) => StatementKind::CreateTable,
+            Statement::CreateIndex(_) => StatementKind::CreateIndex,
+            Statement::CreateView(_) => StatementKind::CreateView,
+            Statement::Insert(_) => StatementKind::Insert,
+            Statement::Update(_) => StatementKind::Update,
+            Statement::Delete(_) => StatementKind::Delete,
+            Statement::Query(_) => StatementKind::Query,
+            Statement::Analyze(_) | Statement::Vacuum | Statement::Reindex(_) => {
+                StatementKind::Maintenance
+            }
+            Statement::Pragma { .. } | Statement::Set { .. } => StatementKind::Setting,
+        }
+    }
+}

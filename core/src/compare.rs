@@ -1,0 +1,161 @@
+//! Comparing results the way ORACLES.md says: whole rows, as multisets (or
+//! sets), NULL equal to NULL, NaN equal to NaN, -0.0 equal to 0.0, and an
+//! INTEGER equal to a REAL of exactly the same value (SQLite's DISTINCT and
+//! MIN/MAX may legitimately return either of two equal values).
+
+use crate::value::{Row, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A value reduced to what equality means for result comparison.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key<'a> {
+    Null,
+    Int(i64),
+    /// A non-integral float, by its bits (NaN canonical).
+    Real(u64),
+    Text(&'a str),
+    Blob(&'a [u8]),
+    Bool(bool),
+    Decimal(String),
+}
+
+fn real_key(r: f64) -> Key<'static> {
+    if r.is_nan() {
+        return Key::Real(f64::NAN.to_bits());
+    }
+    // Integral floats within i64 range compare as the integer of the same value.
+    if r.fract() == 0.0 && r >= -9.223_372_036_854_775_808e18 && r < 9.223_372_036_854_775_808e18 {
+        return Key::Int(r as i64);
+    }
+    Key::Real(r.to_bits())
+}
+
+/// `1.50` and `1.5` are the same decimal; which one a DBMS prints can depend
+/// on which row it saw first.
+fn decimal_key(text: &str) -> Key<'static> {
+    let mut t = text.trim().to_string();
+    if t.contains('.') && !t.contains(['e', 'E']) {
+        while t.ends_with('0') {
+            t.pop();
+        }
+        if t.ends_with('.') {
+            t.pop();
+        }
+    }
+    if t == "-0" {
+        t = "0".to_string();
+    }
+    match t.parse::<i64>() {
+        Ok(i) => Key::Int(i),
+        Err(_) => Key::Decimal(t),
+    }
+}
+
+fn key(v: &Value) -> Key<'_> {
+    match v {
+        Value::Null => Key::Null,
+        Value::Integer(i) => Key::Int(*i),
+        Value::Real(r) => real_key(*r),
+        Value::Text(s) => Key::Text(s),
+        Value::Blob(b) => Key::Blob(b),
+        Value::Boolean(b) => Key::Bool(*b),
+        Value::Decimal(d) => decimal_key(d),
+    }
+}
+
+/// Whether two values are equal for result comparison.
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    key(a) == key(b)
+}
+
+/// Whether two values are equal, allowing a relative difference of
+/// `relative` between floats (for SUM/AVG of floats, whose rounding depends
+/// on the order of summation). Non-float values must be equal exactly.
+pub fn values_close(a: &Value, b: &Value, relative: f64) -> bool {
+    if values_equal(a, b) {
+        return true;
+    }
+    let as_f64 = |v: &Value| match v {
+        Value::Real(r) => Some(*r),
+        Value::Integer(i) => Some(*i as f64),
+        Value::Decimal(d) => d.parse::<f64>().ok(),
+        _ => None,
+    };
+    let involves_float = matches!(a, Value::Real(_)) || matches!(b, Value::Real(_));
+    match (as_f64(a), as_f64(b)) {
+        (Some(x), Some(y)) if involves_float => {
+            if x.is_infinite() || y.is_infinite() || x.is_nan() || y.is_nan() {
+                return false;
+            }
+            let scale = x.abs().max(y.abs());
+            (x - y).abs() <= relative * scale
+        }
+        _ => false,
+    }
+}
+
+/// How two results differ: rows (with how many more times they occur) on
+/// one side and not the other.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RowDiff {
+    pub only_in_first: Vec<(Row, usize)>,
+    pub only_in_second: Vec<(Row, usize)>,
+}
+
+impl RowDiff {
+    pub fn is_empty(&self) -> bool {
+        self.only_in_first.is_empty() && self.only_in_second.is_empty()
+    }
+}
+
+fn counts<'a>(rows: &'a [Row]) -> HashMap<Vec<Key<'a>>, (usize, &'a Row)> {
+    let mut map: HashMap<Vec<Key<'a>>, (usize, &'a Row)> = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let k: Vec<Key<'a>> = row.iter().map(key).collect();
+        map.entry(k).or_insert((0, row)).0 += 1;
+    }
+    map
+}
+
+fn diff(first: &[Row], second: &[Row], as_sets: bool) -> RowDiff {
+    let a = counts(first);
+    let b = counts(second);
+    let mut out = RowDiff::default();
+    for (k, (ca, row)) in &a {
+        let cb = b.get(k).map_or(0, |x| x.0);
+        let (ca, cb) = if as_sets {
+            (usize::from(*ca > 0), usize::from(cb > 0))
+        } else {
+            (*ca, cb)
+        };
+        if ca > cb {
+            out.only_in_first.push(((*row).clone(), ca - cb));
+        }
+    }
+    for (k, (cb, row)) in &b {
+        let ca = a.get(k).map_or(0, |x| x.0);
+        let (ca, cb) = if as_sets {
+            (usize::from(ca > 0), usize::from(*cb > 0))
+        } else {
+            (ca, *cb)
+        };
+        if cb > ca {
+            out.only_in_second.push(((*row).clone(), cb - ca));
+        }
+    }
+    // Deterministic order for reports.
+    out.only_in_first.sort_by_key(|(r, _)| crate::value::format_row(r));
+    out.only_in_second.sort_by_key(|(r, _)| crate::value::format_row(r));
+    out
+}
+
+/// Compares two results as multisets: every row must occur equally often.
+pub fn multiset_diff(first: &[Row], second: &[Row]) -> RowDiff {
+    diff(first, second, false)
+}
+
+/// Compares two results as sets: duplicates do not count.
+pub fn set_diff(first: &[Row], second: &[Row]) -> RowDiff {
+    diff(first, second, true)
+}

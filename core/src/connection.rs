@@ -1,0 +1,67 @@
+//! The small interface between lancet and one open database: run a
+//! statement, run a query and get rows. Providers implement it over their
+//! drivers; wrappers (fault injection, timing) stack on it.
+
+use crate::value::Row;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why a statement did not complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// The DBMS rejected the statement; the connection is still usable.
+    Statement,
+    /// The connection is gone (server crashed or restarted, backend killed).
+    ConnectionLost,
+    /// The statement ran longer than the statement timeout and was cancelled.
+    Timeout,
+}
+
+/// An error reported by the DBMS, with its code where it gives one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbError {
+    pub kind: FailureKind,
+    /// The DBMS's own code: SQLite extended result code name
+    /// (`SQLITE_CONSTRAINT_UNIQUE`), PostgreSQL SQLSTATE, MySQL error number.
+    pub code: Option<String>,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn statement(code: Option<String>, message: impl Into<String>) -> DbError {
+        DbError {
+            kind: FailureKind::Statement,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "[{code}] {}", self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// One open database.
+pub trait Connection: Send {
+    /// Runs a statement that returns no rows (DDL, DML, settings).
+    fn execute(&mut self, sql: &str) -> Result<(), DbError>;
+    /// Runs a query and fetches all its rows.
+    fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError>;
+}
+
+impl<C: Connection + ?Sized> Connection for Box<C> {
+    fn execute(&mut self, sql: &str) -> Result<(), DbError> {
+        (**self).execute(sql)
+    }
+    fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
+        (**self).query(sql)
+    }
+}

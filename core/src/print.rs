@@ -1,0 +1,753 @@
+//! Printing the syntax tree as SQL text for one dialect.
+//!
+//! The printer parenthesizes every operand that is not atomic, so the text
+//! means exactly what the tree means under every dialect's precedence rules
+//! (SQLite's `NOT` and `COLLATE` bind differently from PostgreSQL's, and a
+//! generated `- -1` would be a comment). Reproducers are a little noisier
+//! for it, but never wrong.
+
+use crate::ast::*;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+/// The SQL dialects lancet prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    MySql,
+}
+
+/// Anything that can be printed as SQL text.
+pub trait ToSql {
+    fn print(&self, p: &mut Printer);
+
+    fn to_sql(&self, dialect: Dialect) -> String {
+        let mut p = Printer::new(dialect);
+        self.print(&mut p);
+        p.finish()
+    }
+}
+
+/// Accumulates SQL text for one dialect.
+pub struct Printer {
+    dialect: Dialect,
+    out: String,
+}
+
+impl Printer {
+    pub fn new(dialect: Dialect) -> Printer {
+        Printer {
+            dialect,
+            out: String::with_capacity(256),
+        }
+    }
+
+    pub fn finish(self) -> String {
+        self.out
+    }
+
+    fn s(&mut self, text: &str) {
+        self.out.push_str(text);
+    }
+
+    fn list<T>(&mut self, items: &[T], sep: &str, mut f: impl FnMut(&mut Self, &T)) {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.s(sep);
+            }
+            f(self, item);
+        }
+    }
+
+    fn literal(&mut self, v: &Value) {
+        let d = self.dialect;
+        match v {
+            Value::Null => self.s("NULL"),
+            Value::Integer(i) if *i < 0 => {
+                let _ = write!(self.out, "({i})");
+            }
+            Value::Integer(i) => {
+                let _ = write!(self.out, "{i}");
+            }
+            Value::Real(r) => self.real(*r),
+            Value::Text(t) => self.string(t),
+            Value::Blob(b) => {
+                let hex: String = b.iter().map(|x| format!("{x:02X}")).collect();
+                match d {
+                    Dialect::Postgres => {
+                        let _ = write!(self.out, "'\\x{hex}'::bytea");
+                    }
+                    _ => {
+                        let _ = write!(self.out, "X'{hex}'");
+                    }
+                }
+            }
+            Value::Boolean(b) => self.s(if *b { "TRUE" } else { "FALSE" }),
+            Value::Decimal(text) if text.starts_with('-') => {
+                let _ = write!(self.out, "({text})");
+            }
+            Value::Decimal(text) => self.s(text),
+        }
+    }
+
+    fn real(&mut self, r: f64) {
+        match self.dialect {
+            Dialect::Sqlite => {
+                if r.is_nan() {
+                    // SQLite has no NaN: it stores NULL.
+                    self.s("NULL");
+                } else if r.is_infinite() {
+                    self.s(if r > 0.0 { "1e999" } else { "(-1e999)" });
+                } else if r < 0.0 || (r == 0.0 && r.is_sign_negative()) {
+                    let _ = write!(self.out, "({r:?})");
+                } else {
+                    let _ = write!(self.out, "{r:?}");
+                }
+            }
+            Dialect::Postgres => {
+                let text = if r.is_nan() {
+                    "NaN".to_string()
+                } else if r.is_infinite() {
+                    if r > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+                } else {
+                    format!("{r:?}")
+                };
+                let _ = write!(self.out, "'{text}'::float8");
+            }
+            Dialect::MySql => {
+                if r < 0.0 || (r == 0.0 && r.is_sign_negative()) {
+                    let _ = write!(self.out, "({r:?}e0)");
+                } else {
+                    // The exponent makes MySQL read a DOUBLE, not a DECIMAL.
+                    let text = format!("{r:?}");
+                    if text.contains('e') {
+                        self.s(&text);
+                    } else {
+                        let _ = write!(self.out, "{text}e0");
+                    }
+                }
+            }
+        }
+    }
+
+    fn string(&mut self, t: &str) {
+        self.out.push('\'');
+        for c in t.chars() {
+            match c {
+                '\'' => self.s("''"),
+                '\\' if self.dialect == Dialect::MySql => self.s("\\\\"),
+                c => self.out.push(c),
+            }
+        }
+        self.out.push('\'');
+    }
+
+    /// Prints `e`, wrapped in parentheses unless it is atomic.
+    fn operand(&mut self, e: &Expr) {
+        if is_atomic(e) {
+            e.print(self);
+        } else {
+            self.out.push('(');
+            e.print(self);
+            self.out.push(')');
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, left: &Expr, right: &Expr) {
+        use BinaryOp::*;
+        let d = self.dialect;
+        match (op, d) {
+            (Concat, Dialect::MySql) => {
+                self.s("CONCAT(");
+                left.print(self);
+                self.s(", ");
+                right.print(self);
+                self.s(")");
+                return;
+            }
+            (IsDistinctFrom, Dialect::MySql) => {
+                self.s("NOT (");
+                self.operand(left);
+                self.s(" <=> ");
+                self.operand(right);
+                self.s(")");
+                return;
+            }
+            _ => {}
+        }
+        let text = match op {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+            Concat => "||",
+            BitAnd => "&",
+            BitOr => "|",
+            ShiftLeft => "<<",
+            ShiftRight => ">>",
+            Eq => "=",
+            NotEq => "<>",
+            Lt => "<",
+            LtEq => "<=",
+            Gt => ">",
+            GtEq => ">=",
+            IsNotDistinctFrom => match d {
+                Dialect::Sqlite => "IS",
+                Dialect::Postgres => "IS NOT DISTINCT FROM",
+                Dialect::MySql => "<=>",
+            },
+            IsDistinctFrom => match d {
+                Dialect::Sqlite => "IS NOT",
+                _ => "IS DISTINCT FROM",
+            },
+            And => "AND",
+            Or => "OR",
+        };
+        self.operand(left);
+        self.out.push(' ');
+        self.s(text);
+        self.out.push(' ');
+        self.operand(right);
+    }
+
+    fn query_in_parens(&mut self, q: &Query) {
+        self.out.push('(');
+        q.print(self);
+        self.out.push(')');
+    }
+
+    fn table_factor(&mut self, t: &TableFactor) {
+        match t {
+            TableFactor::Table {
+                name,
+                alias,
+                indexed_by,
+            } => {
+                self.s(name);
+                if let Some(a) = alias {
+                    self.s(" AS ");
+                    self.s(a);
+                }
+                match indexed_by {
+                    Some(Some(index)) => {
+                        self.s(" INDEXED BY ");
+                        self.s(index);
+                    }
+                    Some(None) => self.s(" NOT INDEXED"),
+                    None => {}
+                }
+            }
+            TableFactor::Derived {
+                query,
+                alias,
+                lateral,
+            } => {
+                if *lateral {
+                    self.s("LATERAL ");
+                }
+                self.query_in_parens(query);
+                self.s(" AS ");
+                self.s(alias);
+            }
+        }
+    }
+
+    fn set_expr(&mut self, body: &SetExpr, is_right_arm: bool) {
+        match body {
+            SetExpr::Select(s) => s.print(self),
+            SetExpr::SetOp { op, left, right } => {
+                if is_right_arm {
+                    // SQLite allows no parentheses around compound arms; a
+                    // derived table means the same in every dialect.
+                    self.s("SELECT * FROM (");
+                    self.set_expr(body, false);
+                    self.s(") AS lancet_arm");
+                    return;
+                }
+                self.set_expr(left, false);
+                self.s(match op {
+                    SetOperator::Union => " UNION ",
+                    SetOperator::UnionAll => " UNION ALL ",
+                    SetOperator::Intersect => " INTERSECT ",
+                    SetOperator::Except => " EXCEPT ",
+                });
+                self.set_expr(right, true);
+            }
+        }
+    }
+
+    fn column_constraint(&mut self, c: &ColumnConstraint) {
+        match c {
+            ColumnConstraint::PrimaryKey { descending } => {
+                self.s("PRIMARY KEY");
+                if *descending {
+                    self.s(" DESC");
+                }
+            }
+            ColumnConstraint::NotNull => self.s("NOT NULL"),
+            ColumnConstraint::Unique => self.s("UNIQUE"),
+            ColumnConstraint::Check(e) => {
+                self.s("CHECK (");
+                e.print(self);
+                self.s(")");
+            }
+            ColumnConstraint::Default(e) => {
+                self.s("DEFAULT (");
+                e.print(self);
+                self.s(")");
+            }
+            ColumnConstraint::Collate(c) => {
+                self.s("COLLATE ");
+                self.s(c);
+            }
+            ColumnConstraint::Generated { expr, stored } => {
+                self.s("GENERATED ALWAYS AS (");
+                expr.print(self);
+                self.s(if *stored { ") STORED" } else { ") VIRTUAL" });
+            }
+        }
+    }
+
+    fn conflict(&mut self, or: Option<OnConflict>) {
+        match or {
+            None => {}
+            Some(OnConflict::Abort) => self.s(" OR ABORT"),
+            Some(OnConflict::Ignore) => self.s(" OR IGNORE"),
+            Some(OnConflict::Replace) => self.s(" OR REPLACE"),
+        }
+    }
+}
+
+/// Expressions that print as one unit and need no parentheses as operands.
+fn is_atomic(e: &Expr) -> bool {
+    match e {
+        Expr::Literal(Value::Integer(i)) => *i >= 0,
+        Expr::Literal(Value::Real(r)) => *r > 0.0 || (*r == 0.0 && !r.is_sign_negative()),
+        Expr::Literal(Value::Decimal(d)) => !d.starts_with('-'),
+        Expr::Literal(_) => true,
+        Expr::Column(_)
+        | Expr::Function { .. }
+        | Expr::CountStar
+        | Expr::Subquery(_)
+        | Expr::Cast { .. }
+        | Expr::Case { .. } => true,
+        _ => false,
+    }
+}
+
+impl ToSql for Expr {
+    fn print(&self, p: &mut Printer) {
+        match self {
+            Expr::Literal(v) => p.literal(v),
+            Expr::Column(c) => {
+                if let Some(t) = &c.table {
+                    p.s(t);
+                    p.out.push('.');
+                }
+                p.s(&c.column);
+            }
+            Expr::Unary { op, expr } => {
+                p.s(match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Plus => "+",
+                    UnaryOp::BitNot => "~",
+                    UnaryOp::Not => "NOT ",
+                });
+                p.operand(expr);
+            }
+            Expr::Binary { op, left, right } => p.binary(*op, left, right),
+            Expr::IsNull { expr, negated } => {
+                p.operand(expr);
+                p.s(if *negated { " IS NOT NULL" } else { " IS NULL" });
+            }
+            Expr::IsBool {
+                expr,
+                value,
+                negated,
+            } => {
+                p.operand(expr);
+                p.s(if *negated { " IS NOT " } else { " IS " });
+                p.s(if *value { "TRUE" } else { "FALSE" });
+            }
+            Expr::Like {
+                kind,
+                expr,
+                pattern,
+                escape,
+                negated,
+            } => {
+                p.operand(expr);
+                if *negated {
+                    p.s(" NOT");
+                }
+                p.s(match kind {
+                    LikeKind::Like => " LIKE ",
+                    LikeKind::Glob => " GLOB ",
+                    LikeKind::ILike => " ILIKE ",
+                    LikeKind::SimilarTo => " SIMILAR TO ",
+                });
+                p.operand(pattern);
+                if let Some(e) = escape {
+                    p.s(" ESCAPE ");
+                    p.operand(e);
+                }
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+                symmetric,
+            } => {
+                p.operand(expr);
+                p.s(if *negated { " NOT BETWEEN " } else { " BETWEEN " });
+                if *symmetric {
+                    p.s("SYMMETRIC ");
+                }
+                p.operand(low);
+                p.s(" AND ");
+                p.operand(high);
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                p.operand(expr);
+                p.s(if *negated { " NOT IN (" } else { " IN (" });
+                p.list(list, ", ", |p, e| e.print(p));
+                p.s(")");
+            }
+            Expr::InSubquery {
+                expr,
+                query,
+                negated,
+            } => {
+                p.operand(expr);
+                p.s(if *negated { " NOT IN " } else { " IN " });
+                p.query_in_parens(query);
+            }
+            Expr::Exists { query, negated } => {
+                p.s(if *negated { "NOT EXISTS " } else { "EXISTS " });
+                p.query_in_parens(query);
+            }
+            Expr::Subquery(q) => p.query_in_parens(q),
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                p.s("CASE");
+                if let Some(o) = operand {
+                    p.out.push(' ');
+                    p.operand(o);
+                }
+                for (when, then) in branches {
+                    p.s(" WHEN ");
+                    when.print(p);
+                    p.s(" THEN ");
+                    then.print(p);
+                }
+                if let Some(o) = otherwise {
+                    p.s(" ELSE ");
+                    o.print(p);
+                }
+                p.s(" END");
+            }
+            Expr::Cast { expr, ty } => {
+                p.s("CAST(");
+                expr.print(p);
+                p.s(" AS ");
+                p.s(&ty.0);
+                p.s(")");
+            }
+            Expr::Collate { expr, collation } => {
+                p.operand(expr);
+                p.s(" COLLATE ");
+                if p.dialect == Dialect::Postgres {
+                    let _ = write!(p.out, "\"{collation}\"");
+                } else {
+                    p.s(collation);
+                }
+            }
+            Expr::Function {
+                name,
+                args,
+                distinct,
+            } => {
+                p.s(name);
+                p.out.push('(');
+                if *distinct {
+                    p.s("DISTINCT ");
+                }
+                p.list(args, ", ", |p, e| e.print(p));
+                p.out.push(')');
+            }
+            Expr::CountStar => p.s("COUNT(*)"),
+        }
+    }
+}
+
+impl ToSql for Select {
+    fn print(&self, p: &mut Printer) {
+        p.s(if self.distinct {
+            "SELECT DISTINCT "
+        } else {
+            "SELECT "
+        });
+        p.list(&self.items, ", ", |p, item| match item {
+            SelectItem::Wildcard => p.s("*"),
+            SelectItem::Expr { expr, alias } => {
+                expr.print(p);
+                if let Some(a) = alias {
+                    p.s(" AS ");
+                    p.s(a);
+                }
+            }
+        });
+        if let Some(from) = &self.from {
+            p.s(" FROM ");
+            from.print(p);
+        }
+        if let Some(w) = &self.selection {
+            p.s(" WHERE ");
+            w.print(p);
+        }
+        if !self.group_by.is_empty() {
+            p.s(" GROUP BY ");
+            p.list(&self.group_by, ", ", |p, e| e.print(p));
+        }
+        if let Some(h) = &self.having {
+            p.s(" HAVING ");
+            h.print(p);
+        }
+    }
+}
+
+impl ToSql for FromClause {
+    fn print(&self, p: &mut Printer) {
+        p.table_factor(&self.first);
+        for j in &self.joins {
+            let natural = matches!(j.constraint, JoinConstraint::Natural);
+            p.s(match j.kind {
+                JoinKind::Comma => ", ",
+                JoinKind::Inner if natural => " NATURAL JOIN ",
+                JoinKind::Inner => " JOIN ",
+                JoinKind::Left if natural => " NATURAL LEFT JOIN ",
+                JoinKind::Left => " LEFT JOIN ",
+                JoinKind::Right if natural => " NATURAL RIGHT JOIN ",
+                JoinKind::Right => " RIGHT JOIN ",
+                JoinKind::Full if natural => " NATURAL FULL JOIN ",
+                JoinKind::Full => " FULL JOIN ",
+                JoinKind::Cross => " CROSS JOIN ",
+            });
+            p.table_factor(&j.factor);
+            match &j.constraint {
+                JoinConstraint::On(e) => {
+                    p.s(" ON ");
+                    e.print(p);
+                }
+                JoinConstraint::Using(cols) => {
+                    p.s(" USING (");
+                    p.list(cols, ", ", |p, c| p.s(c));
+                    p.s(")");
+                }
+                JoinConstraint::None | JoinConstraint::Natural => {}
+            }
+        }
+    }
+}
+
+impl ToSql for Query {
+    fn print(&self, p: &mut Printer) {
+        p.set_expr(&self.body, false);
+        if !self.order_by.is_empty() {
+            p.s(" ORDER BY ");
+            p.list(&self.order_by, ", ", |p, o| {
+                o.expr.print(p);
+                if o.descending {
+                    p.s(" DESC");
+                }
+                match o.nulls_first {
+                    Some(true) => p.s(" NULLS FIRST"),
+                    Some(false) => p.s(" NULLS LAST"),
+                    None => {}
+                }
+            });
+        }
+        if let Some(l) = &self.limit {
+            p.s(" LIMIT ");
+            l.print(p);
+        }
+        if let Some(o) = &self.offset {
+            p.s(" OFFSET ");
+            o.print(p);
+        }
+    }
+}
+
+impl ToSql for Statement {
+    fn print(&self, p: &mut Printer) {
+        match self {
+            Statement::CreateTable(t) => {
+                p.s("CREATE TABLE ");
+                p.s(&t.name);
+                p.s(" (");
+                p.list(&t.columns, ", ", |p, c| {
+                    p.s(&c.name);
+                    if let Some(ty) = &c.ty {
+                        p.out.push(' ');
+                        p.s(&ty.0);
+                    }
+                    for con in &c.constraints {
+                        p.out.push(' ');
+                        p.column_constraint(con);
+                    }
+                });
+                for con in &t.constraints {
+                    p.s(", ");
+                    match con {
+                        TableConstraint::PrimaryKey(cols) => {
+                            p.s("PRIMARY KEY (");
+                            p.list(cols, ", ", |p, c| p.s(c));
+                            p.s(")");
+                        }
+                        TableConstraint::Unique(cols) => {
+                            p.s("UNIQUE (");
+                            p.list(cols, ", ", |p, c| p.s(c));
+                            p.s(")");
+                        }
+                        TableConstraint::Check(e) => {
+                            p.s("CHECK (");
+                            e.print(p);
+                            p.s(")");
+                        }
+                    }
+                }
+                p.s(")");
+                if t.without_rowid {
+                    p.s(" WITHOUT ROWID");
+                }
+            }
+            Statement::CreateIndex(i) => {
+                p.s(if i.unique {
+                    "CREATE UNIQUE INDEX "
+                } else {
+                    "CREATE INDEX "
+                });
+                p.s(&i.name);
+                p.s(" ON ");
+                p.s(&i.table);
+                p.s(" (");
+                p.list(&i.keys, ", ", |p, k| {
+                    if matches!(k.expr, Expr::Column(_)) {
+                        k.expr.print(p);
+                    } else {
+                        p.out.push('(');
+                        k.expr.print(p);
+                        p.out.push(')');
+                    }
+                    if let Some(c) = &k.collation {
+                        p.s(" COLLATE ");
+                        p.s(c);
+                    }
+                    if k.descending {
+                        p.s(" DESC");
+                    }
+                });
+                p.s(")");
+                if let Some(w) = &i.predicate {
+                    p.s(" WHERE ");
+                    w.print(p);
+                }
+            }
+            Statement::CreateView(v) => {
+                p.s("CREATE VIEW ");
+                p.s(&v.name);
+                if !v.columns.is_empty() {
+                    p.s(" (");
+                    p.list(&v.columns, ", ", |p, c| p.s(c));
+                    p.s(")");
+                }
+                p.s(" AS ");
+                v.query.print(p);
+            }
+            Statement::Insert(i) => {
+                p.s("INSERT");
+                p.conflict(i.or);
+                p.s(" INTO ");
+                p.s(&i.table);
+                if !i.columns.is_empty() {
+                    p.s(" (");
+                    p.list(&i.columns, ", ", |p, c| p.s(c));
+                    p.s(")");
+                }
+                if i.rows.is_empty() {
+                    p.s(" DEFAULT VALUES");
+                } else {
+                    p.s(" VALUES ");
+                    p.list(&i.rows, ", ", |p, row| {
+                        p.out.push('(');
+                        p.list(row, ", ", |p, e| e.print(p));
+                        p.out.push(')');
+                    });
+                }
+            }
+            Statement::Update(u) => {
+                p.s("UPDATE");
+                p.conflict(u.or);
+                p.out.push(' ');
+                p.s(&u.table);
+                p.s(" SET ");
+                p.list(&u.assignments, ", ", |p, (c, e)| {
+                    p.s(c);
+                    p.s(" = ");
+                    e.print(p);
+                });
+                if let Some(w) = &u.selection {
+                    p.s(" WHERE ");
+                    w.print(p);
+                }
+            }
+            Statement::Delete(d) => {
+                p.s("DELETE FROM ");
+                p.s(&d.table);
+                if let Some(w) = &d.selection {
+                    p.s(" WHERE ");
+                    w.print(p);
+                }
+            }
+            Statement::Query(q) => q.print(p),
+            Statement::Analyze(name) => {
+                p.s("ANALYZE");
+                if let Some(n) = name {
+                    p.out.push(' ');
+                    p.s(n);
+                }
+            }
+            Statement::Vacuum => p.s("VACUUM"),
+            Statement::Reindex(name) => {
+                p.s("REINDEX");
+                if let Some(n) = name {
+                    p.out.push(' ');
+                    p.s(n);
+                }
+            }
+            Statement::Pragma { name, value } => {
+                let _ = write!(p.out, "PRAGMA {name} = {value}");
+            }
+            Statement::Set { name, value } => match p.dialect {
+                Dialect::MySql => {
+                    let _ = write!(p.out, "SET SESSION {name} = {value}");
+                }
+                _ => {
+                    let _ = write!(p.out, "SET {name} = {value}");
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The interface a DBMS provider implements. Oracles see only
+//! [`QueryGenerator`]; the runner sees [`Provider`]. Adding a DBMS means
+//! implementing these two traits, and no oracle changes.
+
+use crate::ast::{Expr, FromClause, TypeName};
+use crate::connection::Connection;
+use crate::expected_errors::ExpectedErrors;
+use crate::print::Dialect;
+use crate::rng::Rng;
+use crate::schema::Schema;
+use crate::session::{ExecError, Session};
+
+/// Names one database of a run: `lancet_<run>_<thread>_<index>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseId {
+    pub run: String,
+    pub thread: u32,
+    pub index: u64,
+}
+
+impl DatabaseId {
+    /// The prefix of every database lancet creates; it drops nothing else.
+    pub const PREFIX: &'static str = "lancet_";
+
+    pub fn name(&self) -> String {
+        format!("{}{}_{}_{}", Self::PREFIX, self.run, self.thread, self.index)
+    }
+}
+
+/// A column an oracle may use in select lists and predicates, written as
+/// it must be referenced in this FROM clause.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopeColumn {
+    pub expr: Expr,
+    pub ty: Option<TypeName>,
+}
+
+/// The columns a FROM clause brings into scope.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scope {
+    pub columns: Vec<ScopeColumn>,
+}
+
+/// Generates query parts over one database's schema. Every method draws
+/// only from `rng`, so a database's queries are a function of its seed.
+pub trait QueryGenerator {
+    /// A FROM clause over the database's tables and views, possibly with
+    /// joins and derived tables, and the columns it brings into scope.
+    fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope);
+    /// An expression to use as a predicate (any type the dialect accepts in WHERE).
+    fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr;
+    /// An expression to select.
+    fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr;
+    /// Whether `name` is an aggregate function in this dialect.
+    fn is_aggregate(&self, name: &str) -> bool;
+}
+
+/// A DBMS that lancet can test.
+pub trait Provider: Send + Sync {
+    /// The `--dbms` name.
+    fn name(&self) -> &'static str;
+    fn dialect(&self) -> Dialect;
+    /// The DBMS version actually in use, for summaries and findings.
+    fn version(&self) -> anyhow::Result<String>;
+    fn expected_errors(&self) -> &ExpectedErrors;
+    /// Creates a fresh, empty database and connects to it.
+    fn create_database(&self, id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>>;
+    /// Removes a database this run created (nothing to do for in-memory ones).
+    fn drop_database(&self, id: &DatabaseId) -> anyhow::Result<()>;
+    /// Fills a fresh database with a random schema and data through `session`.
+    fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError>;
+    /// A query generator over a populated schema.
+    fn query_generator<'s>(&self, schema: &'s Schema) -> Box<dyn QueryGenerator + 's>;
+    /// How a user runs a reproducer with the DBMS's own client; `{file}`
+    /// stands for the reproducer's path.
+    fn client_command(&self) -> String;
+    /// Comment lines for a reproducer's header (`--`, `#`): SQL comment syntax.
+    fn comment_prefix(&self) -> &'static str {
+        "--"
+    }
+}

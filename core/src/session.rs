@@ -1,0 +1,147 @@
+//! A session on one generated database: prints statements in the
+//! provider's dialect, runs them, sorts errors into expected and not, times
+//! the DBMS, and keeps the statements that built the database so that a
+//! finding can be reproduced from them alone.
+
+use crate::ast::{Query, Statement, StatementKind};
+use crate::connection::{Connection, DbError, FailureKind};
+use crate::expected_errors::ExpectedErrors;
+use crate::print::{Dialect, ToSql};
+use crate::value::Row;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Why a statement run through a session did not give a result.
+#[derive(Clone, Debug)]
+pub enum ExecError {
+    /// An error on the provider's expected list: skip, it says nothing.
+    Expected(DbError),
+    /// An error not on the list: a finding.
+    Unexpected { sql: String, error: DbError },
+    /// The connection broke or the statement timed out: a finding, and the
+    /// database must be abandoned.
+    Lost { sql: String, error: DbError },
+}
+
+impl std::fmt::Display for ExecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExecError::Expected(e) => write!(f, "expected error: {e}"),
+            ExecError::Unexpected { sql, error } => write!(f, "unexpected error {error} in: {sql}"),
+            ExecError::Lost { sql, error } => write!(f, "connection lost ({error}) in: {sql}"),
+        }
+    }
+}
+
+/// Counters a session keeps for the runner's statistics.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SessionStats {
+    pub statements: u64,
+    pub dbms_time: Duration,
+}
+
+pub struct Session<'e> {
+    conn: Box<dyn Connection>,
+    dialect: Dialect,
+    expected: &'e ExpectedErrors,
+    setup: Vec<String>,
+    log: Option<Box<dyn Write + Send>>,
+    pub stats: SessionStats,
+}
+
+impl<'e> Session<'e> {
+    pub fn new(conn: Box<dyn Connection>, dialect: Dialect, expected: &'e ExpectedErrors) -> Self {
+        Session {
+            conn,
+            dialect,
+            expected,
+            setup: Vec::new(),
+            log: None,
+            stats: SessionStats::default(),
+        }
+    }
+
+    /// Writes every statement run (and errors, as comments) to `log`.
+    pub fn with_log(mut self, log: Box<dyn Write + Send>) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The statements that succeeded and shaped the database, in order.
+    pub fn setup(&self) -> &[String] {
+        &self.setup
+    }
+
+    fn log_line(&mut self, sql: &str, result: Option<&DbError>) {
+        if let Some(log) = &mut self.log {
+            let _ = writeln!(log, "{sql};");
+            if let Some(e) = result {
+                let _ = writeln!(log, "-- error: {}", e.to_string().replace('\n', " "));
+            }
+        }
+    }
+
+    fn classify(&self, kind: StatementKind, sql: String, error: DbError) -> ExecError {
+        match error.kind {
+            FailureKind::ConnectionLost | FailureKind::Timeout => ExecError::Lost { sql, error },
+            FailureKind::Statement if self.expected.is_expected(kind, &error) => {
+                ExecError::Expected(error)
+            }
+            FailureKind::Statement => ExecError::Unexpected { sql, error },
+        }
+    }
+
+    /// Runs a statement that changes the database. `Ok(true)` if it
+    /// succeeded (it becomes part of the setup), `Ok(false)` if it failed
+    /// with an expected error (it had no effect and is left out).
+    pub fn execute(&mut self, stmt: &Statement) -> Result<bool, ExecError> {
+        let sql = stmt.to_sql(self.dialect);
+        self.execute_sql(stmt.kind(), sql)
+    }
+
+    /// Like [`Session::execute`], for text the caller printed itself.
+    pub fn execute_sql(&mut self, kind: StatementKind, sql: String) -> Result<bool, ExecError> {
+        let start = Instant::now();
+        let result = self.conn.execute(&sql);
+        self.stats.dbms_time += start.elapsed();
+        self.stats.statements += 1;
+        self.log_line(&sql, result.as_ref().err());
+        match result {
+            Ok(()) => {
+                self.setup.push(sql);
+                Ok(true)
+            }
+            Err(e) => match self.classify(kind, sql, e) {
+                ExecError::Expected(_) => Ok(false),
+                other => Err(other),
+            },
+        }
+    }
+
+    /// Runs a query and returns its rows.
+    pub fn query(&mut self, query: &Query) -> Result<Vec<Row>, ExecError> {
+        let sql = query.to_sql(self.dialect);
+        self.query_sql(&sql)
+    }
+
+    /// Runs query text the caller printed itself.
+    pub fn query_sql(&mut self, sql: &str) -> Result<Vec<Row>, ExecError> {
+        let start = Instant::now();
+        let result = self.conn.query(sql);
+        self.stats.dbms_time += start.elapsed();
+        self.stats.statements += 1;
+        self.log_line(sql, result.as_ref().err());
+        result.map_err(|e| self.classify(StatementKind::Query, sql.to_string(), e))
+    }
+
+    /// Flushes the statement log, if any.
+    pub fn flush_log(&mut self) {
+        if let Some(log) = &mut self.log {
+            let _ = log.flush();
+        }
+    }
+}
