@@ -180,6 +180,7 @@ impl Expr {
             expr: Box::new(expr),
         }
     }
+    #[allow(clippy::should_implement_trait)]
     pub fn not(expr: Expr) -> Expr {
         Expr::unary(UnaryOp::Not, expr)
     }
@@ -232,7 +233,9 @@ impl Expr {
                 }
                 v
             }
-            Expr::Between { expr, low, high, .. } => vec![expr, low, high],
+            Expr::Between {
+                expr, low, high, ..
+            } => vec![expr, low, high],
             Expr::InList { expr, list, .. } => {
                 let mut v = vec![&**expr];
                 v.extend(list.iter());
@@ -278,7 +281,10 @@ impl Expr {
 pub enum SelectItem {
     /// `*`
     Wildcard,
-    Expr { expr: Expr, alias: Option<String> },
+    Expr {
+        expr: Expr,
+        alias: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -392,7 +398,9 @@ impl Query {
     /// `left op right op ...` over several selects, left-associative.
     pub fn set_operation(op: SetOperator, selects: Vec<Select>) -> Query {
         let mut iter = selects.into_iter();
-        let first = iter.next().expect("a set operation needs at least one select");
+        let first = iter
+            .next()
+            .expect("a set operation needs at least one select");
         let body = iter.fold(SetExpr::Select(Box::new(first)), |acc, s| SetExpr::SetOp {
             op,
             left: Box::new(acc),
@@ -410,14 +418,19 @@ impl Query {
 /// A constraint on one column in CREATE TABLE.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ColumnConstraint {
-    PrimaryKey { descending: bool },
+    PrimaryKey {
+        descending: bool,
+    },
     NotNull,
     Unique,
     Check(Expr),
     Default(Expr),
     Collate(String),
     /// `GENERATED ALWAYS AS (expr) [STORED|VIRTUAL]`
-    Generated { expr: Expr, stored: bool },
+    Generated {
+        expr: Expr,
+        stored: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -516,9 +529,15 @@ pub enum Statement {
     /// `REINDEX [name]`
     Reindex(Option<String>),
     /// SQLite `PRAGMA name = value`.
-    Pragma { name: String, value: String },
+    Pragma {
+        name: String,
+        value: String,
+    },
     /// A session setting: PostgreSQL `SET name = value`, MySQL `SET SESSION ...`.
-    Set { name: String, value: String },
+    Set {
+        name: String,
+        value: String,
+    },
 }
 
 /// What kind of statement a piece of SQL is: expected errors are declared per kind.

@@ -24,8 +24,10 @@ fn real_key(r: f64) -> Key<'static> {
     if r.is_nan() {
         return Key::Real(f64::NAN.to_bits());
     }
-    // Integral floats within i64 range compare as the integer of the same value.
-    if r.fract() == 0.0 && r >= -9.223_372_036_854_775_808e18 && r < 9.223_372_036_854_775_808e18 {
+    // Integral floats within i64 range (-2^63 inclusive to 2^63 exclusive;
+    // both bounds are exact doubles) compare as the integer of the same value.
+    let min = i64::MIN as f64;
+    if r.fract() == 0.0 && (min..-min).contains(&r) {
         return Key::Int(r as i64);
     }
     Key::Real(r.to_bits())
@@ -144,9 +146,16 @@ fn diff(first: &[Row], second: &[Row], as_sets: bool) -> RowDiff {
             out.only_in_second.push(((*row).clone(), cb - ca));
         }
     }
-    // Deterministic order for reports.
-    out.only_in_first.sort_by_key(|(r, _)| crate::value::format_row(r));
-    out.only_in_second.sort_by_key(|(r, _)| crate::value::format_row(r));
+    // Deterministic order for reports. Two different rows can read the same
+    // (REAL 1.5 and DECIMAL 1.5, or a REAL and a PostgreSQL numeric NaN), so
+    // the kinds of their values break ties; text and kinds together tell
+    // every pair of different rows apart.
+    let report_order = |(r, _): &(Row, usize)| {
+        let kinds: Vec<&'static str> = r.iter().map(Value::kind).collect();
+        (crate::value::format_row(r), kinds)
+    };
+    out.only_in_first.sort_by_cached_key(report_order);
+    out.only_in_second.sort_by_cached_key(report_order);
     out
 }
 
@@ -158,4 +167,18 @@ pub fn multiset_diff(first: &[Row], second: &[Row]) -> RowDiff {
 /// Compares two results as sets: duplicates do not count.
 pub fn set_diff(first: &[Row], second: &[Row]) -> RowDiff {
     diff(first, second, true)
+}
+
+/// Whether two diffs report the same rows the same number of times, with
+/// values compared as results are (so a NaN matches a NaN).
+pub fn same_diff(a: &RowDiff, b: &RowDiff) -> bool {
+    fn side(x: &[(Row, usize)], y: &[(Row, usize)]) -> bool {
+        let expand = |v: &[(Row, usize)]| -> Vec<Row> {
+            v.iter()
+                .flat_map(|(r, n)| std::iter::repeat_n(r.clone(), *n))
+                .collect()
+        };
+        multiset_diff(&expand(x), &expand(y)).is_empty()
+    }
+    side(&a.only_in_first, &b.only_in_first) && side(&a.only_in_second, &b.only_in_second)
 }

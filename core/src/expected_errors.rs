@@ -37,8 +37,8 @@ pub struct ExpectedErrors {
 impl ExpectedErrors {
     /// Parses rules from TOML; `origin` names the file in error messages.
     pub fn from_toml(text: &str, origin: &str) -> anyhow::Result<ExpectedErrors> {
-        let parsed: ExpectedErrors =
-            toml::from_str(text).with_context(|| format!("malformed expected-errors file {origin}"))?;
+        let parsed: ExpectedErrors = toml::from_str(text)
+            .with_context(|| format!("malformed expected-errors file {origin}"))?;
         for (i, rule) in parsed.rules.iter().enumerate() {
             if rule.code.trim().is_empty() {
                 bail!("{origin}: rule {} has an empty code", i + 1);
@@ -69,8 +69,7 @@ impl ExpectedErrors {
             (r.statements.is_empty() || r.statements.contains(&kind))
                 && r.code == code
                 && r.message.as_deref().is_none_or(|m| m == error.message)
-                && r
-                    .message_prefix
+                && r.message_prefix
                     .as_deref()
                     .is_none_or(|p| error.message.starts_with(p))
         })

@@ -62,7 +62,7 @@ impl<C: Connection> Connection for FaultyConnection<C> {
         let mut rows = self.inner.query(sql)?;
         match self.fault {
             Fault::DropRow { period } => {
-                if !rows.is_empty() && stable_hash(sql) % period == 0 {
+                if !rows.is_empty() && stable_hash(sql).is_multiple_of(period) {
                     rows.remove(0);
                 }
             }

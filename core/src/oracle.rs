@@ -48,7 +48,9 @@ pub struct Disagreement {
 pub enum Verdict {
     /// The relation holds. `nonempty` is true when the original result had
     /// rows (checks on empty results find little; we report their share).
-    Agree { nonempty: bool },
+    Agree {
+        nonempty: bool,
+    },
     Disagree(Disagreement),
 }
 

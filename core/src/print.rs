@@ -118,18 +118,37 @@ impl Printer {
                 let _ = write!(self.out, "'{text}'::float8");
             }
             Dialect::MySql => {
-                if r < 0.0 || (r == 0.0 && r.is_sign_negative()) {
-                    let _ = write!(self.out, "({r:?}e0)");
+                if r.is_nan() {
+                    // MySQL has no NaN either: where one would arise, it
+                    // gives NULL.
+                    self.s("NULL");
+                } else if r.is_infinite() {
+                    // MySQL has no infinities: it rejects this literal as out
+                    // of range rather than read it as another value.
+                    self.s(if r > 0.0 { "1e999" } else { "(-1e999)" });
                 } else {
                     // The exponent makes MySQL read a DOUBLE, not a DECIMAL.
-                    let text = format!("{r:?}");
-                    if text.contains('e') {
-                        self.s(&text);
+                    let mut text = format!("{r:?}");
+                    if !text.contains('e') {
+                        text.push_str("e0");
+                    }
+                    if r.is_sign_negative() {
+                        let _ = write!(self.out, "({text})");
                     } else {
-                        let _ = write!(self.out, "{text}e0");
+                        self.s(&text);
                     }
                 }
             }
+        }
+    }
+
+    /// A collation name: PostgreSQL folds unquoted names to lower case
+    /// (`"C"`, `"POSIX"` must be quoted), the others take them as written.
+    fn collation(&mut self, name: &str) {
+        if self.dialect == Dialect::Postgres {
+            let _ = write!(self.out, "\"{name}\"");
+        } else {
+            self.s(name);
         }
     }
 
@@ -256,11 +275,13 @@ impl Printer {
         }
     }
 
-    fn set_expr(&mut self, body: &SetExpr, is_right_arm: bool) {
+    /// Prints a compound body; `wrap` says that a compound must be wrapped
+    /// to be read as one arm.
+    fn set_expr(&mut self, body: &SetExpr, wrap: bool) {
         match body {
             SetExpr::Select(s) => s.print(self),
             SetExpr::SetOp { op, left, right } => {
-                if is_right_arm {
+                if wrap {
                     // SQLite allows no parentheses around compound arms; a
                     // derived table means the same in every dialect.
                     self.s("SELECT * FROM (");
@@ -268,7 +289,16 @@ impl Printer {
                     self.s(") AS lancet_arm");
                     return;
                 }
-                self.set_expr(left, false);
+                // SQLite reads all compound operators left to right with one
+                // precedence, so a left-deep tree prints flat. PostgreSQL and
+                // MySQL bind INTERSECT tighter than UNION and EXCEPT: there,
+                // `a UNION b INTERSECT c` is `a UNION (b INTERSECT c)`, so a
+                // UNION or EXCEPT under an INTERSECT is wrapped as well.
+                let wrap_left = self.dialect != Dialect::Sqlite
+                    && *op == SetOperator::Intersect
+                    && matches!(&**left, SetExpr::SetOp { op: inner, .. }
+                        if *inner != SetOperator::Intersect);
+                self.set_expr(left, wrap_left);
                 self.s(match op {
                     SetOperator::Union => " UNION ",
                     SetOperator::UnionAll => " UNION ALL ",
@@ -302,7 +332,7 @@ impl Printer {
             }
             ColumnConstraint::Collate(c) => {
                 self.s("COLLATE ");
-                self.s(c);
+                self.collation(c);
             }
             ColumnConstraint::Generated { expr, stored } => {
                 self.s("GENERATED ALWAYS AS (");
@@ -323,20 +353,20 @@ impl Printer {
 }
 
 /// Expressions that print as one unit and need no parentheses as operands.
+/// Every literal does: negative numbers print with their own parentheses
+/// (or, in PostgreSQL, inside quotes), so wrapping them again would only
+/// double the parentheses.
 fn is_atomic(e: &Expr) -> bool {
-    match e {
-        Expr::Literal(Value::Integer(i)) => *i >= 0,
-        Expr::Literal(Value::Real(r)) => *r > 0.0 || (*r == 0.0 && !r.is_sign_negative()),
-        Expr::Literal(Value::Decimal(d)) => !d.starts_with('-'),
-        Expr::Literal(_) => true,
-        Expr::Column(_)
-        | Expr::Function { .. }
-        | Expr::CountStar
-        | Expr::Subquery(_)
-        | Expr::Cast { .. }
-        | Expr::Case { .. } => true,
-        _ => false,
-    }
+    matches!(
+        e,
+        Expr::Literal(_)
+            | Expr::Column(_)
+            | Expr::Function { .. }
+            | Expr::CountStar
+            | Expr::Subquery(_)
+            | Expr::Cast { .. }
+            | Expr::Case { .. }
+    )
 }
 
 impl ToSql for Expr {
@@ -404,7 +434,11 @@ impl ToSql for Expr {
                 symmetric,
             } => {
                 p.operand(expr);
-                p.s(if *negated { " NOT BETWEEN " } else { " BETWEEN " });
+                p.s(if *negated {
+                    " NOT BETWEEN "
+                } else {
+                    " BETWEEN "
+                });
                 if *symmetric {
                     p.s("SYMMETRIC ");
                 }
@@ -468,11 +502,7 @@ impl ToSql for Expr {
             Expr::Collate { expr, collation } => {
                 p.operand(expr);
                 p.s(" COLLATE ");
-                if p.dialect == Dialect::Postgres {
-                    let _ = write!(p.out, "\"{collation}\"");
-                } else {
-                    p.s(collation);
-                }
+                p.collation(collation);
             }
             Expr::Function {
                 name,
@@ -534,6 +564,14 @@ impl ToSql for FromClause {
         for j in &self.joins {
             let natural = matches!(j.constraint, JoinConstraint::Natural);
             p.s(match j.kind {
+                // A comma binds looser than JOIN in PostgreSQL and MySQL, so
+                // `a, b JOIN c ON a.x = c.x` cannot see `a` there (and a
+                // NATURAL join after a comma would match other columns).
+                // The tree is left-deep; CROSS JOIN keeps it so.
+                // A comma or CROSS join has no NATURAL form in every dialect;
+                // without a constraint both are inner joins, so this is one.
+                JoinKind::Comma | JoinKind::Cross if natural => " NATURAL JOIN ",
+                JoinKind::Comma if p.dialect != Dialect::Sqlite => " CROSS JOIN ",
                 JoinKind::Comma => ", ",
                 JoinKind::Inner if natural => " NATURAL JOIN ",
                 JoinKind::Inner => " JOIN ",
@@ -582,6 +620,14 @@ impl ToSql for Query {
         if let Some(l) = &self.limit {
             p.s(" LIMIT ");
             l.print(p);
+        } else if self.offset.is_some() {
+            // SQLite and MySQL accept OFFSET only after a LIMIT; these are
+            // their spellings of "no limit".
+            match p.dialect {
+                Dialect::Sqlite => p.s(" LIMIT -1"),
+                Dialect::MySql => p.s(" LIMIT 18446744073709551615"),
+                Dialect::Postgres => {}
+            }
         }
         if let Some(o) = &self.offset {
             p.s(" OFFSET ");
@@ -653,7 +699,7 @@ impl ToSql for Statement {
                     }
                     if let Some(c) = &k.collation {
                         p.s(" COLLATE ");
-                        p.s(c);
+                        p.collation(c);
                     }
                     if k.descending {
                         p.s(" DESC");
@@ -725,7 +771,12 @@ impl ToSql for Statement {
             Statement::Analyze(name) => {
                 p.s("ANALYZE");
                 if let Some(n) = name {
-                    p.out.push(' ');
+                    // MySQL knows only `ANALYZE TABLE name`.
+                    p.s(if p.dialect == Dialect::MySql {
+                        " TABLE "
+                    } else {
+                        " "
+                    });
                     p.s(n);
                 }
             }

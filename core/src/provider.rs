@@ -23,7 +23,13 @@ impl DatabaseId {
     pub const PREFIX: &'static str = "lancet_";
 
     pub fn name(&self) -> String {
-        format!("{}{}_{}_{}", Self::PREFIX, self.run, self.thread, self.index)
+        format!(
+            "{}{}_{}_{}",
+            Self::PREFIX,
+            self.run,
+            self.thread,
+            self.index
+        )
     }
 }
 
@@ -46,6 +52,7 @@ pub struct Scope {
 pub trait QueryGenerator {
     /// A FROM clause over the database's tables and views, possibly with
     /// joins and derived tables, and the columns it brings into scope.
+    #[allow(clippy::wrong_self_convention)]
     fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope);
     /// An expression to use as a predicate (any type the dialect accepts in WHERE).
     fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr;

@@ -37,12 +37,27 @@ mod tests {
 
     #[test]
     fn same_triple_same_stream_and_neighbours_differ() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(database_rng(7, 1, 3), |r, _| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(database_rng(7, 1, 3), |r, _| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(database_rng(7, 1, 3), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(database_rng(7, 1, 3), |r, _| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
-        assert_ne!(database_rng(7, 1, 3).next_u64(), database_rng(7, 1, 4).next_u64());
-        assert_ne!(database_rng(7, 1, 3).next_u64(), database_rng(7, 2, 3).next_u64());
-        assert_ne!(database_rng(7, 1, 3).next_u64(), database_rng(8, 1, 3).next_u64());
+        assert_ne!(
+            database_rng(7, 1, 3).next_u64(),
+            database_rng(7, 1, 4).next_u64()
+        );
+        assert_ne!(
+            database_rng(7, 1, 3).next_u64(),
+            database_rng(7, 2, 3).next_u64()
+        );
+        assert_ne!(
+            database_rng(7, 1, 3).next_u64(),
+            database_rng(8, 1, 3).next_u64()
+        );
     }
 
     #[test]

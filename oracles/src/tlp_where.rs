@@ -1,0 +1,184 @@
+//! TLP-WHERE: `SELECT c FROM f [WHERE w]` must return the same multiset of
+//! rows as the `UNION ALL` of its three partitions on a predicate `p`.
+
+use crate::partition::partitions;
+use lancet_core::compare::multiset_diff;
+use lancet_core::{
+    Case, Disagreement, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row, Select, SelectItem,
+    SetOperator, Verdict,
+};
+use rand::Rng as _;
+
+pub struct TlpWhere;
+
+/// The relation, as reports state it.
+const RELATION: &str =
+    "RS(original) = RS(WHERE p) ⊎ RS(WHERE NOT p) ⊎ RS(WHERE p IS NULL), as multisets of whole rows";
+
+/// A select list for a base query: `*`, some of the scope's columns, and
+/// now and then a computed expression.
+pub(crate) fn select_items(
+    rng: &mut Rng,
+    generator: &mut dyn QueryGenerator,
+    scope: &lancet_core::Scope,
+) -> Vec<SelectItem> {
+    if rng.random_bool(0.15) {
+        return vec![SelectItem::Wildcard];
+    }
+    let mut items = Vec::new();
+    for column in &scope.columns {
+        if rng.random_bool(0.5) {
+            items.push(SelectItem::Expr {
+                expr: column.expr.clone(),
+                alias: None,
+            });
+        }
+    }
+    if items.is_empty() || rng.random_bool(0.2) {
+        items.push(SelectItem::Expr {
+            expr: generator.expression(rng, scope),
+            alias: None,
+        });
+    }
+    items
+}
+
+impl Oracle for TlpWhere {
+    fn name(&self) -> &'static str {
+        "tlp-where"
+    }
+
+    fn description(&self) -> &'static str {
+        "ternary logic partitioning of WHERE: a query equals the UNION ALL of its parts where p, NOT p, p IS NULL"
+    }
+
+    fn generate(&self, rng: &mut Rng, generator: &mut dyn QueryGenerator) -> Option<Case> {
+        let (from, scope) = generator.from_clause(rng);
+        if scope.columns.is_empty() {
+            return None;
+        }
+        let items = select_items(rng, generator, &scope);
+        let selection = rng
+            .random_bool(0.25)
+            .then(|| generator.predicate(rng, &scope));
+        let predicate = generator.predicate(rng, &scope);
+        Some(Case {
+            query: Select {
+                items,
+                from: Some(from),
+                selection,
+                ..Select::default()
+            },
+            predicate: Some(predicate),
+            pivot: None,
+        })
+    }
+
+    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
+        let p = case
+            .predicate
+            .as_ref()
+            .expect("a tlp-where case has a predicate");
+        vec![
+            OracleQuery {
+                role: "original".into(),
+                query: Query::select(case.query.clone()),
+            },
+            OracleQuery {
+                role: "partitioned".into(),
+                query: Query::set_operation(SetOperator::UnionAll, partitions(&case.query, p)),
+            },
+        ]
+    }
+
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
+        let (original, partitioned) = (&results[0], &results[1]);
+        let diff = multiset_diff(original, partitioned);
+        if diff.is_empty() {
+            Verdict::Agree {
+                nonempty: !original.is_empty(),
+            }
+        } else {
+            Verdict::Disagree(Disagreement {
+                relation: RELATION.to_string(),
+                row_counts: vec![original.len(), partitioned.len()],
+                diff,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lancet_core::{Dialect, Expr, FromClause, TableFactor, ToSql, Value};
+
+    fn base(selection: Option<Expr>) -> Case {
+        Case {
+            query: Select {
+                items: vec![SelectItem::Wildcard],
+                from: Some(FromClause {
+                    first: TableFactor::Table {
+                        name: "t0".into(),
+                        alias: None,
+                        indexed_by: None,
+                    },
+                    joins: vec![],
+                }),
+                selection,
+                ..Select::default()
+            },
+            predicate: Some(Expr::column(None, "c0")),
+            pivot: None,
+        }
+    }
+
+    #[test]
+    fn builds_the_three_partitions_with_union_all() {
+        let qs = TlpWhere.queries(&base(None));
+        assert_eq!(qs[0].query.to_sql(Dialect::Sqlite), "SELECT * FROM t0");
+        assert_eq!(
+            qs[1].query.to_sql(Dialect::Sqlite),
+            "SELECT * FROM t0 WHERE c0 UNION ALL SELECT * FROM t0 WHERE NOT c0 \
+             UNION ALL SELECT * FROM t0 WHERE c0 IS NULL"
+        );
+    }
+
+    #[test]
+    fn keeps_the_original_where_in_every_partition() {
+        let w = Expr::binary(
+            lancet_core::BinaryOp::Gt,
+            Expr::column(None, "c1"),
+            Expr::int(1),
+        );
+        let qs = TlpWhere.queries(&base(Some(w)));
+        assert_eq!(
+            qs[1].query.to_sql(Dialect::Sqlite),
+            "SELECT * FROM t0 WHERE (c1 > 1) AND c0 UNION ALL SELECT * FROM t0 WHERE (c1 > 1) AND (NOT c0) \
+             UNION ALL SELECT * FROM t0 WHERE (c1 > 1) AND (c0 IS NULL)"
+        );
+    }
+
+    #[test]
+    fn compares_whole_rows_as_multisets() {
+        let case = base(None);
+        let r = |a: i64, b: &str| vec![Value::Integer(a), Value::Text(b.into())];
+        let same = TlpWhere.compare(
+            &case,
+            &[vec![r(1, "a"), r(1, "a")], vec![r(1, "a"), r(1, "a")]],
+        );
+        assert_eq!(same, Verdict::Agree { nonempty: true });
+        // A duplicate lost: a set comparison would miss it.
+        let lost = TlpWhere.compare(&case, &[vec![r(1, "a"), r(1, "a")], vec![r(1, "a")]]);
+        let Verdict::Disagree(d) = lost else {
+            panic!("a lost duplicate must be reported")
+        };
+        assert_eq!(d.row_counts, vec![2, 1]);
+        assert_eq!(d.diff.only_in_first, vec![(r(1, "a"), 1)]);
+        // Same first column, different second column: whole rows count.
+        let other = TlpWhere.compare(&case, &[vec![r(1, "a")], vec![r(1, "b")]]);
+        assert!(matches!(other, Verdict::Disagree(_)));
+        let empty = TlpWhere.compare(&case, &[vec![], vec![]]);
+        assert_eq!(empty, Verdict::Agree { nonempty: false });
+    }
+}
