@@ -1,1 +1,302 @@
-fn main() {}
+//! `lancet`: the command line. A thin layer over the library: it parses
+//! options, builds the provider and oracles, and hands them to the runner.
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use lancet::findings::FindingWriter;
+use lancet::registry::{self, ProviderOptions};
+use lancet::runner::{self, OracleSet, RunOptions};
+use lancet_core::fault::Fault;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "lancet",
+    version,
+    about = "Finds logic bugs in SQL database systems: queries that silently return wrong results",
+    after_help = "Exit status: 0 no findings, 1 findings were written, 2 bad input or an error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate databases and queries and check the oracles' relations.
+    Fuzz(FuzzArgs),
+    /// Measure throughput (checks/s) at 1 and 2 threads.
+    Bench(BenchArgs),
+}
+
+/// Options shared by `fuzz` and `bench`: what to test.
+#[derive(Args, Clone)]
+struct TargetArgs {
+    /// The DBMS to test.
+    #[arg(long, default_value = "sqlite", value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    dbms: String,
+    /// The oracle to use, or `all` for a weighted rotation of every oracle.
+    #[arg(long, default_value = "all", value_parser = oracle_names(), long_help = oracle_help())]
+    oracle: String,
+    /// Extra expected-error rules (TOML, as in configs/expected-errors/).
+    #[arg(long, value_name = "FILE")]
+    expected_errors: Option<PathBuf>,
+    /// Checks per database before a new database is generated.
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    checks_per_database: u64,
+    /// Plant a fault that perturbs results (for testing lancet itself).
+    #[arg(long, hide = true, value_name = "FAULT")]
+    inject_fault: Option<String>,
+}
+
+#[derive(Args)]
+struct FuzzArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Worker threads, each with its own databases [default: number of CPUs].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// The run's seed; with --thread and --database it regenerates one database exactly.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// Stop after this many checks (all threads together).
+    #[arg(long, value_name = "N")]
+    queries: Option<u64>,
+    /// Output directory; a run writes into <DIR>/<run-id>/ (findings/, statements/, summary.json).
+    #[arg(long, value_name = "DIR", default_value = "lancet-out")]
+    out: PathBuf,
+    /// Also write the run summary as JSON to this file.
+    #[arg(long, value_name = "PATH")]
+    summary_json: Option<PathBuf>,
+    /// Write every statement of every database to <run>/statements/.
+    #[arg(long)]
+    log_statements: bool,
+    /// Regenerate only this thread's database (needs --seed and --database).
+    #[arg(long, value_name = "T", requires_all = ["seed", "database"])]
+    thread: Option<u32>,
+    /// Regenerate only this database of --thread (needs --seed and --thread).
+    #[arg(long, value_name = "K", requires_all = ["seed", "thread"])]
+    database: Option<u64>,
+    /// Seconds between status lines; 0 for none.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+    status_interval: u64,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Seconds per measurement.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    seconds: u64,
+    /// Thread counts to measure, comma-separated.
+    #[arg(long, default_value = "1,2", value_delimiter = ',', value_name = "N,N")]
+    threads: Vec<u32>,
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    seed: u64,
+}
+
+fn oracle_names() -> clap::builder::PossibleValuesParser {
+    let mut names = vec!["all"];
+    names.extend(lancet_oracles::names());
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+fn oracle_help() -> String {
+    let mut s =
+        String::from("The oracle to use, or `all` for a weighted rotation of every oracle:\n");
+    for r in lancet_oracles::all() {
+        s.push_str(&format!(
+            "  {:<12} {}\n",
+            r.oracle.name(),
+            r.oracle.description()
+        ));
+    }
+    s
+}
+
+fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
+    if name == "all" {
+        return Ok(OracleSet::new(
+            lancet_oracles::all()
+                .into_iter()
+                .map(|r| (r.oracle, r.weight))
+                .collect(),
+        ));
+    }
+    match lancet_oracles::by_name(name) {
+        Some(o) => Ok(OracleSet::new(vec![(o, 1)])),
+        None => bail!("unknown oracle '{name}'"),
+    }
+}
+
+fn make_provider(t: &TargetArgs) -> anyhow::Result<Box<dyn lancet_core::Provider>> {
+    registry::provider(
+        &t.dbms,
+        &ProviderOptions {
+            expected_errors: t.expected_errors.clone(),
+        },
+    )
+}
+
+fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
+    match name {
+        None => Ok(None),
+        Some(n) => Fault::parse(n)
+            .map(Some)
+            .with_context(|| format!("unknown fault '{n}'")),
+    }
+}
+
+/// Ctrl-C stops the run after the current checks; a second one exits at once.
+fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+    let presses = AtomicU32::new(0);
+    ctrlc::set_handler(move || {
+        if presses.fetch_add(1, Ordering::SeqCst) == 0 {
+            eprintln!("\nlancet: stopping (findings so far are on disk); press Ctrl-C again to quit at once");
+            stop.store(true, Ordering::SeqCst);
+        } else {
+            eprintln!("\nlancet: quitting; findings so far are on disk");
+            std::process::exit(130);
+        }
+    })
+    .context("cannot install the Ctrl-C handler")
+}
+
+fn default_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (nanos ^ (u64::from(std::process::id()) << 32)) % 1_000_000_000_000
+}
+
+fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
+    let t = &args.target;
+    let provider = make_provider(t)?;
+    let oracles = oracle_set(&t.oracle)?;
+    let seed = args.seed.unwrap_or_else(default_seed);
+    let run_id = lancet::run_id(seed);
+    let run_dir = args.out.join(&run_id);
+    let writer = FindingWriter::new(&run_dir.join("findings"))?;
+    let log_dir = if args.log_statements {
+        let dir = run_dir.join("statements");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Some(dir)
+    } else {
+        None
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let options = RunOptions {
+        run_id: run_id.clone(),
+        seed,
+        threads,
+        timeout: args.timeout.map(Duration::from_secs),
+        max_checks: args.queries,
+        checks_per_database: t.checks_per_database,
+        only_database: args.thread.zip(args.database),
+        fault: fault(&t.inject_fault)?,
+        log_dir,
+        unconfirmed_dir: run_dir.join("unconfirmed"),
+        status_interval: (args.status_interval > 0)
+            .then(|| Duration::from_secs(args.status_interval)),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    eprintln!(
+        "lancet: run {run_id}: {} with {} on {threads} thread(s), seed {seed}; output in {}",
+        t.dbms,
+        oracles.names().join(", "),
+        run_dir.display()
+    );
+    let summary = runner::run(&*provider, &oracles, &options, &writer, &stop)?;
+    print!("{}", summary.render());
+    let json = serde_json::to_string_pretty(&summary)?;
+    lancet::findings::write_synced(&run_dir.join("summary.json"), json.as_bytes())?;
+    if let Some(path) = &args.summary_json {
+        std::fs::write(path, &json)
+            .with_context(|| format!("cannot write the summary to {}", path.display()))?;
+    }
+    Ok(if summary.findings > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let t = &args.target;
+    let provider = make_provider(t)?;
+    let scratch = std::env::temp_dir().join(format!("lancet-bench-{}", std::process::id()));
+    println!(
+        "lancet bench: {} ({}), oracle {}, {} s per measurement",
+        t.dbms,
+        provider.version()?,
+        t.oracle,
+        args.seconds
+    );
+    println!(
+        "{:>8} {:>12} {:>14} {:>12} {:>9}",
+        "threads", "checks/s", "statements/s", "DBMS time", "findings"
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    for &threads in &args.threads {
+        let oracles = oracle_set(&t.oracle)?;
+        let run_id = format!("bench-{threads}");
+        let writer = FindingWriter::new(&scratch.join(&run_id).join("findings"))?;
+        let options = RunOptions {
+            run_id,
+            seed: args.seed,
+            threads,
+            timeout: Some(Duration::from_secs(args.seconds)),
+            max_checks: None,
+            checks_per_database: t.checks_per_database,
+            only_database: None,
+            fault: fault(&t.inject_fault)?,
+            log_dir: None,
+            unconfirmed_dir: scratch.join("unconfirmed"),
+            status_interval: None,
+        };
+        let s = runner::run(&*provider, &oracles, &options, &writer, &stop)?;
+        println!(
+            "{:>8} {:>12.0} {:>14.0} {:>11.0}% {:>9}",
+            threads,
+            s.checks_per_second,
+            s.statements_per_second,
+            100.0 * s.dbms_time_share,
+            s.findings
+        );
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Fuzz(args) => fuzz(args),
+        Command::Bench(args) => bench(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("lancet: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -14,7 +14,8 @@ pub enum FailureKind {
     Statement,
     /// The connection is gone (server crashed or restarted, backend killed).
     ConnectionLost,
-    /// The statement ran longer than the statement timeout and was cancelled.
+    /// The statement ran longer than the provider's statement time limit and
+    /// was cancelled; the statement had no effect.
     Timeout,
 }
 

@@ -64,8 +64,7 @@ mod tests {
     fn stream_is_portable() {
         // Pinned: if this changes, logged seeds no longer regenerate databases.
         let mut r = database_rng(0, 0, 0);
-        let first = r.next_u64();
-        let mut r2 = database_rng(0, 0, 0);
-        assert_eq!(first, r2.next_u64());
+        assert_eq!(r.next_u64(), 0x5eb3_7372_2eb0_869f);
+        assert_eq!(r.next_u64(), 4_442_883_617_893_453_980);
     }
 }

@@ -4,8 +4,8 @@
 use crate::partition::partitions;
 use lancet_core::compare::multiset_diff;
 use lancet_core::{
-    Case, Disagreement, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row, Select, SelectItem,
-    SetOperator, Verdict,
+    Case, Disagreement, FromClause, JoinConstraint, Oracle, OracleQuery, Query, QueryGenerator,
+    Rng, Row, Select, SelectItem, SetOperator, Verdict,
 };
 use rand::Rng as _;
 
@@ -20,9 +20,18 @@ const RELATION: &str =
 pub(crate) fn select_items(
     rng: &mut Rng,
     generator: &mut dyn QueryGenerator,
+    from: &FromClause,
     scope: &lancet_core::Scope,
 ) -> Vec<SelectItem> {
-    if rng.random_bool(0.15) {
+    // `*` over USING/NATURAL joins merges columns in dialect-specific ways
+    // (SQLite rejects some as ambiguous): name the columns there instead.
+    let merges_columns = from.joins.iter().any(|j| {
+        matches!(
+            j.constraint,
+            JoinConstraint::Using(_) | JoinConstraint::Natural
+        )
+    });
+    if !merges_columns && rng.random_bool(0.15) {
         return vec![SelectItem::Wildcard];
     }
     let mut items = Vec::new();
@@ -57,7 +66,7 @@ impl Oracle for TlpWhere {
         if scope.columns.is_empty() {
             return None;
         }
-        let items = select_items(rng, generator, &scope);
+        let items = select_items(rng, generator, &from, &scope);
         let selection = rng
             .random_bool(0.25)
             .then(|| generator.predicate(rng, &scope));

@@ -1,1 +1,118 @@
+//! The SQLite provider: random databases and queries for SQLite, run on
+//! fresh in-memory databases through rusqlite.
+//!
+//! Module map: [`connection`] wraps rusqlite; [`types`] and [`literals`]
+//! know SQLite's types and values; [`functions`] lists the scalar functions
+//! by version; [`expr_gen`] builds expressions; [`schema_gen`] and
+//! [`data_gen`] build DDL and DML; [`populate`] runs them in order;
+//! [`query_gen`] builds FROM clauses and implements the oracles'
+//! [`QueryGenerator`].
+//!
+//! The version of the SQLite library in use is read once, when the provider
+//! is made, and handed to every generator: functions and syntax newer than
+//! the library are never generated, so the same code can drive other
+//! libsqlite3 builds.
 
+pub mod connection;
+pub mod data_gen;
+pub mod expr_gen;
+pub mod functions;
+pub mod literals;
+pub mod populate;
+pub mod query_gen;
+pub mod schema_gen;
+pub mod types;
+
+use lancet_core::{
+    Connection, DatabaseId, Dialect, ExecError, ExpectedErrors, Provider, QueryGenerator, Rng,
+    Schema, Session,
+};
+
+pub use connection::SqliteConnection;
+pub use query_gen::SqliteQueryGenerator;
+use std::time::Duration;
+
+/// The built-in expected errors: what generated SQL may legitimately raise.
+const EXPECTED_ERRORS: &str = include_str!("../../../configs/expected-errors/sqlite.toml");
+
+/// lancet's SQLite provider.
+pub struct SqliteProvider {
+    expected: ExpectedErrors,
+    /// `sqlite3_libversion_number()` of the library generated SQL must suit.
+    version: i32,
+    /// How long one statement may run before it is interrupted.
+    time_limit: Duration,
+}
+
+impl SqliteProvider {
+    /// A provider for the SQLite linked into this binary, with the
+    /// built-in expected errors.
+    pub fn new() -> anyhow::Result<Self> {
+        let expected =
+            ExpectedErrors::from_toml(EXPECTED_ERRORS, "configs/expected-errors/sqlite.toml")?;
+        Ok(SqliteProvider {
+            expected,
+            version: rusqlite::version_number(),
+            time_limit: connection::DEFAULT_TIME_LIMIT,
+        })
+    }
+
+    /// Interrupts statements that run longer than `limit` (reported as
+    /// timeouts) instead of the default [`connection::DEFAULT_TIME_LIMIT`].
+    pub fn with_time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = limit;
+        self
+    }
+
+    /// Adds a user's expected-error rules to the built-in ones.
+    pub fn with_expected_errors(mut self, extra: ExpectedErrors) -> Self {
+        self.expected.extend(extra);
+        self
+    }
+
+    /// The `sqlite3_libversion_number()` the generators target.
+    pub fn version_number(&self) -> i32 {
+        self.version
+    }
+}
+
+impl Provider for SqliteProvider {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn version(&self) -> anyhow::Result<String> {
+        connection::version_string()
+    }
+
+    fn expected_errors(&self) -> &ExpectedErrors {
+        &self.expected
+    }
+
+    fn create_database(&self, _id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>> {
+        Ok(Box::new(SqliteConnection::open_with_time_limit(
+            self.time_limit,
+        )?))
+    }
+
+    fn drop_database(&self, _id: &DatabaseId) -> anyhow::Result<()> {
+        // In-memory databases vanish with their connection.
+        Ok(())
+    }
+
+    fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError> {
+        populate::populate(rng, session, self.version)
+    }
+
+    fn query_generator<'s>(&self, schema: &'s Schema) -> Box<dyn QueryGenerator + 's> {
+        Box::new(SqliteQueryGenerator::new(schema, self.version))
+    }
+
+    fn client_command(&self) -> String {
+        "sqlite3 new.db < {file}".to_string()
+    }
+}

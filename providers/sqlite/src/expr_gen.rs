@@ -1,0 +1,638 @@
+//! Random SQLite expressions over a set of columns.
+//!
+//! Everything generated is deterministic under any query plan, because the
+//! oracles compare queries that must agree: no non-deterministic functions,
+//! no aggregates outside scalar subqueries, and scalar subqueries only of
+//! the forms that yield one row and one well-defined value: `COUNT(*)`,
+//! `COUNT(col)`, and `MIN`/`MAX` of a base-table column whose equal values
+//! are identical (INTEGER or NUMERIC affinity, BINARY collation). Depth and
+//! the number of subqueries are bounded so that no query runs away.
+
+use crate::functions::{self, Function, Shape, PRINTF_FORMATS};
+use crate::literals;
+use crate::types::{self, affinity, Affinity};
+use lancet_core::schema::{Relation, RelationKind};
+use lancet_core::{
+    BinaryOp, Expr, FromClause, LikeKind, Query, Rng, Schema, ScopeColumn, Select, SelectItem,
+    TableFactor, UnaryOp, Value,
+};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+
+/// Generates expressions; one per statement or per query generator.
+pub struct ExprGen<'s> {
+    schema: &'s Schema,
+    functions: Vec<&'static Function>,
+    /// Subqueries still allowed in the expression being generated.
+    subqueries: u32,
+    /// The number of the next subquery alias (`s0`, `s1`, ...). Never reused,
+    /// so nested and correlated subqueries never shadow one another.
+    next_alias: u32,
+    /// Whether LIKE and like() may be used (see [`ExprGen::without_like`]).
+    like: bool,
+}
+
+impl<'s> ExprGen<'s> {
+    /// A generator over `schema` (for subqueries) for SQLite `version`
+    /// (`sqlite3_libversion_number()`), which decides the functions used.
+    pub fn new(schema: &'s Schema, version: i32) -> ExprGen<'s> {
+        ExprGen {
+            schema,
+            functions: functions::available(version),
+            subqueries: 0,
+            next_alias: 0,
+            like: true,
+        }
+    }
+
+    /// Generates GLOB where it would generate LIKE. After `PRAGMA
+    /// case_sensitive_like`, SQLite's LIKE is an ordinary, non-deterministic
+    /// function, prohibited in index expressions, partial-index predicates
+    /// and generated columns.
+    pub fn without_like(mut self) -> Self {
+        self.like = false;
+        self
+    }
+
+    pub fn schema(&self) -> &'s Schema {
+        self.schema
+    }
+
+    /// A fresh alias for a relation inside a subquery or derived table.
+    pub fn fresh_alias(&mut self) -> String {
+        let n = self.next_alias;
+        self.next_alias += 1;
+        format!("s{n}")
+    }
+
+    /// A predicate over `cols`, at most `depth` levels deep, with at most
+    /// `subqueries` subqueries (0 where SQLite forbids them: CHECK, indexes).
+    pub fn predicate(
+        &mut self,
+        rng: &mut Rng,
+        cols: &[ScopeColumn],
+        depth: u32,
+        subqueries: u32,
+    ) -> Expr {
+        self.subqueries = subqueries;
+        self.pred(rng, cols, depth)
+    }
+
+    /// An expression of any type over `cols`; limits as for [`ExprGen::predicate`].
+    pub fn expression(
+        &mut self,
+        rng: &mut Rng,
+        cols: &[ScopeColumn],
+        depth: u32,
+        subqueries: u32,
+    ) -> Expr {
+        self.subqueries = subqueries;
+        self.expr(rng, cols, depth)
+    }
+
+    /// A literal, biased to the values of a column of affinity `hint`.
+    pub fn literal(&self, rng: &mut Rng, hint: Option<Affinity>) -> Expr {
+        Expr::Literal(literals::literal(rng, hint))
+    }
+
+    fn take_subquery(&mut self) -> bool {
+        if self.subqueries > 0 && !self.schema.relations.is_empty() {
+            self.subqueries -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    // ---- leaves ------------------------------------------------------
+
+    /// A column reference (mostly) or a literal.
+    fn leaf(&mut self, rng: &mut Rng, cols: &[ScopeColumn]) -> Expr {
+        match cols.choose(rng) {
+            Some(c) if rng.random_bool(0.75) => c.expr.clone(),
+            _ => self.literal(rng, None),
+        }
+    }
+
+    /// The affinity of an expression if it is a plain column reference.
+    fn affinity_of(e: &Expr, cols: &[ScopeColumn]) -> Option<Affinity> {
+        match e {
+            Expr::Column(_) => cols
+                .iter()
+                .find(|c| &c.expr == e)
+                .map(|c| affinity(c.ty.as_ref())),
+            Expr::Literal(Value::Integer(_)) => Some(Affinity::Integer),
+            Expr::Literal(Value::Real(_)) => Some(Affinity::Real),
+            Expr::Literal(Value::Text(_)) => Some(Affinity::Text),
+            _ => None,
+        }
+    }
+
+    /// The other side of a comparison with `left`: a literal of its kind,
+    /// another column, or an expression.
+    fn counterpart(
+        &mut self,
+        rng: &mut Rng,
+        cols: &[ScopeColumn],
+        left: &Expr,
+        depth: u32,
+    ) -> Expr {
+        let hint = Self::affinity_of(left, cols);
+        match rng.random_range(0..100) {
+            0..60 => self.literal(rng, hint),
+            60..85 if !cols.is_empty() => cols
+                .choose(rng)
+                .map(|c| c.expr.clone())
+                .unwrap_or(Expr::Literal(Value::Null)),
+            _ => self.expr(rng, cols, depth),
+        }
+    }
+
+    /// An operand of a comparison: mostly a column, sometimes an expression.
+    fn operand(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        if depth == 0 || rng.random_bool(0.6) {
+            self.leaf(rng, cols)
+        } else {
+            self.expr(rng, cols, depth - 1)
+        }
+    }
+
+    // ---- predicates --------------------------------------------------
+
+    fn pred(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        if depth == 0 {
+            return self.comparison(rng, cols, 0);
+        }
+        let d = depth - 1;
+        match rng.random_range(0..100) {
+            0..30 => self.comparison(rng, cols, d),
+            30..42 => {
+                let op = if rng.random_bool(0.5) {
+                    BinaryOp::And
+                } else {
+                    BinaryOp::Or
+                };
+                let l = self.pred(rng, cols, d);
+                let r = self.pred(rng, cols, d);
+                Expr::binary(op, l, r)
+            }
+            42..47 => Expr::not(self.pred(rng, cols, d)),
+            47..53 => Expr::IsNull {
+                expr: Box::new(self.operand(rng, cols, d)),
+                negated: rng.random_bool(0.5),
+            },
+            53..57 => Expr::IsBool {
+                expr: Box::new(if rng.random_bool(0.5) {
+                    self.pred(rng, cols, d)
+                } else {
+                    self.operand(rng, cols, d)
+                }),
+                value: rng.random_bool(0.5),
+                negated: rng.random_bool(0.5),
+            },
+            57..63 => {
+                let expr = self.operand(rng, cols, d);
+                let low = self.counterpart(rng, cols, &expr, d);
+                let high = self.counterpart(rng, cols, &expr, d);
+                Expr::Between {
+                    expr: Box::new(expr),
+                    low: Box::new(low),
+                    high: Box::new(high),
+                    negated: rng.random_bool(0.3),
+                    symmetric: false,
+                }
+            }
+            63..70 => {
+                let expr = self.operand(rng, cols, d);
+                let n = rng.random_range(1..=4);
+                let list = (0..n)
+                    .map(|_| self.counterpart(rng, cols, &expr, d))
+                    .collect();
+                Expr::InList {
+                    expr: Box::new(expr),
+                    list,
+                    negated: rng.random_bool(0.3),
+                }
+            }
+            70..78 => self.like(rng, cols, d),
+            78..83 if self.take_subquery() => self.in_subquery(rng, cols, d),
+            83..88 if self.take_subquery() => self.exists(rng, cols, d),
+            88..92 => {
+                // A function whose result is a truth value.
+                let cond = self.pred(rng, cols, d);
+                match rng.random_range(0..3) {
+                    0 => Expr::func("likely", vec![cond]),
+                    1 => Expr::func("unlikely", vec![cond]),
+                    _ => Expr::func(
+                        "likelihood",
+                        vec![cond, Expr::Literal(Value::Real(likelihood(rng)))],
+                    ),
+                }
+            }
+            92..95 => Expr::Case {
+                operand: None,
+                branches: vec![(self.pred(rng, cols, d), self.pred(rng, cols, d))],
+                otherwise: rng
+                    .random_bool(0.7)
+                    .then(|| Box::new(self.pred(rng, cols, d))),
+            },
+            // Any value is a truth value in SQLite.
+            _ => self.expr(rng, cols, d),
+        }
+    }
+
+    fn comparison(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        use BinaryOp::*;
+        let op = *[
+            Eq,
+            Eq,
+            NotEq,
+            Lt,
+            LtEq,
+            Gt,
+            GtEq,
+            IsNotDistinctFrom,
+            IsDistinctFrom,
+        ]
+        .choose(rng)
+        .unwrap_or(&Eq);
+        let left = self.operand(rng, cols, depth);
+        let right = self.counterpart(rng, cols, &left, depth);
+        let cmp = Expr::binary(op, left, right);
+        if rng.random_bool(0.05) {
+            // A COLLATE on the comparison's operand decides its collation.
+            match cmp {
+                Expr::Binary { op, left, right } => Expr::Binary {
+                    op,
+                    left: Box::new(Expr::Collate {
+                        expr: left,
+                        collation: types::collation(rng),
+                    }),
+                    right,
+                },
+                other => other,
+            }
+        } else {
+            cmp
+        }
+    }
+
+    fn like(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        let glob = !self.like || rng.random_bool(0.3);
+        let expr = self.operand(rng, cols, depth);
+        let pattern = if rng.random_bool(0.85) {
+            Expr::Literal(Value::Text(if glob {
+                literals::glob_pattern(rng)
+            } else {
+                literals::like_pattern(rng)
+            }))
+        } else {
+            self.operand(rng, cols, depth)
+        };
+        // GLOB takes no ESCAPE (it parses, then fails: glob() has two arguments).
+        let escape = (!glob && rng.random_bool(0.2))
+            .then(|| Box::new(Expr::Literal(Value::Text(literals::escape_char(rng)))));
+        Expr::Like {
+            kind: if glob { LikeKind::Glob } else { LikeKind::Like },
+            expr: Box::new(expr),
+            pattern: Box::new(pattern),
+            escape,
+            negated: rng.random_bool(0.3),
+        }
+    }
+
+    // ---- subqueries --------------------------------------------------
+
+    /// `FROM rel AS sN` for a subquery, and its columns. A correlated
+    /// subquery runs once per outer row, so it reads a base table (at most
+    /// a few dozen rows); an uncorrelated one runs once and may read a view
+    /// (a view over a join can hold a thousand rows or more).
+    fn subquery_source(
+        &mut self,
+        rng: &mut Rng,
+        correlated: bool,
+    ) -> Option<(&'s Relation, String, Vec<ScopeColumn>)> {
+        let rel = if correlated {
+            let tables: Vec<&'s Relation> = self.schema.tables().collect();
+            *tables.choose(rng)?
+        } else {
+            self.schema.relations.choose(rng)?
+        };
+        let alias = self.fresh_alias();
+        let cols = relation_columns(rel, &alias);
+        Some((rel, alias, cols))
+    }
+
+    /// Whether the next subquery correlates with the outer columns.
+    fn correlate(rng: &mut Rng, outer: &[ScopeColumn]) -> bool {
+        !outer.is_empty() && rng.random_bool(0.5)
+    }
+
+    /// The WHERE of a subquery over `inner`: correlated with `outer` if
+    /// `correlated`, else over the inner columns alone.
+    fn subquery_where(
+        &mut self,
+        rng: &mut Rng,
+        inner: &[ScopeColumn],
+        outer: &[ScopeColumn],
+        correlated: bool,
+        depth: u32,
+    ) -> Option<Expr> {
+        let depth = depth.min(2);
+        if correlated {
+            // An inner column against an outer one, and perhaps more.
+            let i = inner.choose(rng)?.expr.clone();
+            let o = outer.choose(rng)?.expr.clone();
+            let op = *[
+                BinaryOp::Eq,
+                BinaryOp::Eq,
+                BinaryOp::Lt,
+                BinaryOp::IsNotDistinctFrom,
+            ]
+            .choose(rng)?;
+            let link = Expr::binary(op, i, o);
+            if rng.random_bool(0.4) {
+                let mut all = inner.to_vec();
+                all.extend_from_slice(outer);
+                // No subquery inside a correlated one: that would run once
+                // per inner row per outer row.
+                let budget = std::mem::take(&mut self.subqueries);
+                let more = self.pred(rng, &all, depth.saturating_sub(1));
+                self.subqueries = budget;
+                return Some(Expr::and(link, more));
+            }
+            return Some(link);
+        }
+        if rng.random_bool(0.15) {
+            return None;
+        }
+        Some(self.pred(rng, inner, depth))
+    }
+
+    fn subquery(
+        from: FromClause,
+        items: Vec<SelectItem>,
+        selection: Option<Expr>,
+        distinct: bool,
+    ) -> Box<Query> {
+        Box::new(Query::select(Select {
+            distinct,
+            items,
+            from: Some(from),
+            selection,
+            group_by: vec![],
+            having: None,
+        }))
+    }
+
+    fn in_subquery(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        let expr = self.operand(rng, cols, depth);
+        let correlated = Self::correlate(rng, cols);
+        let Some((rel, alias, inner)) = self.subquery_source(rng, correlated) else {
+            return expr;
+        };
+        let item = match inner.choose(rng) {
+            Some(c) if rng.random_bool(0.85) => c.expr.clone(),
+            _ => self.expr(rng, &inner, depth.min(1)),
+        };
+        let selection = self.subquery_where(rng, &inner, cols, correlated, depth);
+        Expr::InSubquery {
+            expr: Box::new(expr),
+            query: Self::subquery(
+                table_from(rel, alias),
+                vec![SelectItem::Expr {
+                    expr: item,
+                    alias: None,
+                }],
+                selection,
+                rng.random_bool(0.2),
+            ),
+            negated: rng.random_bool(0.3),
+        }
+    }
+
+    fn exists(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        let correlated = Self::correlate(rng, cols);
+        let Some((rel, alias, inner)) = self.subquery_source(rng, correlated) else {
+            return Expr::Literal(Value::Null);
+        };
+        let selection = self.subquery_where(rng, &inner, cols, correlated, depth);
+        Expr::Exists {
+            query: Self::subquery(
+                table_from(rel, alias),
+                vec![SelectItem::Expr {
+                    expr: Expr::int(1),
+                    alias: None,
+                }],
+                selection,
+                false,
+            ),
+            negated: rng.random_bool(0.3),
+        }
+    }
+
+    /// `(SELECT agg FROM rel AS sN [WHERE ...])`: one row, one value.
+    fn scalar_subquery(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        let correlated = Self::correlate(rng, cols);
+        let Some((rel, alias, inner)) = self.subquery_source(rng, correlated) else {
+            return Expr::Literal(Value::Null);
+        };
+        // MIN/MAX only where equal values are identical: any representative
+        // SQLite picks is then the same value.
+        let ordered: Vec<&ScopeColumn> = if rel.kind == RelationKind::Table {
+            rel.columns
+                .iter()
+                .zip(&inner)
+                .filter(|(c, _)| {
+                    matches!(
+                        affinity(c.ty.as_ref()),
+                        Affinity::Integer | Affinity::Numeric
+                    ) && types::is_binary(c.collation.as_deref())
+                })
+                .map(|(_, s)| s)
+                .collect()
+        } else {
+            vec![]
+        };
+        let agg = match rng.random_range(0..3) {
+            0 if !ordered.is_empty() => {
+                let c = ordered.choose(rng).map(|c| c.expr.clone());
+                let name = if rng.random_bool(0.5) { "MIN" } else { "MAX" };
+                Expr::func(name, c.into_iter().collect())
+            }
+            1 => match inner.choose(rng) {
+                Some(c) => Expr::func("COUNT", vec![c.expr.clone()]),
+                None => Expr::CountStar,
+            },
+            _ => Expr::CountStar,
+        };
+        let selection = self.subquery_where(rng, &inner, cols, correlated, depth);
+        Expr::Subquery(Self::subquery(
+            table_from(rel, alias),
+            vec![SelectItem::Expr {
+                expr: agg,
+                alias: None,
+            }],
+            selection,
+            false,
+        ))
+    }
+
+    // ---- expressions -------------------------------------------------
+
+    fn expr(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        if depth == 0 || rng.random_bool(0.25) {
+            return self.leaf(rng, cols);
+        }
+        let d = depth - 1;
+        match rng.random_range(0..100) {
+            0..10 => {
+                let op = *[UnaryOp::Neg, UnaryOp::Neg, UnaryOp::Plus, UnaryOp::BitNot]
+                    .choose(rng)
+                    .unwrap_or(&UnaryOp::Neg);
+                Expr::unary(op, self.expr(rng, cols, d))
+            }
+            10..32 => {
+                use BinaryOp::*;
+                let op = *[
+                    Add, Add, Sub, Mul, Div, Mod, Concat, Concat, BitAnd, BitOr, ShiftLeft,
+                    ShiftRight,
+                ]
+                .choose(rng)
+                .unwrap_or(&Add);
+                let l = self.expr(rng, cols, d);
+                let r = self.expr(rng, cols, d);
+                Expr::binary(op, l, r)
+            }
+            32..56 => self.function(rng, cols, d),
+            56..63 => self.case(rng, cols, d),
+            63..70 => Expr::Cast {
+                expr: Box::new(self.expr(rng, cols, d)),
+                ty: types::cast_type(rng),
+            },
+            70..74 => Expr::Collate {
+                expr: Box::new(self.expr(rng, cols, d)),
+                collation: types::collation(rng),
+            },
+            74..86 => self.pred(rng, cols, d),
+            86..91 if self.take_subquery() => self.scalar_subquery(rng, cols, d),
+            _ => self.leaf(rng, cols),
+        }
+    }
+
+    fn case(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        let n = rng.random_range(1..=2);
+        if rng.random_bool(0.5) {
+            // CASE x WHEN v THEN ... : values of x's kind.
+            let operand = self.operand(rng, cols, depth);
+            let branches = (0..n)
+                .map(|_| {
+                    let when = self.counterpart(rng, cols, &operand, depth);
+                    (when, self.expr(rng, cols, depth))
+                })
+                .collect();
+            Expr::Case {
+                operand: Some(Box::new(operand)),
+                branches,
+                otherwise: rng
+                    .random_bool(0.7)
+                    .then(|| Box::new(self.expr(rng, cols, depth))),
+            }
+        } else {
+            let branches = (0..n)
+                .map(|_| (self.pred(rng, cols, depth), self.expr(rng, cols, depth)))
+                .collect();
+            Expr::Case {
+                operand: None,
+                branches,
+                otherwise: rng
+                    .random_bool(0.7)
+                    .then(|| Box::new(self.expr(rng, cols, depth))),
+            }
+        }
+    }
+
+    fn function(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        let Some(&f) = self.functions.choose(rng) else {
+            return self.leaf(rng, cols);
+        };
+        if f.shape == Shape::Like && !self.like {
+            return self.leaf(rng, cols);
+        }
+        let args = match f.shape {
+            Shape::Args(min, max) => {
+                let n = rng.random_range(min..=max);
+                if f.name == "replace" {
+                    // replace(x, from, to): literals for `from` and `to`, so
+                    // that nested replaces cannot multiply lengths unboundedly.
+                    vec![
+                        self.expr(rng, cols, depth),
+                        Expr::Literal(Value::Text(literals::text(rng))),
+                        Expr::Literal(Value::Text(literals::text(rng))),
+                    ]
+                } else {
+                    (0..n).map(|_| self.expr(rng, cols, depth)).collect()
+                }
+            }
+            Shape::Hint => vec![self.pred(rng, cols, depth)],
+            Shape::Likelihood => vec![
+                self.pred(rng, cols, depth),
+                Expr::Literal(Value::Real(likelihood(rng))),
+            ],
+            Shape::Iif => vec![
+                self.pred(rng, cols, depth),
+                self.expr(rng, cols, depth),
+                self.expr(rng, cols, depth),
+            ],
+            Shape::Printf => {
+                let (format, n) = *PRINTF_FORMATS.choose(rng).unwrap_or(&("%s", 1));
+                let mut args = vec![Expr::Literal(Value::Text(format.to_string()))];
+                args.extend((0..n).map(|_| self.expr(rng, cols, depth)));
+                args
+            }
+            Shape::Like => {
+                let mut args = vec![
+                    Expr::Literal(Value::Text(literals::like_pattern(rng))),
+                    self.expr(rng, cols, depth),
+                ];
+                if rng.random_bool(0.3) {
+                    args.push(Expr::Literal(Value::Text(literals::escape_char(rng))));
+                }
+                args
+            }
+            Shape::Glob => vec![
+                Expr::Literal(Value::Text(literals::glob_pattern(rng))),
+                self.expr(rng, cols, depth),
+            ],
+        };
+        Expr::func(f.name, args)
+    }
+}
+
+/// A probability for `likelihood()`: a literal in [0, 1].
+fn likelihood(rng: &mut Rng) -> f64 {
+    *[0.0, 0.0625, 0.5, 0.9375, 1.0].choose(rng).unwrap_or(&0.5)
+}
+
+/// The columns of `rel` as referenced through `alias` (`alias.c0`, ...).
+pub fn relation_columns(rel: &Relation, alias: &str) -> Vec<ScopeColumn> {
+    rel.columns
+        .iter()
+        .map(|c| ScopeColumn {
+            expr: Expr::column(Some(alias), &c.name),
+            ty: c.ty.clone(),
+        })
+        .collect()
+}
+
+/// `FROM rel AS alias`.
+pub fn table_from(rel: &Relation, alias: String) -> FromClause {
+    FromClause {
+        first: TableFactor::Table {
+            name: rel.name.clone(),
+            alias: Some(alias),
+            indexed_by: None,
+        },
+        joins: vec![],
+    }
+}

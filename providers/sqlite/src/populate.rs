@@ -1,0 +1,138 @@
+//! Filling a fresh database: tables first, then rows interleaved with
+//! indexes, PRAGMAs and maintenance, then views and changes to the data.
+//!
+//! The schema model grows only with statements that succeeded; a statement
+//! that fails with an expected error is simply left out, and an unexpected
+//! error ends the database (it is a finding).
+
+use crate::data_gen;
+use crate::schema_gen::{self, TableModel};
+use lancet_core::{ExecError, Rng, Schema, Session, Statement};
+use rand::seq::SliceRandom;
+use rand::Rng as _;
+
+/// One step after the tables exist.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// Insert this many rows into table `.0`.
+    Insert(usize, usize),
+    Index(usize),
+    View,
+    Update(usize),
+    Delete(usize),
+    Maintenance,
+    Pragma,
+}
+
+/// Generates and runs the statements that build one random database.
+pub fn populate(rng: &mut Rng, session: &mut Session, version: i32) -> Result<Schema, ExecError> {
+    let mut schema = Schema::default();
+    let mut tables: Vec<TableModel> = vec![];
+
+    // Whether LIKE is still the built-in: `PRAGMA case_sensitive_like`
+    // replaces it with a function SQLite treats as non-deterministic.
+    let mut like = true;
+    if rng.random_bool(0.15) {
+        let pragma = data_gen::initial_pragma(rng);
+        let replaces_like =
+            matches!(&pragma, Statement::Pragma { name, .. } if name == "case_sensitive_like");
+        if session.execute(&pragma)? && replaces_like {
+            like = false;
+        }
+    }
+    for i in 0..rng.random_range(1..=4) {
+        let name = format!("t{i}");
+        let (stmt, model) = schema_gen::create_table(rng, &schema, version, like, &name);
+        let relation = schema_gen::table_relation(&stmt);
+        if session.execute(&Statement::CreateTable(stmt))? {
+            schema.relations.push(relation);
+            tables.push(model);
+        }
+    }
+    if tables.is_empty() {
+        return Ok(schema);
+    }
+
+    let mut steps = vec![];
+    for t in 0..tables.len() {
+        let mut remaining = rng.random_range(5..=40);
+        while remaining > 0 {
+            let k = rng.random_range(1..=10).min(remaining);
+            steps.push(Step::Insert(t, k));
+            remaining -= k;
+        }
+        for _ in 0..rng.random_range(0..=2) {
+            steps.push(Step::Index(t));
+        }
+    }
+    for _ in 0..rng.random_range(0..=1) {
+        steps.push(Step::Pragma);
+    }
+    if rng.random_bool(0.3) {
+        steps.push(Step::Maintenance);
+    }
+    steps.shuffle(rng);
+
+    let mut later = vec![];
+    for _ in 0..rng.random_range(0..=2) {
+        later.push(Step::View);
+    }
+    for _ in 0..rng.random_range(0..=3) {
+        later.push(Step::Update(rng.random_range(0..tables.len())));
+    }
+    if rng.random_bool(0.3) {
+        later.push(Step::Delete(rng.random_range(0..tables.len())));
+    }
+    for _ in 0..rng.random_range(0..=2) {
+        later.push(Step::Maintenance);
+    }
+    for _ in 0..rng.random_range(0..=1) {
+        later.push(Step::Pragma);
+    }
+    later.shuffle(rng);
+    steps.extend(later);
+
+    let mut next_index = 0;
+    let mut next_view = 0;
+    for step in steps {
+        match step {
+            Step::Insert(t, rows) => {
+                let stmt = data_gen::insert(rng, &schema, version, &tables[t], rows);
+                session.execute(&Statement::Insert(stmt))?;
+            }
+            Step::Index(t) => {
+                let stmt =
+                    schema_gen::create_index(rng, &schema, version, like, &tables[t], next_index);
+                next_index += 1;
+                let entry = schema_gen::index_entry(&stmt);
+                if session.execute(&Statement::CreateIndex(stmt))? {
+                    schema.indexes.push(entry);
+                }
+            }
+            Step::View => {
+                let name = format!("v{next_view}");
+                next_view += 1;
+                let (stmt, relation) = schema_gen::create_view(rng, &schema, version, &name);
+                if session.execute(&Statement::CreateView(stmt))? {
+                    schema.relations.push(relation);
+                }
+            }
+            Step::Update(t) => {
+                if let Some(stmt) = data_gen::update(rng, &schema, version, &tables[t]) {
+                    session.execute(&Statement::Update(stmt))?;
+                }
+            }
+            Step::Delete(t) => {
+                let stmt = data_gen::delete(rng, &schema, version, &tables[t]);
+                session.execute(&Statement::Delete(stmt))?;
+            }
+            Step::Maintenance => {
+                session.execute(&data_gen::maintenance(rng, &schema))?;
+            }
+            Step::Pragma => {
+                session.execute(&data_gen::planner_pragma(rng))?;
+            }
+        }
+    }
+    Ok(schema)
+}

@@ -1,0 +1,331 @@
+//! Findings on disk: each one a self-contained reproducer (`.sql`, runnable
+//! with the DBMS's own client) and a JSON record of the same facts, written
+//! and synced before the run goes on, so that a Ctrl-C or a kill right
+//! after a finding loses nothing.
+
+use anyhow::Context;
+use lancet_core::compare::RowDiff;
+use lancet_core::value::format_row;
+use lancet_core::{Case, DbError};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// What kind of problem a finding shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// Two queries whose results must agree did not.
+    Logic,
+    /// The DBMS raised an error that no rule expects.
+    UnexpectedError,
+    /// The connection broke or a statement hung: a crash, restart or hang.
+    Crash,
+}
+
+impl FindingKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::Logic => "logic",
+            FindingKind::UnexpectedError => "unexpected-error",
+            FindingKind::Crash => "crash",
+        }
+    }
+}
+
+/// One query of a finding, as run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FoundQuery {
+    pub role: String,
+    pub sql: String,
+    pub row_count: Option<usize>,
+}
+
+/// Where in a run a finding came from: enough to regenerate it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Origin {
+    pub seed: u64,
+    pub thread: u32,
+    pub database: u64,
+    /// The check's index within its database.
+    pub check: u64,
+}
+
+/// Everything known about one finding. The JSON record is this struct.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub lancet_version: String,
+    pub dbms: String,
+    pub dbms_version: String,
+    pub oracle: Option<String>,
+    pub origin: Origin,
+    /// The relation that broke (logic findings).
+    pub relation: Option<String>,
+    /// The statements that build the database, in order.
+    pub setup: Vec<String>,
+    /// The queries of the check (logic findings) or the failing statement.
+    pub queries: Vec<FoundQuery>,
+    pub diff: Option<RowDiff>,
+    pub error: Option<DbError>,
+    /// The oracle's inputs, for reduction.
+    pub case: Option<Case>,
+    /// Whether replaying the reproducer on a fresh database showed it again.
+    pub confirmed: bool,
+    /// A planted fault the run used (selftest and tests), if any.
+    pub fault: Option<String>,
+}
+
+impl Finding {
+    /// A one-line description for status output.
+    pub fn headline(&self) -> String {
+        match self.kind {
+            FindingKind::Logic => format!(
+                "{} broke ({} vs {} rows)",
+                self.oracle.as_deref().unwrap_or("?"),
+                count(&self.queries, 0),
+                count(&self.queries, 1)
+            ),
+            FindingKind::UnexpectedError | FindingKind::Crash => format!(
+                "{}: {}",
+                self.kind.name(),
+                self.error
+                    .as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+fn count(queries: &[FoundQuery], i: usize) -> String {
+    queries
+        .get(i)
+        .and_then(|q| q.row_count)
+        .map_or("?".into(), |c| c.to_string())
+}
+
+/// The most rows of a diff a reproducer's header lists per side.
+const MAX_LISTED_ROWS: usize = 20;
+
+/// Renders the `.sql` reproducer: a comment header with the facts, the setup,
+/// then the queries, each with its row count.
+pub fn render_reproducer(
+    f: &Finding,
+    comment: &str,
+    client_command: &str,
+    file_name: &str,
+) -> String {
+    let mut out = String::new();
+    let mut line = |text: &str| {
+        out.push_str(comment);
+        if !text.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(text);
+        out.push('\n');
+    };
+    line(&format!(
+        "lancet {} finding: {}",
+        f.lancet_version,
+        f.kind.name()
+    ));
+    line(&format!("DBMS: {} {}", f.dbms, f.dbms_version));
+    if let Some(o) = &f.oracle {
+        line(&format!("oracle: {o}"));
+    }
+    line(&format!(
+        "regenerate: lancet fuzz --dbms {} --seed {} --thread {} --database {}{}",
+        f.dbms,
+        f.origin.seed,
+        f.origin.thread,
+        f.origin.database,
+        f.oracle
+            .as_deref()
+            .map(|o| format!(" --oracle {o}"))
+            .unwrap_or_default()
+    ));
+    line(&format!(
+        "run: {}",
+        client_command.replace("{file}", file_name)
+    ));
+    if let Some(fault) = &f.fault {
+        line(&format!(
+            "planted fault: {fault} (lancet perturbed results on purpose; the DBMS itself agrees)"
+        ));
+    }
+    line(&format!(
+        "confirmed on a fresh database: {}",
+        if f.confirmed { "yes" } else { "no" }
+    ));
+    if let Some(r) = &f.relation {
+        line(&format!("relation that broke: {r}"));
+    }
+    for (i, q) in f.queries.iter().enumerate() {
+        if let Some(c) = q.row_count {
+            line(&format!("query {} ({}): {c} rows", i + 1, q.role));
+        }
+    }
+    if let Some(diff) = &f.diff {
+        let mut side = |name: &str, rows: &[(lancet_core::Row, usize)]| {
+            if rows.is_empty() {
+                return;
+            }
+            line(&format!("rows only in {name}:"));
+            for (row, times) in rows.iter().take(MAX_LISTED_ROWS) {
+                let suffix = if *times > 1 {
+                    format!("  x{times}")
+                } else {
+                    String::new()
+                };
+                line(&format!("  {}{suffix}", format_row(row)));
+            }
+            if rows.len() > MAX_LISTED_ROWS {
+                line(&format!("  ... and {} more", rows.len() - MAX_LISTED_ROWS));
+            }
+        };
+        let first = f
+            .queries
+            .first()
+            .map_or("query 1".to_string(), |q| format!("query 1 ({})", q.role));
+        let second = f
+            .queries
+            .get(1)
+            .map_or("query 2".to_string(), |q| format!("query 2 ({})", q.role));
+        side(&first, &diff.only_in_first);
+        side(&second, &diff.only_in_second);
+    }
+    if let Some(e) = &f.error {
+        line(&format!("error: {}", e.to_string().replace('\n', " ")));
+    }
+    out.push('\n');
+    for stmt in &f.setup {
+        out.push_str(stmt);
+        out.push_str(";\n");
+    }
+    for (i, q) in f.queries.iter().enumerate() {
+        out.push('\n');
+        let what = match q.row_count {
+            Some(c) => format!("query {} ({}): lancet saw {c} rows", i + 1, q.role),
+            None => format!("statement {} ({})", i + 1, q.role),
+        };
+        out.push_str(&format!("{comment} {what}\n"));
+        out.push_str(&q.sql);
+        out.push_str(";\n");
+    }
+    out
+}
+
+/// Writes findings into one directory, numbering them in order.
+pub struct FindingWriter {
+    dir: PathBuf,
+    next: AtomicU32,
+}
+
+impl FindingWriter {
+    /// Creates the directory (and parents); fails clearly if it cannot.
+    pub fn new(dir: &Path) -> anyhow::Result<FindingWriter> {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the findings directory {}", dir.display()))?;
+        // Fail now, not at the first finding, if we cannot write there.
+        let probe = dir.join(".lancet-write-test");
+        fs::write(&probe, b"").with_context(|| {
+            format!("cannot write into the findings directory {}", dir.display())
+        })?;
+        let _ = fs::remove_file(&probe);
+        Ok(FindingWriter {
+            dir: dir.to_path_buf(),
+            next: AtomicU32::new(1),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes the reproducer and the JSON record, synced to disk.
+    pub fn write(
+        &self,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        let n = self.next.fetch_add(1, Ordering::SeqCst);
+        let stem = format!(
+            "{n:04}-{}-t{}-d{}",
+            f.oracle.as_deref().unwrap_or(f.kind.name()),
+            f.origin.thread,
+            f.origin.database
+        );
+        let written = WrittenFinding {
+            sql: self.dir.join(format!("{stem}.sql")),
+            json: self.dir.join(format!("{stem}.json")),
+        };
+        self.update(&written, f, comment, client_command)?;
+        Ok(written)
+    }
+
+    /// Rewrites a finding's files in place (after confirmation).
+    pub fn update(
+        &self,
+        w: &WrittenFinding,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<()> {
+        let json = serde_json::to_string_pretty(f).context("serializing a finding")?;
+        let sql_name = w
+            .sql
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        write_synced(&w.json, json.as_bytes())?;
+        write_synced(
+            &w.sql,
+            render_reproducer(f, comment, client_command, &sql_name).as_bytes(),
+        )?;
+        if let Ok(d) = fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Moves a finding that did not reproduce on a fresh database out of
+    /// the findings into `dir`: kept for lancet's developers (it points at
+    /// non-determinism in a generator), never reported as a DBMS bug.
+    pub fn demote(&self, w: &WrittenFinding, dir: &Path) -> anyhow::Result<WrittenFinding> {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let moved = |from: &Path| -> anyhow::Result<PathBuf> {
+            let to = dir.join(from.file_name().unwrap_or_default());
+            fs::rename(from, &to)
+                .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+            Ok(to)
+        };
+        Ok(WrittenFinding {
+            sql: moved(&w.sql)?,
+            json: moved(&w.json)?,
+        })
+    }
+}
+
+/// The two files of a finding on disk.
+#[derive(Clone, Debug)]
+pub struct WrittenFinding {
+    pub sql: PathBuf,
+    pub json: PathBuf,
+}
+
+/// Writes a file through a temporary name and renames it, so that a reader
+/// never sees half a file, and syncs it.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut file =
+        fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    file.write_all(bytes)
+        .and_then(|_| file.sync_all())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}

@@ -1,0 +1,50 @@
+//! The lancet binary's library: the runner that drives providers and
+//! oracles on many threads, findings on disk, run summaries, and the
+//! provider registry. `main.rs` is a thin command line over it.
+
+pub mod findings;
+pub mod registry;
+pub mod runner;
+pub mod summary;
+
+/// lancet's version, as findings record it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A run's id: UTC time and the seed, e.g. `20261122-071502-s42`.
+pub fn run_id(seed: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, secs) = (now / 86_400, now % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-s{seed}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn civil_dates() {
+        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
+        assert_eq!(super::civil_from_days(20_414), (2025, 11, 22));
+        assert_eq!(super::civil_from_days(11_016), (2000, 2, 29));
+    }
+}

@@ -1,0 +1,43 @@
+//! The providers lancet knows, by `--dbms` name. The one place that names
+//! concrete providers; oracles and the runner see only the trait.
+
+use anyhow::Context;
+use lancet_core::{ExpectedErrors, Provider};
+use std::path::Path;
+
+/// `--dbms` names, the default first.
+pub const DBMS_NAMES: &[&str] = &["sqlite"];
+
+/// Settings a provider may take from the command line or a config file.
+#[derive(Clone, Debug, Default)]
+pub struct ProviderOptions {
+    /// Extra expected-error rules (TOML) added to the provider's own.
+    pub expected_errors: Option<std::path::PathBuf>,
+}
+
+fn load_expected(path: &Path) -> anyhow::Result<ExpectedErrors> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the expected-errors file {}", path.display()))?;
+    ExpectedErrors::from_toml(&text, &path.display().to_string())
+}
+
+/// Creates the provider named `name`.
+pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn Provider>> {
+    let extra = match &options.expected_errors {
+        Some(path) => Some(load_expected(path)?),
+        None => None,
+    };
+    match name {
+        "sqlite" => {
+            let mut p = lancet_sqlite::SqliteProvider::new()?;
+            if let Some(extra) = extra {
+                p = p.with_expected_errors(extra);
+            }
+            Ok(Box::new(p))
+        }
+        other => anyhow::bail!(
+            "unknown DBMS '{other}'; lancet knows: {}",
+            DBMS_NAMES.join(", ")
+        ),
+    }
+}

@@ -1,0 +1,525 @@
+//! The runner: many threads, each creating databases in turn, each database
+//! with its own generator seeded from (run seed, thread, database index).
+//! Workers write findings to disk themselves, before going on, and report
+//! them to one reporter (the calling thread) over a channel; counters are
+//! shared atomics, read by the status line.
+
+use crate::findings::{Finding, FindingKind, FindingWriter, FoundQuery, Origin};
+use crate::summary::{Counters, StopReason, Summary};
+use crossbeam_channel::{Receiver, Sender};
+use lancet_core::compare::same_diff;
+use lancet_core::fault::{Fault, FaultyConnection};
+use lancet_core::rng::database_rng;
+use lancet_core::{
+    Case, Connection, DatabaseId, DbError, ExecError, Oracle, Provider, Rng, Session, ToSql,
+    Verdict,
+};
+use rand::Rng as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The oracles of a run, with their weights in the rotation.
+pub struct OracleSet {
+    oracles: Vec<Box<dyn Oracle>>,
+    weights: Vec<u32>,
+    total: u32,
+}
+
+impl OracleSet {
+    pub fn new(entries: Vec<(Box<dyn Oracle>, u32)>) -> OracleSet {
+        let (oracles, weights): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+        let total = weights.iter().sum::<u32>().max(1);
+        OracleSet {
+            oracles,
+            weights,
+            total,
+        }
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.oracles.iter().map(|o| o.name()).collect()
+    }
+
+    pub fn get(&self, i: usize) -> &dyn Oracle {
+        &*self.oracles[i]
+    }
+
+    /// Picks an oracle; with one oracle no randomness is drawn, so a
+    /// database's queries do not depend on how many oracles a run has.
+    fn pick(&self, rng: &mut Rng) -> usize {
+        if self.oracles.len() == 1 {
+            return 0;
+        }
+        let mut x = rng.random_range(0..self.total);
+        for (i, w) in self.weights.iter().enumerate() {
+            if x < *w {
+                return i;
+            }
+            x -= w;
+        }
+        self.oracles.len() - 1
+    }
+}
+
+/// How a run is set up.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub run_id: String,
+    pub seed: u64,
+    pub threads: u32,
+    pub timeout: Option<Duration>,
+    /// Stop after this many checks in all.
+    pub max_checks: Option<u64>,
+    pub checks_per_database: u64,
+    /// Run only this (thread, database): regenerate one database exactly.
+    pub only_database: Option<(u32, u64)>,
+    pub fault: Option<Fault>,
+    /// Directory for per-database statement logs (`--log-statements`).
+    pub log_dir: Option<PathBuf>,
+    /// Directory for findings that did not reproduce on a fresh database.
+    pub unconfirmed_dir: PathBuf,
+    /// How often to print a status line; `None` for none.
+    pub status_interval: Option<Duration>,
+}
+
+enum Event {
+    Finding {
+        headline: String,
+        path: PathBuf,
+        confirmed: bool,
+    },
+    ThreadFailed {
+        thread: u32,
+        error: String,
+    },
+}
+
+/// What one check came to.
+enum CheckOutcome {
+    Agreed {
+        nonempty: bool,
+    },
+    Skipped,
+    /// A finding; the database is abandoned after it.
+    Found(Box<Finding>),
+}
+
+/// Everything a worker shares with the others.
+struct Shared<'a> {
+    provider: &'a dyn Provider,
+    dbms_version: &'a str,
+    oracles: &'a OracleSet,
+    options: &'a RunOptions,
+    writer: &'a FindingWriter,
+    counters: &'a Counters,
+    stop: &'a AtomicBool,
+    events: Sender<Event>,
+}
+
+impl Shared<'_> {
+    /// Whether workers should stop: interrupted, timed out or (checked
+    /// here, so that `--queries N` is exact) the check limit reached.
+    fn should_stop(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self
+                .options
+                .max_checks
+                .is_some_and(|max| self.counters.checks() >= max)
+    }
+}
+
+/// Runs a campaign until a stop condition and returns its summary.
+/// `stop` is shared with the Ctrl-C handler.
+pub fn run(
+    provider: &dyn Provider,
+    oracles: &OracleSet,
+    options: &RunOptions,
+    writer: &FindingWriter,
+    stop: &AtomicBool,
+) -> anyhow::Result<Summary> {
+    let dbms_version = provider.version()?;
+    let counters = Counters::new(oracles.names().len());
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let start = Instant::now();
+    let plan: Vec<(u32, Option<u64>)> = match options.only_database {
+        Some((thread, database)) => vec![(thread, Some(database))],
+        None => (0..options.threads.max(1)).map(|t| (t, None)).collect(),
+    };
+    let mut failures = Vec::new();
+    let stop_reason = std::thread::scope(|scope| {
+        for (thread, only) in plan.iter().copied() {
+            let shared = Shared {
+                provider,
+                dbms_version: &dbms_version,
+                oracles,
+                options,
+                writer,
+                counters: &counters,
+                stop,
+                events: tx.clone(),
+            };
+            std::thread::Builder::new()
+                .name(format!("lancet-worker-{thread}"))
+                .spawn_scoped(scope, move || {
+                    if let Err(e) = worker(&shared, thread, only) {
+                        let _ = shared.events.send(Event::ThreadFailed {
+                            thread,
+                            error: format!("{e:#}"),
+                        });
+                    }
+                })
+                .expect("spawning a worker thread");
+        }
+        drop(tx);
+        report(&rx, options, &counters, stop, start, &mut failures)
+    });
+    let summary = Summary::new(
+        options,
+        provider.name(),
+        &dbms_version,
+        oracles,
+        &counters,
+        start.elapsed(),
+        stop_reason,
+        writer.dir(),
+    );
+    if !failures.is_empty() {
+        anyhow::bail!("{}", failures.join("; "));
+    }
+    Ok(summary)
+}
+
+/// The reporter: prints findings as they come and a status line every few
+/// seconds, and decides when the run is over.
+fn report(
+    rx: &Receiver<Event>,
+    options: &RunOptions,
+    counters: &Counters,
+    stop: &AtomicBool,
+    start: Instant,
+    failures: &mut Vec<String>,
+) -> StopReason {
+    let tick = Duration::from_millis(200);
+    let mut last_status = Instant::now();
+    let mut reason = StopReason::Finished;
+    loop {
+        match rx.recv_timeout(tick) {
+            Ok(Event::Finding {
+                headline,
+                path,
+                confirmed,
+            }) => {
+                if confirmed {
+                    eprintln!(
+                        "lancet: FINDING {headline}\n        reproducer: {}",
+                        path.display()
+                    );
+                } else {
+                    eprintln!(
+                        "lancet: a disagreement did not reproduce on a fresh database (kept in {}, not counted)",
+                        path.display()
+                    );
+                }
+            }
+            Ok(Event::ThreadFailed { thread, error }) => {
+                eprintln!("lancet: worker {thread} stopped: {error}");
+                failures.push(format!("worker {thread}: {error}"));
+                stop.store(true, Ordering::SeqCst);
+                reason = StopReason::Error;
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                if reason == StopReason::Finished
+                    && options
+                        .max_checks
+                        .is_some_and(|max| counters.checks() >= max)
+                {
+                    reason = StopReason::Checks;
+                }
+                return reason;
+            }
+        }
+        if !stop.load(Ordering::SeqCst) {
+            if let Some(limit) = options.timeout {
+                if start.elapsed() >= limit {
+                    reason = StopReason::Timeout;
+                    stop.store(true, Ordering::SeqCst);
+                }
+            }
+        } else if reason == StopReason::Finished {
+            reason = StopReason::Interrupted;
+        }
+        if let Some(every) = options.status_interval {
+            if last_status.elapsed() >= every {
+                eprintln!("{}", counters.status_line(start.elapsed()));
+                last_status = Instant::now();
+            }
+        }
+    }
+}
+
+fn statement_log(
+    dir: &std::path::Path,
+    thread: u32,
+    database: u64,
+) -> anyhow::Result<Box<dyn Write + Send>> {
+    let path = dir.join(format!("t{thread}-d{database}.sql"));
+    let file = std::fs::File::create(&path)
+        .map_err(|e| anyhow::anyhow!("cannot create statement log {}: {e}", path.display()))?;
+    Ok(Box::new(std::io::BufWriter::new(file)))
+}
+
+fn connect(shared: &Shared, id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>> {
+    let conn = shared.provider.create_database(id)?;
+    Ok(match shared.options.fault {
+        Some(f) => Box::new(FaultyConnection::new(conn, f)),
+        None => conn,
+    })
+}
+
+/// One worker thread: databases `0, 1, 2, ...` (or only `only`).
+fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()> {
+    let mut index = only.unwrap_or(0);
+    while !shared.should_stop() {
+        let id = DatabaseId {
+            run: shared.options.run_id.clone(),
+            thread,
+            index,
+        };
+        run_database(shared, &id)?;
+        shared.provider.drop_database(&id)?;
+        shared.counters.add_database();
+        if only.is_some() {
+            break;
+        }
+        index += 1;
+    }
+    Ok(())
+}
+
+/// Creates, fills and tests one database.
+fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
+    let options = shared.options;
+    let mut rng = database_rng(options.seed, id.thread, id.index);
+    let conn = connect(shared, id)?;
+    let expected = shared.provider.expected_errors();
+    let mut session = Session::new(conn, shared.provider.dialect(), expected);
+    if let Some(dir) = &options.log_dir {
+        session = session.with_log(statement_log(dir, id.thread, id.index)?);
+    }
+    let origin = |check: u64| Origin {
+        seed: options.seed,
+        thread: id.thread,
+        database: id.index,
+        check,
+    };
+    let populated = shared.provider.populate(&mut rng, &mut session);
+    let mut accounted = session.stats;
+    shared
+        .counters
+        .add_statements(accounted.statements, accounted.dbms_time);
+    let schema = match populated {
+        Ok(schema) => schema,
+        Err(e) => {
+            let finding = error_finding(shared, &session, None, origin(0), e);
+            session.flush_log();
+            return record(shared, id, finding, None);
+        }
+    };
+    let mut generator = shared.provider.query_generator(&schema);
+    for check in 0..options.checks_per_database {
+        if shared.should_stop() {
+            break;
+        }
+        let which = shared.oracles.pick(&mut rng);
+        let oracle = shared.oracles.get(which);
+        let outcome = match oracle.generate(&mut rng, &mut *generator) {
+            Some(case) => run_check(shared, &mut session, oracle, case, origin(check)),
+            None => CheckOutcome::Skipped,
+        };
+        let stats = session.stats;
+        shared.counters.add_statements(
+            stats.statements - accounted.statements,
+            stats.dbms_time - accounted.dbms_time,
+        );
+        accounted = stats;
+        match outcome {
+            CheckOutcome::Agreed { nonempty } => shared.counters.add_check(which, nonempty),
+            CheckOutcome::Skipped => shared.counters.add_skipped(),
+            CheckOutcome::Found(finding) => {
+                shared.counters.add_check(which, true);
+                session.flush_log();
+                return record(shared, id, *finding, Some(oracle));
+            }
+        }
+    }
+    session.flush_log();
+    Ok(())
+}
+
+/// Runs one oracle check on the session's database.
+fn run_check(
+    shared: &Shared,
+    session: &mut Session,
+    oracle: &dyn Oracle,
+    case: Case,
+    origin: Origin,
+) -> CheckOutcome {
+    let queries = oracle.queries(&case);
+    let mut results = Vec::with_capacity(queries.len());
+    let mut found = Vec::with_capacity(queries.len());
+    for q in &queries {
+        let sql = q.query.to_sql(session.dialect());
+        match session.query_sql(&sql) {
+            Ok(rows) => {
+                found.push(FoundQuery {
+                    role: q.role.clone(),
+                    sql,
+                    row_count: Some(rows.len()),
+                });
+                results.push(rows);
+            }
+            Err(ExecError::Expected(_)) => return CheckOutcome::Skipped,
+            Err(e) => {
+                return CheckOutcome::Found(Box::new(error_finding(
+                    shared,
+                    session,
+                    Some(oracle.name()),
+                    origin,
+                    e,
+                )))
+            }
+        }
+    }
+    match oracle.compare(&case, &results) {
+        Verdict::Agree { nonempty } => CheckOutcome::Agreed { nonempty },
+        Verdict::Disagree(d) => CheckOutcome::Found(Box::new(Finding {
+            kind: FindingKind::Logic,
+            lancet_version: crate::VERSION.to_string(),
+            dbms: shared.provider.name().to_string(),
+            dbms_version: shared.dbms_version.to_string(),
+            oracle: Some(oracle.name().to_string()),
+            origin,
+            relation: Some(d.relation),
+            setup: session.setup().to_vec(),
+            queries: found,
+            diff: Some(d.diff),
+            error: None,
+            case: Some(case),
+            confirmed: false,
+            fault: shared.options.fault.map(|f| f.name().to_string()),
+        })),
+    }
+}
+
+fn error_finding(
+    shared: &Shared,
+    session: &Session,
+    oracle: Option<&str>,
+    origin: Origin,
+    error: ExecError,
+) -> Finding {
+    let (kind, sql, error) = match error {
+        ExecError::Unexpected { sql, error } => (FindingKind::UnexpectedError, sql, error),
+        ExecError::Lost { sql, error } => (FindingKind::Crash, sql, error),
+        ExecError::Expected(error) => (FindingKind::UnexpectedError, String::new(), error),
+    };
+    Finding {
+        kind,
+        lancet_version: crate::VERSION.to_string(),
+        dbms: shared.provider.name().to_string(),
+        dbms_version: shared.dbms_version.to_string(),
+        oracle: oracle.map(str::to_string),
+        origin,
+        relation: None,
+        setup: session.setup().to_vec(),
+        queries: vec![FoundQuery {
+            role: "failing statement".into(),
+            sql,
+            row_count: None,
+        }],
+        diff: None,
+        error: Some(error),
+        case: None,
+        confirmed: false,
+        fault: shared.options.fault.map(|f| f.name().to_string()),
+    }
+}
+
+/// Writes a finding, confirms it on a fresh database, and reports it.
+fn record(
+    shared: &Shared,
+    id: &DatabaseId,
+    mut finding: Finding,
+    oracle: Option<&dyn Oracle>,
+) -> anyhow::Result<()> {
+    let comment = shared.provider.comment_prefix();
+    let client = shared.provider.client_command();
+    let written = shared.writer.write(&finding, comment, &client)?;
+    finding.confirmed = confirm(shared, id, &finding, oracle);
+    let (path, confirmed) = if finding.confirmed || finding.kind == FindingKind::Crash {
+        shared.writer.update(&written, &finding, comment, &client)?;
+        shared.counters.add_finding();
+        (written.sql, true)
+    } else {
+        shared.writer.update(&written, &finding, comment, &client)?;
+        let moved = shared
+            .writer
+            .demote(&written, &shared.options.unconfirmed_dir)?;
+        shared.counters.add_unconfirmed();
+        (moved.sql, false)
+    };
+    let _ = shared.events.send(Event::Finding {
+        headline: finding.headline(),
+        path,
+        confirmed,
+    });
+    Ok(())
+}
+
+/// Replays a finding on a fresh database through the same connection stack:
+/// a logic finding must disagree again, an error finding must fail again
+/// with the same code. Anything else is not reported as a DBMS bug.
+fn confirm(
+    shared: &Shared,
+    id: &DatabaseId,
+    finding: &Finding,
+    oracle: Option<&dyn Oracle>,
+) -> bool {
+    if finding.kind == FindingKind::Crash {
+        return false;
+    }
+    let replay_id = DatabaseId {
+        run: format!("{}r", id.run),
+        ..id.clone()
+    };
+    let Ok(mut conn) = connect(shared, &replay_id) else {
+        return false;
+    };
+    let outcome = (|| -> Option<bool> {
+        for stmt in &finding.setup {
+            conn.execute(stmt).ok()?;
+        }
+        match (finding.kind, oracle, &finding.case) {
+            (FindingKind::Logic, Some(oracle), Some(case)) => {
+                let mut results = Vec::new();
+                for q in &finding.queries {
+                    results.push(conn.query(&q.sql).ok()?);
+                }
+                Some(matches!(oracle.compare(case, &results),
+                    Verdict::Disagree(d) if finding.diff.as_ref().is_some_and(|f| same_diff(f, &d.diff))))
+            }
+            (FindingKind::UnexpectedError, _, _) => {
+                let sql = &finding.queries.first()?.sql;
+                let again: Result<(), DbError> = conn.query(sql).map(|_| ());
+                Some(matches!(again, Err(e) if e.code == finding.error.as_ref()?.code))
+            }
+            _ => Some(false),
+        }
+    })();
+    drop(conn);
+    let _ = shared.provider.drop_database(&replay_id);
+    outcome.unwrap_or(false)
+}

@@ -1,0 +1,239 @@
+//! Run statistics: shared counters the workers bump, the status line, and
+//! the summary printed at the end (and written with `--summary-json`).
+
+use crate::runner::{OracleSet, RunOptions};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// Counters shared by all workers. Relaxed atomics: they are statistics.
+pub struct Counters {
+    checks: AtomicU64,
+    nonempty: AtomicU64,
+    skipped: AtomicU64,
+    statements: AtomicU64,
+    databases: AtomicU64,
+    findings: AtomicU64,
+    unconfirmed: AtomicU64,
+    dbms_nanos: AtomicU64,
+    per_oracle: Vec<AtomicU64>,
+}
+
+impl Counters {
+    pub fn new(oracles: usize) -> Counters {
+        Counters {
+            checks: AtomicU64::new(0),
+            nonempty: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
+            statements: AtomicU64::new(0),
+            databases: AtomicU64::new(0),
+            findings: AtomicU64::new(0),
+            unconfirmed: AtomicU64::new(0),
+            dbms_nanos: AtomicU64::new(0),
+            per_oracle: (0..oracles).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    pub fn checks(&self) -> u64 {
+        self.checks.load(Relaxed)
+    }
+    pub fn add_check(&self, oracle: usize, nonempty: bool) {
+        self.checks.fetch_add(1, Relaxed);
+        self.per_oracle[oracle].fetch_add(1, Relaxed);
+        if nonempty {
+            self.nonempty.fetch_add(1, Relaxed);
+        }
+    }
+    pub fn add_skipped(&self) {
+        self.skipped.fetch_add(1, Relaxed);
+    }
+    pub fn add_statements(&self, n: u64, dbms_time: Duration) {
+        self.statements.fetch_add(n, Relaxed);
+        self.dbms_nanos.fetch_add(
+            u64::try_from(dbms_time.as_nanos()).unwrap_or(u64::MAX),
+            Relaxed,
+        );
+    }
+    pub fn add_database(&self) {
+        self.databases.fetch_add(1, Relaxed);
+    }
+    pub fn add_finding(&self) {
+        self.findings.fetch_add(1, Relaxed);
+    }
+    pub fn add_unconfirmed(&self) {
+        self.unconfirmed.fetch_add(1, Relaxed);
+    }
+
+    /// The line printed every few seconds.
+    pub fn status_line(&self, elapsed: Duration) -> String {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let checks = self.checks();
+        let statements = self.statements.load(Relaxed);
+        format!(
+            "lancet: {:>6.0}s  {} checks ({:.0}/s)  {} statements ({:.0}/s)  {} databases  {} findings  {:.0}% non-empty",
+            elapsed.as_secs_f64(),
+            checks,
+            checks as f64 / secs,
+            statements,
+            statements as f64 / secs,
+            self.databases.load(Relaxed),
+            self.findings.load(Relaxed),
+            100.0 * share(self.nonempty.load(Relaxed), checks),
+        )
+    }
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// Every worker finished its work (`--database`).
+    Finished,
+    Timeout,
+    /// `--queries` checks were reached.
+    Checks,
+    Interrupted,
+    Error,
+}
+
+/// The summary of a run, as printed and as written by `--summary-json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub run_id: String,
+    pub dbms: String,
+    pub dbms_version: String,
+    pub seed: u64,
+    pub threads: u32,
+    pub oracles: Vec<String>,
+    pub stopped_by: StopReason,
+    pub elapsed_seconds: f64,
+    pub checks: u64,
+    pub checks_per_second: f64,
+    pub checks_per_oracle: BTreeMap<String, u64>,
+    /// Checks skipped because a query raised an expected error.
+    pub skipped_checks: u64,
+    pub statements: u64,
+    pub statements_per_second: f64,
+    pub databases: u64,
+    pub findings: u64,
+    /// Disagreements that did not reproduce on a fresh database (kept apart, not findings).
+    pub unconfirmed: u64,
+    /// Share of checks whose original query returned rows.
+    pub nonempty_share: f64,
+    /// Share of the workers' wall time spent inside DBMS calls.
+    pub dbms_time_share: f64,
+    pub findings_dir: String,
+}
+
+impl Summary {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        options: &RunOptions,
+        dbms: &str,
+        dbms_version: &str,
+        oracles: &OracleSet,
+        counters: &Counters,
+        elapsed: Duration,
+        stopped_by: StopReason,
+        findings_dir: &Path,
+    ) -> Summary {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let checks = counters.checks();
+        let statements = counters.statements.load(Relaxed);
+        let workers = if options.only_database.is_some() {
+            1
+        } else {
+            options.threads.max(1)
+        };
+        let dbms_secs = counters.dbms_nanos.load(Relaxed) as f64 / 1e9;
+        Summary {
+            run_id: options.run_id.clone(),
+            dbms: dbms.to_string(),
+            dbms_version: dbms_version.to_string(),
+            seed: options.seed,
+            threads: workers,
+            oracles: oracles.names().iter().map(|s| s.to_string()).collect(),
+            stopped_by,
+            elapsed_seconds: elapsed.as_secs_f64(),
+            checks,
+            checks_per_second: checks as f64 / secs,
+            checks_per_oracle: oracles
+                .names()
+                .iter()
+                .zip(&counters.per_oracle)
+                .map(|(n, c)| (n.to_string(), c.load(Relaxed)))
+                .collect(),
+            skipped_checks: counters.skipped.load(Relaxed),
+            statements,
+            statements_per_second: statements as f64 / secs,
+            databases: counters.databases.load(Relaxed),
+            findings: counters.findings.load(Relaxed),
+            unconfirmed: counters.unconfirmed.load(Relaxed),
+            nonempty_share: share(counters.nonempty.load(Relaxed), checks),
+            dbms_time_share: (dbms_secs / (secs * f64::from(workers))).min(1.0),
+            findings_dir: findings_dir.display().to_string(),
+        }
+    }
+
+    /// The summary as people read it.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let stopped = match self.stopped_by {
+            StopReason::Finished => "finished",
+            StopReason::Timeout => "timeout reached",
+            StopReason::Checks => "check limit reached",
+            StopReason::Interrupted => "interrupted",
+            StopReason::Error => "stopped by an error",
+        };
+        s.push_str(&format!(
+            "lancet run {} ({}, {}): {stopped} after {:.1} s\n",
+            self.run_id, self.dbms, self.dbms_version, self.elapsed_seconds
+        ));
+        s.push_str(&format!(
+            "  seed        {}  (threads {})\n",
+            self.seed, self.threads
+        ));
+        s.push_str(&format!(
+            "  checks      {}  ({:.0}/s; {:.0}% with non-empty results; {} skipped on expected errors)\n",
+            self.checks,
+            self.checks_per_second,
+            100.0 * self.nonempty_share,
+            self.skipped_checks
+        ));
+        let per: Vec<String> = self
+            .checks_per_oracle
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        s.push_str(&format!("  per oracle  {}\n", per.join(", ")));
+        s.push_str(&format!(
+            "  statements  {}  ({:.0}/s; {:.0}% of wall time inside the DBMS)\n",
+            self.statements,
+            self.statements_per_second,
+            100.0 * self.dbms_time_share
+        ));
+        s.push_str(&format!("  databases   {}\n", self.databases));
+        s.push_str(&format!("  findings    {}", self.findings));
+        if self.unconfirmed > 0 {
+            s.push_str(&format!(
+                "  ({} more did not reproduce on a fresh database: see unconfirmed/)",
+                self.unconfirmed
+            ));
+        }
+        s.push('\n');
+        if self.findings > 0 {
+            s.push_str(&format!("  reproducers in {}\n", self.findings_dir));
+        }
+        s
+    }
+}

@@ -1,0 +1,48 @@
+//! The standard test against false alarms: a long run on a correct DBMS
+//! (the bundled SQLite) must report nothing.
+
+mod common;
+use common::*;
+
+#[test]
+fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary_path = out_dir.path().join("s.json");
+    let out = run(&[
+        "fuzz",
+        "--oracle",
+        "tlp-where",
+        "--threads",
+        "2",
+        "--seed",
+        "20261122",
+        "--queries",
+        "20000",
+        "--status-interval",
+        "0",
+        "--out",
+        out_dir.path().to_str().unwrap(),
+        "--summary-json",
+        summary_path.to_str().unwrap(),
+    ]);
+    let summary = read_json(&summary_path);
+    assert!(summary["checks"].as_u64().unwrap() >= 20_000, "{summary}");
+    assert_eq!(summary["findings"], 0, "false alarms: {summary}");
+    assert_eq!(
+        summary["unconfirmed"], 0,
+        "non-reproducible disagreements: {summary}"
+    );
+    assert_eq!(out.status.code(), Some(0));
+    for key in [
+        "statements",
+        "databases",
+        "elapsed_seconds",
+        "nonempty_share",
+        "dbms_time_share",
+        "checks_per_second",
+    ] {
+        assert!(summary.get(key).is_some(), "summary lacks {key}");
+    }
+    let nonempty = summary["nonempty_share"].as_f64().unwrap();
+    assert!(nonempty > 0.3, "too few checks see rows: {nonempty}");
+}

@@ -1,0 +1,67 @@
+//! Helpers shared by the integration tests: run the real `lancet` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn lancet() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lancet"))
+}
+
+/// Runs lancet with `args`, returning its output; prints it on failure to help debugging.
+pub fn run(args: &[&str]) -> Output {
+    let out = lancet().args(args).output().expect("running lancet");
+    eprintln!(
+        "$ lancet {}\nstatus: {:?}\nstdout:\n{}\nstderr:\n{}",
+        args.join(" "),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+}
+
+/// The single run directory lancet created under `out`.
+pub fn run_dir(out: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .expect("reading the output directory")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(
+        dirs.len(),
+        1,
+        "expected one run directory in {}",
+        out.display()
+    );
+    dirs.pop().unwrap()
+}
+
+/// Files in `dir` with extension `ext`, sorted.
+pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .map(|e| e.expect("directory entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .collect(),
+        Err(_) => vec![],
+    };
+    v.sort();
+    v
+}
+
+/// The sqlite3 command-line shell, if installed.
+pub fn sqlite3_cli() -> Option<PathBuf> {
+    let out = Command::new("sqlite3").arg("--version").output().ok()?;
+    out.status.success().then(|| PathBuf::from("sqlite3"))
+}
