@@ -231,12 +231,15 @@ fn report(
             }
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                if reason == StopReason::Finished
-                    && options
+                if reason == StopReason::Finished {
+                    if options
                         .max_checks
                         .is_some_and(|max| counters.checks() >= max)
-                {
-                    reason = StopReason::Checks;
+                    {
+                        reason = StopReason::Checks;
+                    } else if stop.load(Ordering::SeqCst) {
+                        reason = StopReason::Interrupted;
+                    }
                 }
                 return reason;
             }
@@ -335,7 +338,7 @@ fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
         }
         let which = shared.oracles.pick(&mut rng);
         let oracle = shared.oracles.get(which);
-        let outcome = match oracle.generate(&mut rng, &mut *generator) {
+        let outcome = match oracle.generate(&mut rng, &mut *generator, &mut session) {
             Some(case) => run_check(shared, &mut session, oracle, case, origin(check)),
             None => CheckOutcome::Skipped,
         };

@@ -9,6 +9,7 @@ use crate::ast::{Expr, Query, Select};
 use crate::compare::RowDiff;
 use crate::provider::QueryGenerator;
 use crate::rng::Rng;
+use crate::session::ExecError;
 use crate::value::Row;
 use serde::{Deserialize, Serialize};
 
@@ -54,13 +55,26 @@ pub enum Verdict {
     Disagree(Disagreement),
 }
 
+/// Read access to the database under test, for oracles that look at its
+/// data (PQS picks a pivot row). Queries run here are logged and counted
+/// like any other.
+pub trait DataReader {
+    fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError>;
+}
+
 pub trait Oracle: Send + Sync {
     /// The `--oracle` name.
     fn name(&self) -> &'static str;
     /// One line for `--help`.
     fn description(&self) -> &'static str;
-    /// Draws the oracle's inputs; `None` if this database offers nothing to test.
-    fn generate(&self, rng: &mut Rng, generator: &mut dyn QueryGenerator) -> Option<Case>;
+    /// Draws the oracle's inputs; `None` if this database offers nothing to
+    /// test. `data` reads the database (most oracles need not).
+    fn generate(
+        &self,
+        rng: &mut Rng,
+        generator: &mut dyn QueryGenerator,
+        data: &mut dyn DataReader,
+    ) -> Option<Case>;
     /// The queries whose results must stand in the relation.
     fn queries(&self, case: &Case) -> Vec<OracleQuery>;
     /// Checks the relation on the results of [`Oracle::queries`], in order.

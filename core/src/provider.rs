@@ -9,6 +9,15 @@ use crate::print::Dialect;
 use crate::rng::Rng;
 use crate::schema::Schema;
 use crate::session::{ExecError, Session};
+use crate::value::Value;
+
+/// The truth value of a predicate on one row, in three-valued logic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Truth {
+    True,
+    False,
+    Null,
+}
 
 /// Names one database of a run: `lancet_<run>_<thread>_<index>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,6 +69,34 @@ pub trait QueryGenerator {
     fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr;
     /// Whether `name` is an aggregate function in this dialect.
     fn is_aggregate(&self, name: &str) -> bool;
+
+    /// Wraps `expr` so that values comparing equal are identical, for
+    /// DISTINCT, GROUP BY, MIN and MAX, which return an arbitrary one of
+    /// several equal values (SQLite: `'a'` and `'A'` under NOCASE). SQLite
+    /// adds `COLLATE BINARY`; dialects whose equality is exact keep `expr`.
+    fn with_exact_equality(&self, expr: Expr) -> Expr {
+        expr
+    }
+
+    /// PQS: a FROM clause of plain base tables joined by commas, each
+    /// aliased, with the scope listing every column as `alias.column` in
+    /// factor order. `None` if the provider does not support PQS.
+    fn pivot_tables(&mut self, _rng: &mut Rng) -> Option<(FromClause, Scope)> {
+        None
+    }
+
+    /// PQS: an expression over `scope` and its truth value on the pivot
+    /// row (`pivot[i]` is the value of `scope.columns[i]`), computed by the
+    /// provider's own evaluator with the DBMS's semantics. `None` where the
+    /// evaluator is not sure: the oracle then generates nothing.
+    fn pivot_predicate(
+        &mut self,
+        _rng: &mut Rng,
+        _scope: &Scope,
+        _pivot: &[Value],
+    ) -> Option<(Expr, Truth)> {
+        None
+    }
 }
 
 /// A DBMS that lancet can test.

@@ -148,3 +148,9 @@ impl<'e> Session<'e> {
         }
     }
 }
+
+impl crate::oracle::DataReader for Session<'_> {
+    fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError> {
+        self.query(query)
+    }
+}

@@ -1,7 +1,12 @@
 //! Test oracles, each written once against lancet-core's model so that every
 //! provider gets every oracle. Definitions: `shared/design/ORACLES.md`.
 
+pub mod norec;
 mod partition;
+pub mod tlp_aggregate;
+pub mod tlp_distinct;
+pub mod tlp_group_by;
+pub mod tlp_having;
 pub mod tlp_where;
 
 use lancet_core::Oracle;
@@ -14,10 +19,15 @@ pub struct Registered {
 
 /// Every oracle lancet has, in the order `--help` lists them.
 pub fn all() -> Vec<Registered> {
-    vec![Registered {
-        oracle: Box::new(tlp_where::TlpWhere),
-        weight: 1,
-    }]
+    let entry = |oracle: Box<dyn Oracle>, weight| Registered { oracle, weight };
+    vec![
+        entry(Box::new(tlp_where::TlpWhere), 3),
+        entry(Box::new(tlp_distinct::TlpDistinct), 1),
+        entry(Box::new(tlp_group_by::TlpGroupBy), 1),
+        entry(Box::new(tlp_having::TlpHaving), 1),
+        entry(Box::new(tlp_aggregate::TlpAggregate), 2),
+        entry(Box::new(norec::NoRec), 3),
+    ]
 }
 
 /// The names `--oracle` accepts (besides `all`).

@@ -1,29 +1,87 @@
 //! Ternary logic partitioning: every predicate is TRUE, FALSE or NULL on a
-//! row, so `WHERE p`, `WHERE NOT p` and `WHERE p IS NULL` split any result
-//! into three disjoint parts. Shared by every TLP variant.
+//! row (or group), so `p`, `NOT p` and `p IS NULL` split any result into
+//! three disjoint parts. Shared by every TLP variant.
 
-use lancet_core::{Expr, Select};
+use lancet_core::{
+    Expr, FromClause, JoinConstraint, QueryGenerator, Rng, Scope, Select, SelectItem,
+};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
 
 /// The three partitioning predicates of `p`: `p`, `NOT p`, `p IS NULL`.
 pub fn partition_predicates(p: &Expr) -> [Expr; 3] {
     [p.clone(), Expr::not(p.clone()), Expr::is_null(p.clone())]
 }
 
-/// `base` restricted to the rows where `part` holds, keeping the base's
-/// own WHERE clause: `WHERE (w) AND (part)`.
-pub fn restrict(base: &Select, part: Expr) -> Select {
-    let mut s = base.clone();
-    s.selection = Some(match s.selection.take() {
+fn conjoin(existing: Option<Expr>, part: Expr) -> Expr {
+    match existing {
         Some(w) => Expr::and(w, part),
         None => part,
-    });
-    s
+    }
 }
 
-/// The three partitions of `base` on `p`, in the order p, NOT p, p IS NULL.
-pub fn partitions(base: &Select, p: &Expr) -> Vec<Select> {
+/// The three partitions of `base` on `p` in its WHERE clause, keeping the
+/// base's own WHERE: `WHERE (w) AND (part)`.
+pub fn where_partitions(base: &Select, p: &Expr) -> Vec<Select> {
     partition_predicates(p)
         .into_iter()
-        .map(|part| restrict(base, part))
+        .map(|part| {
+            let mut s = base.clone();
+            s.selection = Some(conjoin(s.selection.take(), part));
+            s
+        })
         .collect()
+}
+
+/// The three partitions of a grouped `base` on `p` in its HAVING clause.
+pub fn having_partitions(base: &Select, p: &Expr) -> Vec<Select> {
+    partition_predicates(p)
+        .into_iter()
+        .map(|part| {
+            let mut s = base.clone();
+            s.having = Some(conjoin(s.having.take(), part));
+            s
+        })
+        .collect()
+}
+
+/// Whether `*` over this FROM is safe: USING/NATURAL joins merge columns in
+/// dialect-specific ways (SQLite rejects some as ambiguous).
+pub fn wildcard_is_safe(from: &FromClause) -> bool {
+    !from.joins.iter().any(|j| {
+        matches!(
+            j.constraint,
+            JoinConstraint::Using(_) | JoinConstraint::Natural
+        )
+    })
+}
+
+pub fn item(expr: Expr) -> SelectItem {
+    SelectItem::Expr { expr, alias: None }
+}
+
+/// Up to `max` distinct columns of the scope, in scope order (at least one
+/// if the scope has any).
+pub fn some_columns(rng: &mut Rng, scope: &Scope, max: usize) -> Vec<Expr> {
+    let n = rng.random_range(1..=max.min(scope.columns.len()).max(1));
+    let mut picked: Vec<usize> = (0..scope.columns.len())
+        .collect::<Vec<_>>()
+        .choose_multiple(rng, n)
+        .copied()
+        .collect();
+    picked.sort_unstable();
+    picked
+        .into_iter()
+        .map(|i| scope.columns[i].expr.clone())
+        .collect()
+}
+
+/// An optional WHERE for a base query (a quarter of the time).
+pub fn base_where(
+    rng: &mut Rng,
+    generator: &mut dyn QueryGenerator,
+    scope: &Scope,
+) -> Option<Expr> {
+    rng.random_bool(0.25)
+        .then(|| generator.predicate(rng, scope))
 }

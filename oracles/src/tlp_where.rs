@@ -1,11 +1,11 @@
 //! TLP-WHERE: `SELECT c FROM f [WHERE w]` must return the same multiset of
 //! rows as the `UNION ALL` of its three partitions on a predicate `p`.
 
-use crate::partition::partitions;
+use crate::partition::{base_where, item, where_partitions, wildcard_is_safe};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{
-    Case, Disagreement, FromClause, JoinConstraint, Oracle, OracleQuery, Query, QueryGenerator,
-    Rng, Row, Select, SelectItem, SetOperator, Verdict,
+    Case, DataReader, Disagreement, FromClause, Oracle, OracleQuery, Query, QueryGenerator, Rng,
+    Row, Select, SelectItem, SetOperator, Verdict,
 };
 use rand::Rng as _;
 
@@ -23,31 +23,17 @@ pub(crate) fn select_items(
     from: &FromClause,
     scope: &lancet_core::Scope,
 ) -> Vec<SelectItem> {
-    // `*` over USING/NATURAL joins merges columns in dialect-specific ways
-    // (SQLite rejects some as ambiguous): name the columns there instead.
-    let merges_columns = from.joins.iter().any(|j| {
-        matches!(
-            j.constraint,
-            JoinConstraint::Using(_) | JoinConstraint::Natural
-        )
-    });
-    if !merges_columns && rng.random_bool(0.15) {
+    if wildcard_is_safe(from) && rng.random_bool(0.15) {
         return vec![SelectItem::Wildcard];
     }
     let mut items = Vec::new();
     for column in &scope.columns {
         if rng.random_bool(0.5) {
-            items.push(SelectItem::Expr {
-                expr: column.expr.clone(),
-                alias: None,
-            });
+            items.push(item(column.expr.clone()));
         }
     }
     if items.is_empty() || rng.random_bool(0.2) {
-        items.push(SelectItem::Expr {
-            expr: generator.expression(rng, scope),
-            alias: None,
-        });
+        items.push(item(generator.expression(rng, scope)));
     }
     items
 }
@@ -61,15 +47,18 @@ impl Oracle for TlpWhere {
         "ternary logic partitioning of WHERE: a query equals the UNION ALL of its parts where p, NOT p, p IS NULL"
     }
 
-    fn generate(&self, rng: &mut Rng, generator: &mut dyn QueryGenerator) -> Option<Case> {
+    fn generate(
+        &self,
+        rng: &mut Rng,
+        generator: &mut dyn QueryGenerator,
+        _data: &mut dyn DataReader,
+    ) -> Option<Case> {
         let (from, scope) = generator.from_clause(rng);
         if scope.columns.is_empty() {
             return None;
         }
         let items = select_items(rng, generator, &from, &scope);
-        let selection = rng
-            .random_bool(0.25)
-            .then(|| generator.predicate(rng, &scope));
+        let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
         Some(Case {
             query: Select {
@@ -95,25 +84,32 @@ impl Oracle for TlpWhere {
             },
             OracleQuery {
                 role: "partitioned".into(),
-                query: Query::set_operation(SetOperator::UnionAll, partitions(&case.query, p)),
+                query: Query::set_operation(
+                    SetOperator::UnionAll,
+                    where_partitions(&case.query, p),
+                ),
             },
         ]
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
-        let (original, partitioned) = (&results[0], &results[1]);
-        let diff = multiset_diff(original, partitioned);
-        if diff.is_empty() {
-            Verdict::Agree {
-                nonempty: !original.is_empty(),
-            }
-        } else {
-            Verdict::Disagree(Disagreement {
-                relation: RELATION.to_string(),
-                row_counts: vec![original.len(), partitioned.len()],
-                diff,
-            })
+        multiset_verdict(RELATION, results)
+    }
+}
+
+/// Compares the first two results as multisets of whole rows.
+pub(crate) fn multiset_verdict(relation: &str, results: &[Vec<Row>]) -> Verdict {
+    let diff = multiset_diff(&results[0], &results[1]);
+    if diff.is_empty() {
+        Verdict::Agree {
+            nonempty: !results[0].is_empty(),
         }
+    } else {
+        Verdict::Disagree(Disagreement {
+            relation: relation.to_string(),
+            row_counts: vec![results[0].len(), results[1].len()],
+            diff,
+        })
     }
 }
 

@@ -37,7 +37,7 @@ impl SqliteConnection {
     /// Opens a new, empty in-memory database whose statements are
     /// interrupted after `time_limit`.
     pub fn open_with_time_limit(time_limit: Duration) -> anyhow::Result<SqliteConnection> {
-        let conn = rusqlite::Connection::open_in_memory()?;
+        let mut conn = rusqlite::Connection::open_in_memory()?;
         let deadline: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
         let watched = Arc::clone(&deadline);
         conn.progress_handler(
@@ -50,7 +50,7 @@ impl SqliteConnection {
                     .and_then(|d| *d)
                     .is_some_and(|d| Instant::now() > d)
             }),
-        );
+        )?;
         Ok(SqliteConnection {
             conn,
             deadline,

@@ -63,7 +63,7 @@ impl<'s> QueryBuilder<'s> {
         }
     }
 
-    /// Whether this SQLite checks ON clauses before flattening (see [`FLATTENING_FIX`]).
+    /// Whether this SQLite checks ON clauses before flattening subqueries (3.54+).
     pub fn flattening_fixed(&self) -> bool {
         self.version >= FLATTENING_FIX
     }
@@ -455,5 +455,15 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
 
     fn is_aggregate(&self, name: &str) -> bool {
         functions::is_aggregate(name)
+    }
+
+    /// `expr COLLATE BINARY`: equal texts are then identical. What equality
+    /// still joins (integer 1 and real 1.0, 0.0 and -0.0) the result
+    /// comparison treats as equal too.
+    fn with_exact_equality(&self, expr: Expr) -> Expr {
+        Expr::Collate {
+            expr: Box::new(expr),
+            collation: "BINARY".into(),
+        }
     }
 }

@@ -1,0 +1,277 @@
+//! TLP-aggregate: an aggregate over `f [WHERE w]` equals the same aggregate
+//! recombined from its three partitions on `p`: MIN of the partial MINs,
+//! MAX of the MAXes, SUM of the SUMs (and TOTALs), the sum of the COUNTs,
+//! and AVG as (sum of SUMs) / (sum of COUNTs). No DISTINCT inside
+//! aggregates (not decomposable).
+//!
+//! MIN, MAX, COUNT and integer SUMs are compared exactly. A SUM, AVG or
+//! TOTAL of floats depends on the order of summation, so it is compared
+//! with a tolerance scaled by the sum of the magnitudes of the summands
+//! (queried alongside): cancellation (`1e16 + 1 - 1e16`) can make the
+//! result itself tiny while the rounding error is not.
+
+use crate::partition::{base_where, item, where_partitions};
+use lancet_core::compare::{values_equal, RowDiff};
+use lancet_core::{
+    Case, DataReader, Disagreement, Expr, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row,
+    Select, SelectItem, SetOperator, TableFactor, Value, Verdict,
+};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+
+pub struct TlpAggregate;
+
+/// Relative rounding allowance against the sum of magnitudes.
+const TOLERANCE: f64 = 1e-9;
+
+/// The aggregate of a case, from its select list.
+fn aggregate_of(case: &Case) -> (String, Option<Expr>) {
+    match case.query.items.first() {
+        Some(SelectItem::Expr {
+            expr: Expr::Function { name, args, .. },
+            ..
+        }) => (name.to_ascii_uppercase(), args.first().cloned()),
+        _ => ("COUNT".to_string(), None),
+    }
+}
+
+fn with_items(base: &Select, items: Vec<Expr>) -> Select {
+    Select {
+        items: items.into_iter().map(item).collect(),
+        ..base.clone()
+    }
+}
+
+/// `SELECT outer(x) ... FROM (part UNION ALL part UNION ALL part) AS lancet_parts`
+fn recombine(parts: Vec<Select>, outer: Vec<Expr>) -> Query {
+    Query::select(Select {
+        items: outer.into_iter().map(item).collect(),
+        from: Some(lancet_core::FromClause {
+            first: TableFactor::Derived {
+                query: Box::new(Query::set_operation(SetOperator::UnionAll, parts)),
+                alias: "lancet_parts".into(),
+                lateral: false,
+            },
+            joins: vec![],
+        }),
+        ..Select::default()
+    })
+}
+
+fn col(name: &str) -> Expr {
+    Expr::column(Some("lancet_parts"), name)
+}
+
+fn aliased(expr: Expr, alias: &str) -> SelectItem {
+    SelectItem::Expr {
+        expr,
+        alias: Some(alias.into()),
+    }
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Real(r) => Some(*r),
+        Value::Decimal(d) => d.parse().ok(),
+        _ => None,
+    }
+}
+
+fn single(rows: &[Row]) -> Option<&[Value]> {
+    match rows {
+        [row] => Some(row.as_slice()),
+        _ => None,
+    }
+}
+
+impl Oracle for TlpAggregate {
+    fn name(&self) -> &'static str {
+        "tlp-aggregate"
+    }
+
+    fn description(&self) -> &'static str {
+        "TLP on aggregates: MIN/MAX/SUM/COUNT/AVG(/TOTAL) recombined from the three partitions"
+    }
+
+    fn generate(
+        &self,
+        rng: &mut Rng,
+        generator: &mut dyn QueryGenerator,
+        _data: &mut dyn DataReader,
+    ) -> Option<Case> {
+        let (from, scope) = generator.from_clause(rng);
+        let column = scope.columns.choose(rng)?.expr.clone();
+        let argument = if rng.random_bool(0.3) {
+            generator.expression(rng, &scope)
+        } else {
+            column
+        };
+        let mut names = vec!["MIN", "MAX", "SUM", "COUNT", "COUNT*", "AVG"];
+        if generator.is_aggregate("total") {
+            names.push("TOTAL");
+        }
+        let aggregate = match *names.choose(rng)? {
+            "COUNT*" => Expr::CountStar,
+            name @ ("MIN" | "MAX") => {
+                Expr::func(name, vec![generator.with_exact_equality(argument)])
+            }
+            name => Expr::func(name, vec![argument]),
+        };
+        let selection = base_where(rng, generator, &scope);
+        let predicate = generator.predicate(rng, &scope);
+        Some(Case {
+            query: Select {
+                items: vec![item(aggregate)],
+                from: Some(from),
+                selection,
+                ..Select::default()
+            },
+            predicate: Some(predicate),
+            pivot: None,
+        })
+    }
+
+    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
+        let p = case
+            .predicate
+            .as_ref()
+            .expect("a tlp-aggregate case has a predicate");
+        let (name, arg) = aggregate_of(case);
+        let base = &case.query;
+        let partial = |items: Vec<SelectItem>| -> Vec<Select> {
+            where_partitions(
+                &Select {
+                    items,
+                    ..base.clone()
+                },
+                p,
+            )
+        };
+        let original = OracleQuery {
+            role: "original".into(),
+            query: Query::select(base.clone()),
+        };
+        let Some(x) = arg else {
+            // COUNT(*): the sum of the partial counts.
+            let parts = partial(vec![aliased(Expr::CountStar, "c")]);
+            return vec![
+                original,
+                OracleQuery {
+                    role: "partitioned".into(),
+                    query: recombine(parts, vec![Expr::func("SUM", vec![col("c")])]),
+                },
+            ];
+        };
+        let agg = |n: &str| Expr::func(n, vec![x.clone()]);
+        let mut queries = vec![original];
+        let partitioned = match name.as_str() {
+            "MIN" | "MAX" => recombine(
+                partial(vec![aliased(agg(&name), "m")]),
+                vec![Expr::func(&name, vec![col("m")])],
+            ),
+            "COUNT" => recombine(
+                partial(vec![aliased(agg("COUNT"), "c")]),
+                vec![Expr::func("SUM", vec![col("c")])],
+            ),
+            "SUM" | "TOTAL" => recombine(
+                partial(vec![aliased(agg(&name), "s")]),
+                vec![Expr::func(&name, vec![col("s")])],
+            ),
+            // AVG: (sum of SUMs, sum of COUNTs), divided here.
+            _ => recombine(
+                partial(vec![aliased(agg("SUM"), "s"), aliased(agg("COUNT"), "c")]),
+                vec![
+                    Expr::func("SUM", vec![col("s")]),
+                    Expr::func("SUM", vec![col("c")]),
+                ],
+            ),
+        };
+        queries.push(OracleQuery {
+            role: "partitioned".into(),
+            query: partitioned,
+        });
+        if matches!(name.as_str(), "SUM" | "TOTAL" | "AVG") {
+            // The sum of magnitudes bounds the rounding error of any order.
+            let magnitude = Expr::func(
+                "SUM",
+                vec![Expr::func(
+                    "ABS",
+                    vec![Expr::binary(
+                        lancet_core::BinaryOp::Add,
+                        x.clone(),
+                        Expr::lit(Value::Real(0.0)),
+                    )],
+                )],
+            );
+            queries.push(OracleQuery {
+                role: "magnitude".into(),
+                query: Query::select(with_items(base, vec![magnitude])),
+            });
+        }
+        queries
+    }
+
+    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Verdict {
+        let (name, _) = aggregate_of(case);
+        let original = single(&results[0]).and_then(|r| r.first());
+        let recombined: Option<Value> = match (name.as_str(), single(&results[1])) {
+            ("AVG", Some([s, c])) => match (as_f64(s), as_f64(c)) {
+                (_, Some(0.0)) => Some(Value::Null),
+                (Some(s), Some(c)) => Some(Value::Real(s / c)),
+                _ if s.is_null() => Some(Value::Null),
+                _ => None,
+            },
+            // SUM of partial counts over no partitions cannot be NULL: 3 rows.
+            (_, Some([v])) => Some(v.clone()),
+            _ => None,
+        };
+        let magnitude = results
+            .get(2)
+            .and_then(|r| single(r))
+            .and_then(|r| r.first())
+            .and_then(as_f64);
+        let nonempty = original.is_some_and(|v| !v.is_null());
+        let float_aggregate = matches!(name.as_str(), "SUM" | "TOTAL" | "AVG");
+        if float_aggregate && magnitude.is_some_and(|m| !m.is_finite()) {
+            // The summands' magnitudes overflow: whether a partial sum
+            // reaches infinity (or inf - inf, which SQLite gives as NULL)
+            // depends on the order of summation. Nothing to compare.
+            return Verdict::Agree { nonempty };
+        }
+        if let (Some(a), Some(b)) = (original, recombined.as_ref()) {
+            if values_equal(a, b) {
+                return Verdict::Agree { nonempty };
+            }
+            let float_sum =
+                float_aggregate && (matches!(a, Value::Real(_)) || matches!(b, Value::Real(_)));
+            if float_sum {
+                match (as_f64(a), as_f64(b), magnitude) {
+                    (Some(x), Some(y), Some(m)) => {
+                        // Overflow to infinity depends on the order too.
+                        if !(x.is_finite() && y.is_finite() && m.is_finite()) {
+                            return Verdict::Agree { nonempty };
+                        }
+                        if (x - y).abs() <= TOLERANCE * m.max(f64::MIN_POSITIVE) {
+                            return Verdict::Agree { nonempty };
+                        }
+                    }
+                    // The magnitude query saw a non-number: no bound to use.
+                    (Some(_), Some(_), None) => return Verdict::Agree { nonempty },
+                    _ => {}
+                }
+            }
+        }
+        Verdict::Disagree(Disagreement {
+            relation: format!(
+                "{name} over all rows = {} recombined from the partitions WHERE p, NOT p, p IS NULL",
+                name
+            ),
+            row_counts: vec![results[0].len(), results[1].len()],
+            diff: RowDiff {
+                only_in_first: original.map(|v| (vec![v.clone()], 1)).into_iter().collect(),
+                only_in_second: recombined.map(|v| (vec![v], 1)).into_iter().collect(),
+            },
+        })
+    }
+}

@@ -1,0 +1,74 @@
+//! TLP-GROUP BY: `SELECT g FROM f [WHERE w] GROUP BY g` must equal, as a
+//! set, the `UNION` of the three partitions on `p`, each grouped.
+
+use crate::partition::{base_where, item, some_columns, where_partitions};
+use crate::tlp_distinct::set_verdict;
+use lancet_core::{
+    Case, DataReader, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row, Select, SetOperator,
+    Verdict,
+};
+
+pub struct TlpGroupBy;
+
+const RELATION: &str =
+    "RS(... GROUP BY g) = RS(WHERE p GROUP BY g) ∪ RS(WHERE NOT p GROUP BY g) ∪ RS(WHERE p IS NULL GROUP BY g), as sets";
+
+impl Oracle for TlpGroupBy {
+    fn name(&self) -> &'static str {
+        "tlp-group-by"
+    }
+
+    fn description(&self) -> &'static str {
+        "TLP on GROUP BY: the groups equal the UNION of the groups of the three partitions"
+    }
+
+    fn generate(
+        &self,
+        rng: &mut Rng,
+        generator: &mut dyn QueryGenerator,
+        _data: &mut dyn DataReader,
+    ) -> Option<Case> {
+        let (from, scope) = generator.from_clause(rng);
+        if scope.columns.is_empty() {
+            return None;
+        }
+        let keys: Vec<_> = some_columns(rng, &scope, 2)
+            .into_iter()
+            .map(|c| generator.with_exact_equality(c))
+            .collect();
+        let selection = base_where(rng, generator, &scope);
+        let predicate = generator.predicate(rng, &scope);
+        Some(Case {
+            query: Select {
+                items: keys.iter().cloned().map(item).collect(),
+                from: Some(from),
+                selection,
+                group_by: keys,
+                ..Select::default()
+            },
+            predicate: Some(predicate),
+            pivot: None,
+        })
+    }
+
+    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
+        let p = case
+            .predicate
+            .as_ref()
+            .expect("a tlp-group-by case has a predicate");
+        vec![
+            OracleQuery {
+                role: "original".into(),
+                query: Query::select(case.query.clone()),
+            },
+            OracleQuery {
+                role: "partitioned".into(),
+                query: Query::set_operation(SetOperator::Union, where_partitions(&case.query, p)),
+            },
+        ]
+    }
+
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
+        set_verdict(RELATION, results)
+    }
+}

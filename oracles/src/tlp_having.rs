@@ -1,0 +1,101 @@
+//! TLP-HAVING: `SELECT g, agg FROM f [WHERE w] GROUP BY g` must equal, as a
+//! multiset, the `UNION ALL` of the same with `HAVING p`, `HAVING NOT p`
+//! and `HAVING p IS NULL`.
+
+use crate::partition::{base_where, having_partitions, item, some_columns};
+use crate::tlp_where::multiset_verdict;
+use lancet_core::{
+    Case, DataReader, Expr, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row, Scope,
+    ScopeColumn, Select, SetOperator, Verdict,
+};
+use rand::seq::IndexedRandom;
+
+pub struct TlpHaving;
+
+const RELATION: &str =
+    "RS(... GROUP BY g) = RS(HAVING p) ⊎ RS(HAVING NOT p) ⊎ RS(HAVING p IS NULL), as multisets";
+
+impl Oracle for TlpHaving {
+    fn name(&self) -> &'static str {
+        "tlp-having"
+    }
+
+    fn description(&self) -> &'static str {
+        "TLP on HAVING: the groups equal the UNION ALL of the groups where p, NOT p, p IS NULL"
+    }
+
+    fn generate(
+        &self,
+        rng: &mut Rng,
+        generator: &mut dyn QueryGenerator,
+        _data: &mut dyn DataReader,
+    ) -> Option<Case> {
+        let (from, scope) = generator.from_clause(rng);
+        if scope.columns.is_empty() {
+            return None;
+        }
+        let keys: Vec<Expr> = some_columns(rng, &scope, 2)
+            .into_iter()
+            .map(|c| generator.with_exact_equality(c))
+            .collect();
+        let mut items: Vec<_> = keys.iter().cloned().map(item).collect();
+        // Aggregates whose value does not depend on the order of rows.
+        let column = scope.columns.choose(rng).map(|c| c.expr.clone())?;
+        items.push(item(
+            match ["count*", "count", "min", "max"].choose(rng).copied() {
+                Some("count") => Expr::func("COUNT", vec![column]),
+                Some("min") => Expr::func("MIN", vec![generator.with_exact_equality(column)]),
+                Some("max") => Expr::func("MAX", vec![generator.with_exact_equality(column)]),
+                _ => Expr::CountStar,
+            },
+        ));
+        let selection = base_where(rng, generator, &scope);
+        // HAVING may refer only to the grouping keys: any other column would
+        // be taken from an arbitrary row of the group.
+        let key_scope = Scope {
+            columns: keys
+                .iter()
+                .map(|k| ScopeColumn {
+                    expr: k.clone(),
+                    ty: None,
+                })
+                .collect(),
+        };
+        let predicate = generator.predicate(rng, &key_scope);
+        Some(Case {
+            query: Select {
+                items,
+                from: Some(from),
+                selection,
+                group_by: keys,
+                ..Select::default()
+            },
+            predicate: Some(predicate),
+            pivot: None,
+        })
+    }
+
+    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
+        let p = case
+            .predicate
+            .as_ref()
+            .expect("a tlp-having case has a predicate");
+        vec![
+            OracleQuery {
+                role: "original".into(),
+                query: Query::select(case.query.clone()),
+            },
+            OracleQuery {
+                role: "partitioned".into(),
+                query: Query::set_operation(
+                    SetOperator::UnionAll,
+                    having_partitions(&case.query, p),
+                ),
+            },
+        ]
+    }
+
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
+        multiset_verdict(RELATION, results)
+    }
+}
