@@ -2,6 +2,7 @@
 //! statement, run a query and get rows. Providers implement it over their
 //! drivers; wrappers (fault injection, timing) stack on it.
 
+use crate::knobs::KnobSetting;
 use crate::value::Row;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -56,6 +57,18 @@ pub trait Connection: Send {
     fn execute(&mut self, sql: &str) -> Result<(), DbError>;
     /// Runs a query and fetches all its rows.
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError>;
+    /// Applies an optimizer configuration for the following statements.
+    /// Providers whose knobs are SQL settings may run them here too.
+    fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
+        if setting.off.is_empty() {
+            Ok(())
+        } else {
+            Err(DbError::statement(
+                None,
+                "this connection has no optimizer knobs",
+            ))
+        }
+    }
 }
 
 impl<C: Connection + ?Sized> Connection for Box<C> {
@@ -64,5 +77,8 @@ impl<C: Connection + ?Sized> Connection for Box<C> {
     }
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
         (**self).query(sql)
+    }
+    fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
+        (**self).set_knobs(setting)
     }
 }

@@ -5,7 +5,7 @@
 //! run with a fault is as reproducible as one without.
 
 use crate::connection::{Connection, DbError};
-use crate::value::Row;
+use crate::value::{Row, Value};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -14,12 +14,18 @@ pub enum Fault {
     /// Drop the first row of the result of one query in `period` (chosen by
     /// a hash of its text), among queries that return rows.
     DropRow { period: u64 },
+    /// Return no rows at all for one query in `period`.
+    EmptyResult { period: u64 },
+    /// Add one to the count of one `SELECT COUNT(*) ... WHERE` query in `period`.
+    Miscount { period: u64 },
 }
 
 impl Fault {
     pub fn parse(name: &str) -> Option<Fault> {
         match name {
             "drop-row" => Some(Fault::DropRow { period: 5 }),
+            "empty-result" => Some(Fault::EmptyResult { period: 5 }),
+            "miscount" => Some(Fault::Miscount { period: 3 }),
             _ => None,
         }
     }
@@ -27,6 +33,8 @@ impl Fault {
     pub fn name(&self) -> &'static str {
         match self {
             Fault::DropRow { .. } => "drop-row",
+            Fault::EmptyResult { .. } => "empty-result",
+            Fault::Miscount { .. } => "miscount",
         }
     }
 }
@@ -58,12 +66,30 @@ impl<C: Connection> Connection for FaultyConnection<C> {
         self.inner.execute(sql)
     }
 
+    fn set_knobs(&mut self, setting: &crate::knobs::KnobSetting) -> Result<(), DbError> {
+        self.inner.set_knobs(setting)
+    }
+
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
         let mut rows = self.inner.query(sql)?;
+        let hit = |period: u64| stable_hash(sql).is_multiple_of(period);
         match self.fault {
             Fault::DropRow { period } => {
-                if !rows.is_empty() && stable_hash(sql).is_multiple_of(period) {
+                if !rows.is_empty() && hit(period) {
                     rows.remove(0);
+                }
+            }
+            Fault::EmptyResult { period } => {
+                if hit(period) {
+                    rows.clear();
+                }
+            }
+            Fault::Miscount { period } => {
+                if sql.starts_with("SELECT COUNT(*) FROM") && sql.contains(" WHERE ") && hit(period)
+                {
+                    if let Some(Value::Integer(n)) = rows.first_mut().and_then(|r| r.first_mut()) {
+                        *n += 1;
+                    }
                 }
             }
         }

@@ -79,4 +79,8 @@ pub trait Oracle: Send + Sync {
     fn queries(&self, case: &Case) -> Vec<OracleQuery>;
     /// Checks the relation on the results of [`Oracle::queries`], in order.
     fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Verdict;
+    /// The planted fault `selftest` proves this oracle catches.
+    fn planted_fault(&self) -> crate::fault::Fault {
+        crate::fault::Fault::DropRow { period: 5 }
+    }
 }

@@ -118,6 +118,16 @@ pub trait Provider: Send + Sync {
     /// How a user runs a reproducer with the DBMS's own client; `{file}`
     /// stands for the reproducer's path.
     fn client_command(&self) -> String;
+    /// The optimizer knobs this DBMS documents (none by default).
+    fn knobs(&self) -> Vec<crate::knobs::Knob> {
+        Vec::new()
+    }
+    /// How a reproducer applies `setting` with the DBMS's own client: lines
+    /// to put before the queries (SQLite: `.testctrl optimizations 0x..`,
+    /// PostgreSQL: `SET enable_hashjoin = off`).
+    fn knob_commands(&self, _setting: &crate::knobs::KnobSetting) -> Vec<String> {
+        Vec::new()
+    }
     /// Comment lines for a reproducer's header (`--`, `#`): SQL comment syntax.
     fn comment_prefix(&self) -> &'static str {
         "--"

@@ -93,6 +93,10 @@ impl Oracle for NoRec {
         ]
     }
 
+    fn planted_fault(&self) -> lancet_core::fault::Fault {
+        lancet_core::fault::Fault::Miscount { period: 3 }
+    }
+
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
         let (a, b) = (count_of(&results[0]), count_of(&results[1]));
         if a.is_some() && a == b {
