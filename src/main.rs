@@ -31,6 +31,8 @@ enum Command {
     Fuzz(FuzzArgs),
     /// Measure throughput (checks/s) at 1 and 2 threads.
     Bench(BenchArgs),
+    /// Prove every oracle works here: each must catch a planted fault.
+    Selftest(SelftestArgs),
 }
 
 /// Options shared by `fuzz` and `bench`: what to test.
@@ -45,6 +47,10 @@ struct TargetArgs {
     /// Extra expected-error rules (TOML, as in configs/expected-errors/).
     #[arg(long, value_name = "FILE")]
     expected_errors: Option<PathBuf>,
+    /// SQLite: test this libsqlite3 shared library (a build of your own, an
+    /// older release) instead of the bundled SQLite.
+    #[arg(long, value_name = "PATH")]
+    sqlite_lib: Option<PathBuf>,
     /// Checks per database before a new database is generated.
     #[arg(long, default_value_t = 500, value_name = "N")]
     checks_per_database: u64,
@@ -103,6 +109,24 @@ struct BenchArgs {
     seed: u64,
 }
 
+#[derive(Args)]
+struct SelftestArgs {
+    /// The DBMS to test.
+    #[arg(long, default_value = "sqlite", value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    dbms: String,
+    /// Extra expected-error rules (TOML, as in configs/expected-errors/).
+    #[arg(long, value_name = "FILE")]
+    expected_errors: Option<PathBuf>,
+    /// Output directory; the findings of the planted faults go to <DIR>/<run-id>/<oracle>/.
+    #[arg(long, value_name = "DIR", default_value = "lancet-out")]
+    out: PathBuf,
+    /// Checks each oracle may take to catch its fault.
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    max_checks: u64,
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    seed: u64,
+}
+
 fn oracle_names() -> clap::builder::PossibleValuesParser {
     let mut names = vec!["all"];
     names.extend(lancet_oracles::names());
@@ -142,6 +166,7 @@ fn make_provider(t: &TargetArgs) -> anyhow::Result<Box<dyn lancet_core::Provider
         &t.dbms,
         &ProviderOptions {
             expected_errors: t.expected_errors.clone(),
+            sqlite_lib: t.sqlite_lib.clone(),
         },
     )
 }
@@ -168,6 +193,30 @@ fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<()> {
         }
     })
     .context("cannot install the Ctrl-C handler")
+}
+
+/// Run options with no limits, logs or faults: callers set what they need.
+fn plain_options(
+    run_id: String,
+    seed: u64,
+    threads: u32,
+    checks_per_database: u64,
+    run_dir: &std::path::Path,
+) -> RunOptions {
+    RunOptions {
+        run_id,
+        seed,
+        threads,
+        timeout: None,
+        max_checks: None,
+        checks_per_database,
+        only_database: None,
+        fault: None,
+        log_dir: None,
+        unconfirmed_dir: run_dir.join("unconfirmed"),
+        status_interval: None,
+        stop_after_findings: None,
+    }
 }
 
 fn default_seed() -> u64 {
@@ -198,18 +247,20 @@ fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let options = RunOptions {
-        run_id: run_id.clone(),
-        seed,
-        threads,
         timeout: args.timeout.map(Duration::from_secs),
         max_checks: args.queries,
-        checks_per_database: t.checks_per_database,
         only_database: args.thread.zip(args.database),
         fault: fault(&t.inject_fault)?,
         log_dir,
-        unconfirmed_dir: run_dir.join("unconfirmed"),
         status_interval: (args.status_interval > 0)
             .then(|| Duration::from_secs(args.status_interval)),
+        ..plain_options(
+            run_id.clone(),
+            seed,
+            threads,
+            t.checks_per_database,
+            &run_dir,
+        )
     };
     let stop = Arc::new(AtomicBool::new(false));
     install_interrupt(stop.clone())?;
@@ -256,17 +307,9 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let run_id = format!("bench-{threads}");
         let writer = FindingWriter::new(&scratch.join(&run_id).join("findings"))?;
         let options = RunOptions {
-            run_id,
-            seed: args.seed,
-            threads,
             timeout: Some(Duration::from_secs(args.seconds)),
-            max_checks: None,
-            checks_per_database: t.checks_per_database,
-            only_database: None,
             fault: fault(&t.inject_fault)?,
-            log_dir: None,
-            unconfirmed_dir: scratch.join("unconfirmed"),
-            status_interval: None,
+            ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
         };
         let s = runner::run(&*provider, &oracles, &options, &writer, &stop)?;
         println!(
@@ -285,12 +328,88 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
+    let provider = registry::provider(
+        &args.dbms,
+        &ProviderOptions {
+            expected_errors: args.expected_errors.clone(),
+            ..ProviderOptions::default()
+        },
+    )?;
+    let run_id = format!("selftest-{}", lancet::run_id(args.seed));
+    let run_dir = args.out.join(&run_id);
+    println!(
+        "lancet selftest: {} ({}); each oracle must catch its planted fault within {} checks",
+        args.dbms,
+        provider.version()?,
+        args.max_checks
+    );
+    println!(
+        "{:<15} {:<14} {:>7} {:>8}  reproducer",
+        "oracle", "fault", "caught", "checks"
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    let mut missed = Vec::new();
+    for registered in lancet_oracles::all() {
+        let name = registered.oracle.name();
+        let fault = registered.oracle.planted_fault();
+        let oracles = OracleSet::new(vec![(registered.oracle, 1)]);
+        let dir = run_dir.join(name);
+        let writer = FindingWriter::new(&dir.join("findings"))?;
+        let options = RunOptions {
+            max_checks: Some(args.max_checks),
+            // A safety net: an oracle that generates no checks here would run forever.
+            timeout: Some(Duration::from_secs(120)),
+            fault: Some(fault),
+            stop_after_findings: Some(1),
+            ..plain_options(format!("{run_id}-{name}"), args.seed, 1, 200, &dir)
+        };
+        let s = runner::run(&*provider, &oracles, &options, &writer, &stop)?;
+        let caught = s.findings > 0;
+        let reproducer = if caught {
+            std::fs::read_dir(writer.dir())
+                .ok()
+                .and_then(|rd| {
+                    rd.filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .find(|p| p.extension().is_some_and(|x| x == "sql"))
+                })
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        } else {
+            missed.push(name);
+            String::new()
+        };
+        println!(
+            "{:<15} {:<14} {:>7} {:>8}  {}",
+            name,
+            fault.name(),
+            if caught { "yes" } else { "NO" },
+            s.checks,
+            reproducer
+        );
+        if stop.load(Ordering::SeqCst) && !caught {
+            break;
+        }
+        stop.store(false, Ordering::SeqCst);
+    }
+    if missed.is_empty() {
+        println!("selftest passed: every oracle caught its fault");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("selftest FAILED: {} missed their fault", missed.join(", "));
+        Ok(ExitCode::from(1))
+    }
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Fuzz(args) => fuzz(args),
         Command::Bench(args) => bench(args),
+        Command::Selftest(args) => selftest(args),
     };
     match result {
         Ok(code) => code,

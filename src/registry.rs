@@ -13,6 +13,9 @@ pub const DBMS_NAMES: &[&str] = &["sqlite"];
 pub struct ProviderOptions {
     /// Extra expected-error rules (TOML) added to the provider's own.
     pub expected_errors: Option<std::path::PathBuf>,
+    /// SQLite only: a libsqlite3 shared library to load and test instead
+    /// of the bundled SQLite.
+    pub sqlite_lib: Option<std::path::PathBuf>,
 }
 
 fn load_expected(path: &Path) -> anyhow::Result<ExpectedErrors> {
@@ -27,11 +30,17 @@ pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn
         Some(path) => Some(load_expected(path)?),
         None => None,
     };
+    if options.sqlite_lib.is_some() && name != "sqlite" {
+        anyhow::bail!("--sqlite-lib applies to --dbms sqlite only, not '{name}'");
+    }
     match name {
         "sqlite" => {
             let mut p = lancet_sqlite::SqliteProvider::new()?;
             if let Some(extra) = extra {
                 p = p.with_expected_errors(extra);
+            }
+            if let Some(path) = &options.sqlite_lib {
+                p = p.with_library(path)?;
             }
             Ok(Box::new(p))
         }

@@ -82,6 +82,8 @@ pub struct RunOptions {
     pub unconfirmed_dir: PathBuf,
     /// How often to print a status line; `None` for none.
     pub status_interval: Option<Duration>,
+    /// Stop the run once this many findings are on disk (`selftest`).
+    pub stop_after_findings: Option<u64>,
 }
 
 enum Event {
@@ -101,7 +103,10 @@ enum CheckOutcome {
     Agreed {
         nonempty: bool,
     },
+    /// A query raised an expected error (or timed out): the check says nothing.
     Skipped,
+    /// The oracle found nothing to test in this database (PQS without an evaluator).
+    NoCase,
     /// A finding; the database is abandoned after it.
     Found(Box<Finding>),
 }
@@ -340,7 +345,7 @@ fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
         let oracle = shared.oracles.get(which);
         let outcome = match oracle.generate(&mut rng, &mut *generator, &mut session) {
             Some(case) => run_check(shared, &mut session, oracle, case, origin(check)),
-            None => CheckOutcome::Skipped,
+            None => CheckOutcome::NoCase,
         };
         let stats = session.stats;
         shared.counters.add_statements(
@@ -351,6 +356,7 @@ fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
         match outcome {
             CheckOutcome::Agreed { nonempty } => shared.counters.add_check(which, nonempty),
             CheckOutcome::Skipped => shared.counters.add_skipped(),
+            CheckOutcome::NoCase => {}
             CheckOutcome::Found(finding) => {
                 shared.counters.add_check(which, true);
                 session.flush_log();
@@ -465,6 +471,13 @@ fn record(
     let (path, confirmed) = if finding.confirmed || finding.kind == FindingKind::Crash {
         shared.writer.update(&written, &finding, comment, &client)?;
         shared.counters.add_finding();
+        if shared
+            .options
+            .stop_after_findings
+            .is_some_and(|n| shared.counters.findings() >= n)
+        {
+            shared.stop.store(true, Ordering::SeqCst);
+        }
         (written.sql, true)
     } else {
         shared.writer.update(&written, &finding, comment, &client)?;

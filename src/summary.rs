@@ -59,6 +59,9 @@ impl Counters {
     pub fn add_database(&self) {
         self.databases.fetch_add(1, Relaxed);
     }
+    pub fn findings(&self) -> u64 {
+        self.findings.load(Relaxed)
+    }
     pub fn add_finding(&self) {
         self.findings.fetch_add(1, Relaxed);
     }

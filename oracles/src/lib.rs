@@ -3,6 +3,7 @@
 
 pub mod norec;
 mod partition;
+pub mod pqs;
 pub mod tlp_aggregate;
 pub mod tlp_distinct;
 pub mod tlp_group_by;
@@ -27,6 +28,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(tlp_having::TlpHaving), 1),
         entry(Box::new(tlp_aggregate::TlpAggregate), 2),
         entry(Box::new(norec::NoRec), 3),
+        entry(Box::new(pqs::Pqs), 2),
     ]
 }
 

@@ -1,4 +1,7 @@
-//! One in-memory SQLite database behind lancet's [`Connection`] interface.
+//! One in-memory SQLite database behind lancet's [`Connection`] interface,
+//! and the pieces every SQLite connection shares: the linked library's
+//! connection here, and the one over a library loaded at run time
+//! ([`crate::dynamic`]) map values and errors through the same functions.
 //!
 //! Errors carry the *extended* result code's name (`SQLITE_CONSTRAINT_UNIQUE`,
 //! not just `SQLITE_CONSTRAINT`) because expected-error rules match on it:
@@ -8,7 +11,8 @@
 //! handler checks the clock) and reported as a timeout, so that one
 //! runaway query cannot stall a run; SQLite rolls the statement back.
 
-use lancet_core::{Connection, DbError, FailureKind, Row, Value};
+use crate::knobs;
+use lancet_core::{Connection, DbError, FailureKind, KnobSetting, Row, Value};
 use rusqlite::types::ValueRef;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
@@ -18,14 +22,48 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(10);
 
 /// Virtual-machine steps between two looks at the clock.
-const PROGRESS_STEPS: i32 = 100_000;
+pub(crate) const PROGRESS_STEPS: i32 = 100_000;
+
+/// The time limit of one connection's statements. The connection starts
+/// the clock before each statement; its progress handler (which SQLite
+/// calls every [`PROGRESS_STEPS`] steps) interrupts the statement once
+/// [`StatementClock::expired`] says so.
+#[derive(Clone, Debug)]
+pub(crate) struct StatementClock {
+    limit: Duration,
+    /// When the running statement must stop.
+    deadline: Arc<Mutex<Option<Instant>>>,
+}
+
+impl StatementClock {
+    pub(crate) fn new(limit: Duration) -> StatementClock {
+        StatementClock {
+            limit,
+            deadline: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Gives the next statement the full time limit.
+    pub(crate) fn start(&self) {
+        if let Ok(mut d) = self.deadline.lock() {
+            *d = Some(Instant::now() + self.limit);
+        }
+    }
+
+    /// Whether the running statement is past its deadline.
+    pub(crate) fn expired(&self) -> bool {
+        self.deadline
+            .lock()
+            .ok()
+            .and_then(|d| *d)
+            .is_some_and(|d| Instant::now() > d)
+    }
+}
 
 /// A fresh `:memory:` database; dropping it frees the database.
 pub struct SqliteConnection {
     conn: rusqlite::Connection,
-    /// When the running statement must stop; read by the progress handler.
-    deadline: Arc<Mutex<Option<Instant>>>,
-    time_limit: Duration,
+    clock: StatementClock,
 }
 
 impl SqliteConnection {
@@ -38,43 +76,24 @@ impl SqliteConnection {
     /// interrupted after `time_limit`.
     pub fn open_with_time_limit(time_limit: Duration) -> anyhow::Result<SqliteConnection> {
         let mut conn = rusqlite::Connection::open_in_memory()?;
-        let deadline: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
-        let watched = Arc::clone(&deadline);
-        conn.progress_handler(
-            PROGRESS_STEPS,
-            Some(move || {
-                // `true` interrupts the statement.
-                watched
-                    .lock()
-                    .ok()
-                    .and_then(|d| *d)
-                    .is_some_and(|d| Instant::now() > d)
-            }),
-        )?;
-        Ok(SqliteConnection {
-            conn,
-            deadline,
-            time_limit,
-        })
-    }
-
-    fn start_clock(&self) {
-        if let Ok(mut d) = self.deadline.lock() {
-            *d = Some(Instant::now() + self.time_limit);
-        }
+        let clock = StatementClock::new(time_limit);
+        let watched = clock.clone();
+        // `true` interrupts the statement.
+        conn.progress_handler(PROGRESS_STEPS, Some(move || watched.expired()))?;
+        Ok(SqliteConnection { conn, clock })
     }
 }
 
 impl Connection for SqliteConnection {
     fn execute(&mut self, sql: &str) -> Result<(), DbError> {
-        self.start_clock();
+        self.clock.start();
         // `execute_batch` steps the statement once, which completes any DML
         // or DDL and also accepts PRAGMAs that answer with a row.
         self.conn.execute_batch(sql).map_err(map_error)
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
-        self.start_clock();
+        self.clock.start();
         let mut stmt = self.conn.prepare(sql).map_err(map_error)?;
         let width = stmt.column_count();
         let mut rows = stmt.raw_query();
@@ -88,9 +107,33 @@ impl Connection for SqliteConnection {
         }
         Ok(out)
     }
+
+    fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
+        let mask = knob_mask(setting, rusqlite::version_number())?;
+        // SAFETY: the handle is this connection's open database, used on
+        // this thread only; TESTCTRL_OPTIMIZATIONS takes (sqlite3*, u32)
+        // and only sets the connection's mask of disabled optimizations.
+        unsafe {
+            rusqlite::ffi::sqlite3_test_control(
+                knobs::SQLITE_TESTCTRL_OPTIMIZATIONS,
+                self.conn.handle(),
+                mask,
+            );
+        }
+        Ok(())
+    }
 }
 
-fn to_value(v: ValueRef<'_>) -> Value {
+/// The disable mask for `setting` on the library with version number
+/// `version`, or the error [`Connection::set_knobs`] reports for an
+/// unknown knob.
+pub(crate) fn knob_mask(setting: &KnobSetting, version: i32) -> Result<u32, DbError> {
+    knobs::mask(setting, version).map_err(|message| DbError::statement(None, message))
+}
+
+/// A column value as lancet sees it: the storage class, with text that is
+/// not valid UTF-8 decoded lossily.
+pub(crate) fn to_value(v: ValueRef<'_>) -> Value {
     match v {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::Integer(i),
@@ -100,28 +143,50 @@ fn to_value(v: ValueRef<'_>) -> Value {
     }
 }
 
+/// The [`DbError`] for a failed call that returned the (extended) result
+/// code `code`, with `message` from `sqlite3_errmsg()`. An interrupt is
+/// the progress handler's doing: the statement ran out of time.
+pub(crate) fn error_from_code(code: i32, message: String) -> DbError {
+    if code == rusqlite::ffi::SQLITE_INTERRUPT {
+        DbError {
+            kind: FailureKind::Timeout,
+            code: Some(code_name(code).into_owned()),
+            message,
+        }
+    } else {
+        DbError::statement(Some(code_name(code).into_owned()), message)
+    }
+}
+
 /// Maps a rusqlite error to a [`DbError`] with SQLite's own code and text.
 pub(crate) fn map_error(e: rusqlite::Error) -> DbError {
     match e {
-        rusqlite::Error::SqliteFailure(err, msg)
-            if err.extended_code == rusqlite::ffi::SQLITE_INTERRUPT =>
-        {
-            DbError {
-                kind: FailureKind::Timeout,
-                code: Some("SQLITE_INTERRUPT".into()),
-                message: msg.unwrap_or_else(|| "interrupted".into()),
-            }
-        }
         rusqlite::Error::SqliteFailure(err, msg) => {
             let message = msg.unwrap_or_else(|| err.to_string());
-            DbError::statement(Some(code_name(err.extended_code).into_owned()), message)
+            error_from_code(err.extended_code, message)
         }
         // Syntax-level errors, reported with the offset of the bad token.
         rusqlite::Error::SqlInputError { error, msg, .. } => {
-            DbError::statement(Some(code_name(error.extended_code).into_owned()), msg)
+            error_from_code(error.extended_code, msg)
         }
         other => DbError::statement(None, other.to_string()),
     }
+}
+
+/// What `query` reports for a text with more than one statement.
+pub(crate) fn multiple_statements_error() -> DbError {
+    map_error(rusqlite::Error::MultipleStatement)
+}
+
+/// What `query` reports for a text with no statement at all (empty, or
+/// only comments and semicolons): rusqlite steps the null statement and
+/// SQLite answers `SQLITE_MISUSE`, and a loaded library's connection says
+/// the same.
+pub(crate) fn no_statement_error() -> DbError {
+    error_from_code(
+        rusqlite::ffi::SQLITE_MISUSE,
+        "bad parameter or other API misuse".into(),
+    )
 }
 
 /// The name of an SQLite (extended) result code, e.g. `SQLITE_CONSTRAINT_UNIQUE`.
@@ -247,10 +312,12 @@ pub fn code_name(code: i32) -> Cow<'static, str> {
 pub fn version_string() -> anyhow::Result<String> {
     let conn = rusqlite::Connection::open_in_memory()?;
     let source_id: String = conn.query_row("SELECT sqlite_source_id()", [], |r| r.get(0))?;
-    Ok(format!(
-        "SQLite {} (source id {source_id})",
-        rusqlite::version()
-    ))
+    Ok(describe_version(rusqlite::version(), &source_id))
+}
+
+/// How summaries and findings name an SQLite library.
+pub(crate) fn describe_version(version: &str, source_id: &str) -> String {
+    format!("SQLite {version} (source id {source_id})")
 }
 
 #[cfg(test)]

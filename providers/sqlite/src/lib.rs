@@ -1,7 +1,9 @@
 //! The SQLite provider: random databases and queries for SQLite, run on
 //! fresh in-memory databases through rusqlite.
 //!
-//! Module map: [`connection`] wraps rusqlite; [`types`] and [`literals`]
+//! Module map: [`connection`] wraps rusqlite, and [`dynamic`] a libsqlite3
+//! loaded at run time instead (`--sqlite-lib`); [`knobs`] lists the
+//! optimizer switches of `sqlite3_test_control`; [`types`] and [`literals`]
 //! know SQLite's types and values; [`functions`] lists the scalar functions
 //! by version; [`expr_gen`] builds expressions; [`schema_gen`] and
 //! [`data_gen`] build DDL and DML; [`populate`] runs them in order;
@@ -15,8 +17,10 @@
 
 pub mod connection;
 pub mod data_gen;
+pub mod dynamic;
 pub mod expr_gen;
 pub mod functions;
+pub mod knobs;
 pub mod literals;
 pub mod populate;
 pub mod query_gen;
@@ -24,12 +28,15 @@ pub mod schema_gen;
 pub mod types;
 
 use lancet_core::{
-    Connection, DatabaseId, Dialect, ExecError, ExpectedErrors, Provider, QueryGenerator, Rng,
-    Schema, Session,
+    Connection, DatabaseId, Dialect, ExecError, ExpectedErrors, Knob, KnobSetting, Provider,
+    QueryGenerator, Rng, Schema, Session,
 };
 
 pub use connection::SqliteConnection;
+pub use dynamic::{DynamicConnection, SqliteLibrary};
 pub use query_gen::SqliteQueryGenerator;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The built-in expected errors: what generated SQL may legitimately raise.
@@ -42,6 +49,8 @@ pub struct SqliteProvider {
     version: i32,
     /// How long one statement may run before it is interrupted.
     time_limit: Duration,
+    /// A libsqlite3 loaded at run time, used instead of the bundled one.
+    library: Option<Arc<SqliteLibrary>>,
 }
 
 impl SqliteProvider {
@@ -54,7 +63,24 @@ impl SqliteProvider {
             expected,
             version: rusqlite::version_number(),
             time_limit: connection::DEFAULT_TIME_LIMIT,
+            library: None,
         })
+    }
+
+    /// Runs everything on the libsqlite3 shared library at `path` instead
+    /// of the bundled SQLite: its databases, its version in summaries and
+    /// findings, and its version number for what the generators may use.
+    /// Fails if the file cannot be loaded or lacks a function lancet calls.
+    pub fn with_library(mut self, path: &Path) -> anyhow::Result<Self> {
+        let library = SqliteLibrary::load(path)?;
+        self.version = library.version_number();
+        self.library = Some(library);
+        Ok(self)
+    }
+
+    /// The loaded library, if [`SqliteProvider::with_library`] named one.
+    pub fn library(&self) -> Option<&SqliteLibrary> {
+        self.library.as_deref()
     }
 
     /// Interrupts statements that run longer than `limit` (reported as
@@ -86,7 +112,10 @@ impl Provider for SqliteProvider {
     }
 
     fn version(&self) -> anyhow::Result<String> {
-        connection::version_string()
+        match &self.library {
+            Some(lib) => Ok(lib.version_string()),
+            None => connection::version_string(),
+        }
     }
 
     fn expected_errors(&self) -> &ExpectedErrors {
@@ -94,9 +123,10 @@ impl Provider for SqliteProvider {
     }
 
     fn create_database(&self, _id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>> {
-        Ok(Box::new(SqliteConnection::open_with_time_limit(
-            self.time_limit,
-        )?))
+        Ok(match &self.library {
+            Some(lib) => Box::new(DynamicConnection::open(Arc::clone(lib), self.time_limit)?),
+            None => Box::new(SqliteConnection::open_with_time_limit(self.time_limit)?),
+        })
     }
 
     fn drop_database(&self, _id: &DatabaseId) -> anyhow::Result<()> {
@@ -114,5 +144,32 @@ impl Provider for SqliteProvider {
 
     fn client_command(&self) -> String {
         "sqlite3 new.db < {file}".to_string()
+    }
+
+    fn knobs(&self) -> Vec<Knob> {
+        if self.library.as_ref().is_some_and(|lib| !lib.has_knobs()) {
+            return Vec::new();
+        }
+        knobs::list(self.version)
+    }
+
+    fn knob_commands(&self, setting: &KnobSetting) -> Vec<String> {
+        if setting.off.is_empty() {
+            return Vec::new();
+        }
+        // Connections refuse unknown knobs, so a setting that reaches a
+        // reproducer has none; skip one anyway rather than write a wrong mask.
+        let mask =
+            setting
+                .off
+                .iter()
+                .fold(0u32, |mask, name| match knobs::find(name, self.version) {
+                    Ok(knob) => mask | knob.bit,
+                    Err(e) => {
+                        log::warn!("{e}");
+                        mask
+                    }
+                });
+        vec![knobs::shell_command(mask)]
     }
 }
