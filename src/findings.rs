@@ -190,10 +190,10 @@ pub fn render_reproducer(
             .queries
             .first()
             .map_or("query 1".to_string(), |q| format!("query 1 ({})", q.role));
-        let second = f
-            .queries
-            .get(1)
-            .map_or("query 2".to_string(), |q| format!("query 2 ({})", q.role));
+        let second = f.queries.get(1).map_or_else(
+            || "what must be in the result (it is missing)".to_string(),
+            |q| format!("query 2 ({})", q.role),
+        );
         side(&first, &diff.only_in_first);
         side(&second, &diff.only_in_second);
     }

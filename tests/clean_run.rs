@@ -46,3 +46,43 @@ fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
     let nonempty = summary["nonempty_share"].as_f64().unwrap();
     assert!(nonempty > 0.3, "too few checks see rows: {nonempty}");
 }
+
+#[test]
+fn fifty_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary_path = out_dir.path().join("s.json");
+    let out = run(&[
+        "fuzz",
+        "--oracle",
+        "all",
+        "--threads",
+        "2",
+        "--seed",
+        "7",
+        "--queries",
+        "50000",
+        "--status-interval",
+        "0",
+        "--out",
+        out_dir.path().to_str().unwrap(),
+        "--summary-json",
+        summary_path.to_str().unwrap(),
+    ]);
+    let summary = read_json(&summary_path);
+    assert!(summary["checks"].as_u64().unwrap() >= 50_000, "{summary}");
+    assert_eq!(summary["findings"], 0, "false alarms: {summary}");
+    assert_eq!(
+        summary["unconfirmed"], 0,
+        "non-reproducible disagreements: {summary}"
+    );
+    assert_eq!(out.status.code(), Some(0));
+    for name in lancet_oracles::names() {
+        if name == "pqs" && summary["checks_per_oracle"][name] == 0 {
+            continue; // checked by the selftest and the evaluator validation
+        }
+        assert!(
+            summary["checks_per_oracle"][name].as_u64().unwrap() > 1000,
+            "{name} barely ran: {summary}"
+        );
+    }
+}

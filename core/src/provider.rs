@@ -78,6 +78,15 @@ pub trait QueryGenerator {
         expr
     }
 
+    /// The GROUP BY keys that make the rows of a group hold identical
+    /// values of `expr`, not merely equal ones: a HAVING predicate sees the
+    /// value of an arbitrary row of its group. The first key is `expr` as
+    /// the query selects it. SQLite adds `typeof(expr)` (1 and 1.0 are one
+    /// group but render differently).
+    fn exact_group_keys(&self, expr: Expr) -> Vec<Expr> {
+        vec![self.with_exact_equality(expr)]
+    }
+
     /// PQS: a FROM clause of plain base tables joined by commas, each
     /// aliased, with the scope listing every column as `alias.column` in
     /// factor order. `None` if the provider does not support PQS.

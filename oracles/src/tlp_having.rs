@@ -34,10 +34,15 @@ impl Oracle for TlpHaving {
         if scope.columns.is_empty() {
             return None;
         }
-        let keys: Vec<Expr> = some_columns(rng, &scope, 2)
-            .into_iter()
-            .map(|c| generator.with_exact_equality(c))
-            .collect();
+        // A HAVING predicate sees one row's value per group: group so that
+        // those values are identical, not merely equal.
+        let mut keys: Vec<Expr> = Vec::new();
+        let mut group_by: Vec<Expr> = Vec::new();
+        for column in some_columns(rng, &scope, 2) {
+            let exact = generator.exact_group_keys(column);
+            keys.push(exact[0].clone());
+            group_by.extend(exact);
+        }
         let mut items: Vec<_> = keys.iter().cloned().map(item).collect();
         // Aggregates whose value does not depend on the order of rows.
         let column = scope.columns.choose(rng).map(|c| c.expr.clone())?;
@@ -67,7 +72,7 @@ impl Oracle for TlpHaving {
                 items,
                 from: Some(from),
                 selection,
-                group_by: keys,
+                group_by,
                 ..Select::default()
             },
             predicate: Some(predicate),

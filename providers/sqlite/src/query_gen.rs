@@ -466,4 +466,11 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
             collation: "BINARY".into(),
         }
     }
+
+    /// `expr COLLATE BINARY` and `typeof(expr)`: binary-equal values of one
+    /// storage class are identical (integer 8 and real 8.0 are not).
+    fn exact_group_keys(&self, expr: Expr) -> Vec<Expr> {
+        let typed = Expr::func("typeof", vec![expr.clone()]);
+        vec![self.with_exact_equality(expr), typed]
+    }
 }

@@ -1,0 +1,28 @@
+//! `lancet selftest` proves every oracle catches its planted fault, each
+//! within 2,000 checks, and leaves runnable reproducers.
+
+mod common;
+use common::*;
+
+#[test]
+fn every_oracle_catches_its_planted_fault() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run(&["selftest", "--out", out_dir.path().to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "selftest failed:\n{stdout}");
+    for name in lancet_oracles::names() {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{stdout}"));
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields[2], "yes", "{name} missed its fault: {line}");
+        let checks: u64 = fields[3].parse().unwrap();
+        assert!(checks <= 2000, "{name} needed {checks} checks");
+        let reproducer = std::path::Path::new(fields[4]);
+        let script = std::fs::read_to_string(reproducer).unwrap();
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(&script)
+            .unwrap_or_else(|e| panic!("{} does not run: {e}", reproducer.display()));
+    }
+}
