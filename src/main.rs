@@ -180,10 +180,15 @@ fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
     }
 }
 
-/// Ctrl-C stops the run after the current checks; a second one exits at once.
-fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+/// Ctrl-C stops the run after the current checks; a second one exits at
+/// once. Returns a flag that stays set after Ctrl-C, for commands that run
+/// several measurements (the runner itself also sets `stop` on a timeout).
+fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<Arc<AtomicBool>> {
     let presses = AtomicU32::new(0);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = interrupted.clone();
     ctrlc::set_handler(move || {
+        flag.store(true, Ordering::SeqCst);
         if presses.fetch_add(1, Ordering::SeqCst) == 0 {
             eprintln!("\nlancet: stopping (findings so far are on disk); press Ctrl-C again to quit at once");
             stop.store(true, Ordering::SeqCst);
@@ -192,7 +197,8 @@ fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<()> {
             std::process::exit(130);
         }
     })
-    .context("cannot install the Ctrl-C handler")
+    .context("cannot install the Ctrl-C handler")?;
+    Ok(interrupted)
 }
 
 /// Run options with no limits, logs or faults: callers set what they need.
@@ -301,7 +307,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         "threads", "checks/s", "statements/s", "DBMS time", "findings"
     );
     let stop = Arc::new(AtomicBool::new(false));
-    install_interrupt(stop.clone())?;
+    let interrupted = install_interrupt(stop.clone())?;
     for &threads in &args.threads {
         let oracles = oracle_set(&t.oracle)?;
         let run_id = format!("bench-{threads}");
@@ -320,9 +326,10 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             100.0 * s.dbms_time_share,
             s.findings
         );
-        if stop.load(Ordering::SeqCst) {
+        if interrupted.load(Ordering::SeqCst) {
             break;
         }
+        stop.store(false, Ordering::SeqCst);
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(ExitCode::SUCCESS)
@@ -349,7 +356,7 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         "oracle", "fault", "caught", "checks"
     );
     let stop = Arc::new(AtomicBool::new(false));
-    install_interrupt(stop.clone())?;
+    let interrupted = install_interrupt(stop.clone())?;
     let mut missed = Vec::new();
     for registered in lancet_oracles::all() {
         let name = registered.oracle.name();
@@ -389,7 +396,7 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
             s.checks,
             reproducer
         );
-        if stop.load(Ordering::SeqCst) && !caught {
+        if interrupted.load(Ordering::SeqCst) {
             break;
         }
         stop.store(false, Ordering::SeqCst);

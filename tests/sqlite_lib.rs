@@ -19,6 +19,12 @@ fn system_lib() -> Option<&'static str> {
     }
 }
 
+/// The clean run uses NoREC: SQLite 3.40.1 has logic bugs fixed in later
+/// releases that the TLP oracles find within a few thousand checks (the
+/// HAVING variant most often: `x NOT IN (SELECT real_column)` in HAVING
+/// converts a text group key to a number in the result), so a run with
+/// every oracle is clean only for lucky seeds, and any change to the
+/// generators would make it fail. NoREC found nothing in 150,000 checks.
 #[test]
 fn three_thousand_checks_through_the_system_library_find_nothing() {
     let Some(lib) = system_lib() else { return };
@@ -28,6 +34,8 @@ fn three_thousand_checks_through_the_system_library_find_nothing() {
         "fuzz",
         "--sqlite-lib",
         lib,
+        "--oracle",
+        "norec",
         "--threads",
         "2",
         "--seed",
@@ -140,9 +148,12 @@ fn a_missing_library_is_a_clear_error() {
 fn a_library_that_is_not_sqlite_is_a_clear_error() {
     // Any shared library without SQLite's functions: the test binary's
     // own libc will do.
-    let libc = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
+    let libc = [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists());
     let Some(libc) = libc else {
         eprintln!("note: no libc.so.6 found; skipping");
         return;

@@ -18,11 +18,13 @@
 pub mod connection;
 pub mod data_gen;
 pub mod dynamic;
+pub mod eval;
 pub mod expr_gen;
 pub mod functions;
 pub mod knobs;
 pub mod literals;
 pub mod populate;
+pub mod pqs;
 pub mod query_gen;
 pub mod schema_gen;
 pub mod types;

@@ -10,11 +10,12 @@
 
 use crate::expr_gen::{relation_columns, ExprGen};
 use crate::functions;
+use crate::pqs;
 use crate::schema_gen::is_partial_index;
 use lancet_core::schema::{Relation, RelationKind};
 use lancet_core::{
     BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Schema,
-    Scope, ScopeColumn, Select, SelectItem, SetOperator, TableFactor,
+    Scope, ScopeColumn, Select, SelectItem, SetOperator, TableFactor, Truth, Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -408,6 +409,12 @@ pub fn columns_of(rel: &Relation, alias: &str) -> Vec<Col> {
 /// The [`QueryGenerator`] oracles use on a populated SQLite database.
 pub struct SqliteQueryGenerator<'s> {
     builder: QueryBuilder<'s>,
+    schema: &'s Schema,
+    version: i32,
+    /// The columns of the last [`QueryGenerator::pivot_tables`], which
+    /// [`QueryGenerator::pivot_predicate`] needs (its scope alone does not
+    /// say which table an alias stands for).
+    pivot: Option<pqs::PivotTables>,
 }
 
 impl<'s> SqliteQueryGenerator<'s> {
@@ -415,6 +422,9 @@ impl<'s> SqliteQueryGenerator<'s> {
     pub fn new(schema: &'s Schema, version: i32) -> SqliteQueryGenerator<'s> {
         SqliteQueryGenerator {
             builder: QueryBuilder::new(schema, version),
+            schema,
+            version,
+            pivot: None,
         }
     }
 }
@@ -465,6 +475,23 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
             expr: Box::new(expr),
             collation: "BINARY".into(),
         }
+    }
+
+    fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
+        let (from, tables) = pqs::pivot_tables(rng, self.schema)?;
+        let scope = tables.scope.clone();
+        self.pivot = Some(tables);
+        Some((from, scope))
+    }
+
+    fn pivot_predicate(
+        &mut self,
+        rng: &mut Rng,
+        scope: &Scope,
+        pivot: &[Value],
+    ) -> Option<(Expr, Truth)> {
+        let tables = self.pivot.as_ref()?;
+        pqs::pivot_predicate(rng, tables, scope, pivot, self.version)
     }
 
     /// `expr COLLATE BINARY` and `typeof(expr)`: binary-equal values of one

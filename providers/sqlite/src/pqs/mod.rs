@@ -1,0 +1,174 @@
+//! Pivoted query synthesis for SQLite: the FROM clause of pivot tables and
+//! the predicates whose truth value on the pivot row lancet computes itself
+//! ([`crate::eval`]).
+//!
+//! Only base tables are pivot tables: the evaluator needs each column's
+//! declared type and collation, which views and derived tables blur.
+
+pub mod gen;
+
+use crate::eval::compare::Collation;
+use crate::eval::typing::Aff;
+use crate::eval::value::Val;
+use crate::eval::{ColumnInfo, Decline, Evaluator, SUPPORTED_VERSIONS};
+use crate::expr_gen::relation_columns;
+use crate::schema_gen::is_partial_index;
+use crate::types;
+use gen::{GenColumn, PqsGen};
+use lancet_core::schema::Relation;
+use lancet_core::{
+    Expr, FromClause, Join, JoinConstraint, JoinKind, Rng, Schema, Scope, TableFactor, Truth, Value,
+};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+
+/// What a predicate over pivot tables must know about their columns, in
+/// scope order.
+#[derive(Clone, Debug)]
+pub struct PivotTables {
+    pub scope: Scope,
+    columns: Vec<PivotColumn>,
+}
+
+#[derive(Clone, Debug)]
+struct PivotColumn {
+    alias: String,
+    name: String,
+    affinity: types::Affinity,
+    /// `None` for a collation the evaluator does not know.
+    collation: Option<Collation>,
+}
+
+impl PivotTables {
+    /// The evaluator's view of the columns with the pivot row's values.
+    pub fn column_infos(&self, pivot: &[Value]) -> Vec<ColumnInfo> {
+        self.columns
+            .iter()
+            .zip(pivot)
+            .map(|(c, v)| ColumnInfo {
+                table: c.alias.clone(),
+                name: c.name.clone(),
+                affinity: Aff::of(c.affinity),
+                collation: c.collation.unwrap_or(Collation::Binary),
+                // A column whose collation is unknown can be used in no
+                // comparison: make every reference to it decline.
+                value: c.collation.and_then(|_| Val::from_value(v)),
+            })
+            .collect()
+    }
+
+    fn gen_columns(&self, pivot: &[Value]) -> Vec<GenColumn> {
+        self.scope
+            .columns
+            .iter()
+            .zip(&self.columns)
+            .zip(pivot)
+            .map(|((s, c), v)| GenColumn {
+                expr: s.expr.clone(),
+                affinity: c.affinity,
+                pivot: v.clone(),
+            })
+            .collect()
+    }
+}
+
+/// One to three base tables joined by commas, aliased `p0`, `p1`, ...,
+/// sometimes with `INDEXED BY` a full index or `NOT INDEXED`.
+pub fn pivot_tables(rng: &mut Rng, schema: &Schema) -> Option<(FromClause, PivotTables)> {
+    let tables: Vec<&Relation> = schema.tables().collect();
+    if tables.is_empty() {
+        return None;
+    }
+    let n = match rng.random_range(0..100) {
+        0..45 => 1,
+        45..85 => 2,
+        _ => 3,
+    };
+    let mut factors = Vec::with_capacity(n);
+    let mut scope = Scope::default();
+    let mut columns = vec![];
+    for i in 0..n {
+        let rel = *tables.choose(rng)?;
+        let alias = format!("p{i}");
+        factors.push(TableFactor::Table {
+            name: rel.name.clone(),
+            alias: Some(alias.clone()),
+            indexed_by: index_hint(rng, schema, rel),
+        });
+        scope.columns.extend(relation_columns(rel, &alias));
+        columns.extend(rel.columns.iter().map(|c| PivotColumn {
+            alias: alias.clone(),
+            name: c.name.clone(),
+            affinity: types::affinity(c.ty.as_ref()),
+            collation: Collation::from_name(c.collation.as_deref().unwrap_or("BINARY")),
+        }));
+    }
+    let mut factors = factors.into_iter();
+    let first = factors.next()?;
+    let joins = factors
+        .map(|factor| Join {
+            kind: JoinKind::Comma,
+            factor,
+            constraint: JoinConstraint::None,
+        })
+        .collect();
+    Some((FromClause { first, joins }, PivotTables { scope, columns }))
+}
+
+/// `INDEXED BY` a full index of `table` (a partial one could leave the
+/// query without a plan), or `NOT INDEXED`; mostly neither.
+fn index_hint(rng: &mut Rng, schema: &Schema, table: &Relation) -> Option<Option<String>> {
+    if !rng.random_bool(0.15) {
+        return None;
+    }
+    let usable: Vec<&str> = schema
+        .indexes_on(&table.name)
+        .filter(|i| !is_partial_index(&i.name))
+        .map(|i| i.name.as_str())
+        .collect();
+    match usable.choose(rng) {
+        Some(name) if rng.random_bool(0.75) => Some(Some((*name).to_string())),
+        _ => Some(None),
+    }
+}
+
+/// A random predicate over the pivot tables and, unless the evaluator
+/// declines it, its truth value on `pivot` (`pivot[i]` is the value of
+/// `tables.scope.columns[i]`).
+pub fn generate(
+    rng: &mut Rng,
+    tables: &PivotTables,
+    pivot: &[Value],
+    version: i32,
+) -> (Expr, Result<Truth, Decline>) {
+    let cols = tables.gen_columns(pivot);
+    let depth = rng.random_range(1..=3);
+    let expr = PqsGen::new(&cols, version).predicate(rng, depth);
+    let infos = tables.column_infos(pivot);
+    let truth = if SUPPORTED_VERSIONS.contains(&version) {
+        Evaluator::new(&infos).truth(&expr)
+    } else {
+        Err(Decline("SQLite version not validated"))
+    };
+    (expr, truth)
+}
+
+/// `QueryGenerator::pivot_predicate`: a predicate and its truth value, or
+/// `None` if the scope is not that of `tables`, the library is one the
+/// evaluator was not validated against, or the evaluator declines.
+pub fn pivot_predicate(
+    rng: &mut Rng,
+    tables: &PivotTables,
+    scope: &Scope,
+    pivot: &[Value],
+    version: i32,
+) -> Option<(Expr, Truth)> {
+    if *scope != tables.scope
+        || pivot.len() != scope.columns.len()
+        || !SUPPORTED_VERSIONS.contains(&version)
+    {
+        return None;
+    }
+    let (expr, truth) = generate(rng, tables, pivot, version);
+    truth.ok().map(|t| (expr, t))
+}
