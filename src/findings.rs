@@ -146,6 +146,10 @@ pub fn render_reproducer(
             .as_deref()
             .map(|o| format!(" --oracle {o}"))
             .unwrap_or_default()
+            + &f.fault
+                .as_deref()
+                .map(|x| format!(" --inject-fault {x}"))
+                .unwrap_or_default()
     ));
     line(&format!(
         "run: {}",

@@ -34,6 +34,7 @@ const SQLITE_ROW: c_int = 100;
 const SQLITE_DONE: c_int = 101;
 const SQLITE_OPEN_READWRITE: c_int = 0x0000_0002;
 const SQLITE_OPEN_CREATE: c_int = 0x0000_0004;
+const SQLITE_OPEN_NOMUTEX: c_int = 0x0000_8000;
 const SQLITE_INTEGER: c_int = 1;
 const SQLITE_FLOAT: c_int = 2;
 const SQLITE_TEXT: c_int = 3;
@@ -262,7 +263,9 @@ impl DynamicConnection {
             (api.open_v2)(
                 c":memory:".as_ptr(),
                 &mut db,
-                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                // No per-connection mutex: one thread at a time uses a
+                // connection (as rusqlite opens the bundled library's).
+                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                 ptr::null(),
             )
         };
