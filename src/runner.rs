@@ -290,14 +290,28 @@ fn connect(shared: &Shared, id: &DatabaseId) -> anyhow::Result<Box<dyn Connectio
 /// One worker thread: databases `0, 1, 2, ...` (or only `only`).
 fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()> {
     let mut index = only.unwrap_or(0);
+    let mut idle_databases = 0;
     while !shared.should_stop() {
         let id = DatabaseId {
             run: shared.options.run_id.clone(),
             thread,
             index,
         };
-        run_database(shared, &id)?;
+        let cases = run_database(shared, &id)?;
         shared.provider.drop_database(&id)?;
+        idle_databases = if cases == Some(0) {
+            idle_databases + 1
+        } else {
+            0
+        };
+        if idle_databases >= IDLE_DATABASE_LIMIT {
+            anyhow::bail!(
+                "the oracle(s) {} found nothing to test in {IDLE_DATABASE_LIMIT} databases in a row on {}; \
+                 this DBMS or version does not support them",
+                shared.oracles.names().join(", "),
+                shared.dbms_version
+            );
+        }
         shared.counters.add_database();
         if only.is_some() {
             break;
@@ -307,8 +321,14 @@ fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Creates, fills and tests one database.
-fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
+/// After this many databases in a row in which no oracle generated a check,
+/// a worker gives up instead of generating databases forever (PQS on a
+/// SQLite version its evaluator does not cover).
+const IDLE_DATABASE_LIMIT: u32 = 20;
+
+/// Creates, fills and tests one database. Returns how many checks its
+/// oracles generated, if it ran all its checks (`None` after a finding or a stop).
+fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<Option<u64>> {
     let options = shared.options;
     let mut rng = database_rng(options.seed, id.thread, id.index);
     let conn = connect(shared, id)?;
@@ -333,13 +353,15 @@ fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
         Err(e) => {
             let finding = error_finding(shared, &session, None, origin(0), e);
             session.flush_log();
-            return record(shared, id, finding, None);
+            return record(shared, id, finding, None).map(|()| None);
         }
     };
     let mut generator = shared.provider.query_generator(&schema);
+    let mut cases = 0;
     for check in 0..options.checks_per_database {
         if shared.should_stop() {
-            break;
+            session.flush_log();
+            return Ok(None);
         }
         let which = shared.oracles.pick(&mut rng);
         let oracle = shared.oracles.get(which);
@@ -353,6 +375,9 @@ fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
             stats.dbms_time - accounted.dbms_time,
         );
         accounted = stats;
+        if !matches!(outcome, CheckOutcome::NoCase) {
+            cases += 1;
+        }
         match outcome {
             CheckOutcome::Agreed { nonempty } => shared.counters.add_check(which, nonempty),
             CheckOutcome::Skipped => shared.counters.add_skipped(),
@@ -360,12 +385,12 @@ fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<()> {
             CheckOutcome::Found(finding) => {
                 shared.counters.add_check(which, true);
                 session.flush_log();
-                return record(shared, id, *finding, Some(oracle));
+                return record(shared, id, *finding, Some(oracle)).map(|()| None);
             }
         }
     }
     session.flush_log();
-    Ok(())
+    Ok(Some(cases))
 }
 
 /// Runs one oracle check on the session's database.

@@ -12,8 +12,10 @@ fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
         "fuzz",
         "--oracle",
         "tlp-where",
+        // One thread: which databases a run makes is then a function of
+        // the seed alone, so the outcome cannot vary from run to run.
         "--threads",
-        "2",
+        "1",
         "--seed",
         "20261122",
         "--queries",
@@ -56,7 +58,7 @@ fn fifty_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
         "--oracle",
         "all",
         "--threads",
-        "2",
+        "1",
         "--seed",
         "7",
         "--queries",

@@ -7,6 +7,10 @@
 //! lacks one is refused with its name. Values and errors go through the
 //! same mapping as the bundled connection ([`crate::connection`]), so a
 //! finding reads the same whichever library produced it.
+//!
+//! The bundled SQLite is linked into lancet but not exported from it, so
+//! the loaded library's calls to its own functions stay inside it: the two
+//! never mix (the tests check `sqlite_version()` through each).
 
 use crate::connection::{
     describe_version, error_from_code, knob_mask, multiple_statements_error, no_statement_error,

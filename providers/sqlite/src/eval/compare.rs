@@ -128,7 +128,7 @@ mod tests {
             Ordering::Equal
         );
         assert_eq!(
-            mem_compare(&Val::Int(i64::MAX), &Val::Real(9.223372036854775807e18), c),
+            mem_compare(&Val::Int(i64::MAX), &Val::Real(9.223_372_036_854_776e18), c),
             Ordering::Less
         );
         assert_eq!(

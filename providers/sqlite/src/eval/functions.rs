@@ -215,6 +215,8 @@ fn substr(v: &[Val], args: &[Expr]) -> Result<Val> {
     let blob: &[u8];
     let len: i64;
     match x {
+        // `sqlite3_value_blob` of an empty blob is a null pointer: NULL.
+        Val::Blob(b) if b.is_empty() => return Ok(Val::Null),
         Val::Blob(b) => {
             blob = b;
             chars = vec![];

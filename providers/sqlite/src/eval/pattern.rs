@@ -78,7 +78,7 @@ fn compare(p: &[char], s: &[char], info: Info, match_other: char) -> Outcome {
             if (c as u32) < 0x80 {
                 let stop = |x: char| {
                     if info.no_case {
-                        x.to_ascii_lowercase() == c.to_ascii_lowercase() && (x as u32) < 0x80
+                        x.eq_ignore_ascii_case(&c) && (x as u32) < 0x80
                     } else {
                         x == c
                     }
@@ -165,11 +165,7 @@ fn compare(p: &[char], s: &[char], info: Info, match_other: char) -> Outcome {
         if c == c2 {
             continue;
         }
-        if info.no_case
-            && c.to_ascii_lowercase() == c2.to_ascii_lowercase()
-            && (c as u32) < 0x80
-            && (c2 as u32) < 0x80
-        {
+        if info.no_case && c.eq_ignore_ascii_case(&c2) && (c as u32) < 0x80 && (c2 as u32) < 0x80 {
             continue;
         }
         if c == info.match_one && escaped != Some(pi) && c2 != NONE {

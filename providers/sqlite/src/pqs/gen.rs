@@ -85,16 +85,36 @@ impl<'c> PqsGen<'c> {
     /// The other side of a comparison with `left`: its own pivot value, a
     /// literal of its kind, another column or an expression.
     fn counterpart(&self, rng: &mut Rng, left: &Expr, depth: u32) -> Expr {
+        let own = self
+            .cols
+            .iter()
+            .find(|c| &c.expr == left)
+            .map(|c| &c.pivot)
+            .filter(|v| usable_literal(v));
         match rng.random_range(0..100) {
-            0..15 => {
-                if let Some(c) = self.cols.iter().find(|c| &c.expr == left) {
-                    if usable_literal(&c.pivot) {
-                        return Expr::Literal(c.pivot.clone());
-                    }
+            0..12 => match own {
+                Some(v) => Expr::Literal(v.clone()),
+                None => self.literal(rng, self.affinity_of(left)),
+            },
+            // Its own text in another case or with trailing spaces: equal
+            // under NOCASE or RTRIM only.
+            12..15 => match own {
+                Some(Value::Text(t)) => Expr::Literal(Value::Text(match rng.random_range(0..3) {
+                    0 => t.to_ascii_uppercase(),
+                    1 => t.to_ascii_lowercase(),
+                    _ => format!("{t}  "),
+                })),
+                _ => self.literal(rng, self.affinity_of(left)),
+            },
+            15..45 => self.literal(rng, self.affinity_of(left)),
+            // A literal of another storage class than the column's values:
+            // what affinity conversions are for.
+            45..60 => Expr::Literal(match self.affinity_of(left) {
+                Some(Affinity::Text) | Some(Affinity::Blob) => {
+                    literals::literal(rng, Some(Affinity::Integer))
                 }
-                self.literal(rng, self.affinity_of(left))
-            }
-            15..60 => self.literal(rng, self.affinity_of(left)),
+                _ => Value::Text(literals::text(rng)),
+            }),
             60..82 => match self.cols.choose(rng) {
                 Some(c) => c.expr.clone(),
                 None => self.literal(rng, None),
@@ -103,12 +123,28 @@ impl<'c> PqsGen<'c> {
         }
     }
 
-    /// An operand of a comparison: mostly a column, sometimes an expression.
+    /// An operand of a comparison: mostly a column (sometimes under an
+    /// operator that keeps or drops its affinity and collation), sometimes
+    /// an expression.
     fn operand(&self, rng: &mut Rng, depth: u32) -> Expr {
-        if depth == 0 || rng.random_bool(0.6) {
-            self.leaf(rng)
-        } else {
-            self.expr(rng, depth - 1)
+        if depth > 0 && rng.random_bool(0.4) {
+            return self.expr(rng, depth - 1);
+        }
+        let leaf = self.leaf(rng);
+        if !matches!(leaf, Expr::Column(_)) || !rng.random_bool(0.2) {
+            return leaf;
+        }
+        match rng.random_range(0..4) {
+            0 => Expr::unary(UnaryOp::Plus, leaf),
+            1 => Expr::Cast {
+                expr: Box::new(leaf),
+                ty: types::cast_type(rng),
+            },
+            2 => Expr::Collate {
+                expr: Box::new(leaf),
+                collation: types::collation(rng),
+            },
+            _ => Expr::func("likely", vec![leaf]),
         }
     }
 
