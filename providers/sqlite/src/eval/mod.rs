@@ -342,7 +342,10 @@ pub fn literal(v: &Value) -> Result<Val> {
 fn skip_collate_and_likely(e: &Expr) -> Result<Option<bool>> {
     match e {
         Expr::Literal(Value::Boolean(b)) => Ok(Some(*b)),
-        Expr::Collate { expr, .. } => skip_collate_and_likely(expr),
+        Expr::Collate { expr, collation } => match Collation::from_name(collation) {
+            Some(_) => skip_collate_and_likely(expr),
+            None => decline("unknown collation"),
+        },
         Expr::Function { name, .. }
             if ["likely", "unlikely", "likelihood"]
                 .iter()

@@ -10,7 +10,7 @@ pub mod gen;
 use crate::eval::compare::Collation;
 use crate::eval::typing::Aff;
 use crate::eval::value::Val;
-use crate::eval::{ColumnInfo, Decline, Evaluator, SUPPORTED_VERSIONS};
+use crate::eval::{ColumnInfo, Evaluator, SUPPORTED_VERSIONS};
 use crate::expr_gen::relation_columns;
 use crate::schema_gen::is_partial_index;
 use crate::types;
@@ -132,30 +132,19 @@ fn index_hint(rng: &mut Rng, schema: &Schema, table: &Relation) -> Option<Option
     }
 }
 
-/// A random predicate over the pivot tables and, unless the evaluator
-/// declines it, its truth value on `pivot` (`pivot[i]` is the value of
+/// A random predicate over the pivot tables for SQLite `version`, drawing
+/// literals from `pivot` (`pivot[i]` is the value of
 /// `tables.scope.columns[i]`).
-pub fn generate(
-    rng: &mut Rng,
-    tables: &PivotTables,
-    pivot: &[Value],
-    version: i32,
-) -> (Expr, Result<Truth, Decline>) {
+pub fn predicate(rng: &mut Rng, tables: &PivotTables, pivot: &[Value], version: i32) -> Expr {
     let cols = tables.gen_columns(pivot);
     let depth = rng.random_range(1..=3);
-    let expr = PqsGen::new(&cols, version).predicate(rng, depth);
-    let infos = tables.column_infos(pivot);
-    let truth = if SUPPORTED_VERSIONS.contains(&version) {
-        Evaluator::new(&infos).truth(&expr)
-    } else {
-        Err(Decline("SQLite version not validated"))
-    };
-    (expr, truth)
+    PqsGen::new(&cols, version).predicate(rng, depth)
 }
 
-/// `QueryGenerator::pivot_predicate`: a predicate and its truth value, or
-/// `None` if the scope is not that of `tables`, the library is one the
-/// evaluator was not validated against, or the evaluator declines.
+/// `QueryGenerator::pivot_predicate`: a predicate and its truth value on
+/// the pivot, or `None` if the scope is not that of `tables`, the library
+/// is one the evaluator was not validated against
+/// ([`SUPPORTED_VERSIONS`]), or the evaluator declines the predicate.
 pub fn pivot_predicate(
     rng: &mut Rng,
     tables: &PivotTables,
@@ -169,6 +158,8 @@ pub fn pivot_predicate(
     {
         return None;
     }
-    let (expr, truth) = generate(rng, tables, pivot, version);
-    truth.ok().map(|t| (expr, t))
+    let expr = predicate(rng, tables, pivot, version);
+    let infos = tables.column_infos(pivot);
+    let truth = Evaluator::new(&infos).truth(&expr).ok()?;
+    Some((expr, truth))
 }
