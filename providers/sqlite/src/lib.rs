@@ -141,7 +141,12 @@ impl Provider for SqliteProvider {
     }
 
     fn query_generator<'s>(&self, schema: &'s Schema) -> Box<dyn QueryGenerator + 's> {
-        Box::new(SqliteQueryGenerator::new(schema, self.version))
+        let generator = SqliteQueryGenerator::new(schema, self.version);
+        if self.library.is_some() {
+            Box::new(generator.without_pqs())
+        } else {
+            Box::new(generator)
+        }
     }
 
     fn client_command(&self) -> String {

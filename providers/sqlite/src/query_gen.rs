@@ -415,6 +415,10 @@ pub struct SqliteQueryGenerator<'s> {
     /// [`QueryGenerator::pivot_predicate`] needs (its scope alone does not
     /// say which table an alias stands for).
     pivot: Option<pqs::PivotTables>,
+    /// Whether PQS may run: only on the bundled library, the build its
+    /// evaluator was validated against (a custom build of the same version
+    /// may be compiled with options that change LIKE or substr).
+    pqs: bool,
 }
 
 impl<'s> SqliteQueryGenerator<'s> {
@@ -425,7 +429,14 @@ impl<'s> SqliteQueryGenerator<'s> {
             schema,
             version,
             pivot: None,
+            pqs: true,
         }
+    }
+
+    /// A generator for a library other than the bundled one: no PQS.
+    pub fn without_pqs(mut self) -> Self {
+        self.pqs = false;
+        self
     }
 }
 
@@ -478,6 +489,9 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
     }
 
     fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
+        if !self.pqs {
+            return None;
+        }
         let (from, tables) = pqs::pivot_tables(rng, self.schema)?;
         let scope = tables.scope.clone();
         self.pivot = Some(tables);

@@ -1,7 +1,9 @@
 //! Validation of the PQS evaluator against the SQLite it models: random
 //! predicates from the PQS generator over pivot rows of random databases,
-//! each evaluated by lancet and by SQLite, must agree on the truth value
-//! and on the value itself. Any disagreement would be a PQS false alarm.
+//! and every subexpression of them, each evaluated by lancet and by
+//! SQLite, must agree on the truth value and on the value itself. Any
+//! disagreement would be a PQS false alarm. A second test compares the
+//! ported number/text conversions on random inputs.
 //!
 //! `LANCET_PQS_EXPRESSIONS` sets how many predicates to generate (default
 //! 100,000 in release builds, 10,000 in debug builds), `LANCET_PQS_SEED`
@@ -362,7 +364,11 @@ fn evaluator_agrees_with_sqlite() {
     let target: usize = std::env::var("LANCET_PQS_EXPRESSIONS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(if cfg!(debug_assertions) { 10_000 } else { 100_000 });
+        .unwrap_or(if cfg!(debug_assertions) {
+            10_000
+        } else {
+            100_000
+        });
     let seed: u64 = std::env::var("LANCET_PQS_SEED")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -32,8 +32,12 @@ use typing::{has_collate, Aff};
 use value::{bool_value, from_bool, int_value, numeric_type, real_value, Val};
 
 /// The library versions whose semantics the evaluator reproduces: it was
-/// ported from and validated against SQLite 3.54. Earlier releases convert
-/// text to numbers and render reals differently.
+/// ported from and validated against SQLite 3.54 built with the default
+/// options (as bundled). Earlier releases convert text to numbers and
+/// render reals differently, and builds with `SQLITE_LIKE_DOESNT_MATCH_BLOBS`,
+/// `SQLITE_CASE_SENSITIVE_LIKE` or `SQLITE_SUBSTR_COMPATIBILITY` differ too;
+/// the validation test (`LANCET_PQS_SQLITE_LIB`) tells whether another
+/// library agrees.
 pub const SUPPORTED_VERSIONS: std::ops::Range<i32> = 3_054_000..3_055_000;
 
 /// Why the evaluator gives no answer: a construct or value it does not

@@ -163,3 +163,112 @@ pub fn pivot_predicate(
     let truth = Evaluator::new(&infos).truth(&expr).ok()?;
     Some((expr, truth))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lancet_core::rng::database_rng;
+    use lancet_core::schema::{Column, Index, RelationKind};
+    use lancet_core::TypeName;
+
+    fn schema() -> Schema {
+        let column = |name: &str, ty: Option<&str>, collation: Option<&str>| Column {
+            name: name.into(),
+            ty: ty.map(|t| TypeName(t.into())),
+            not_null: false,
+            primary_key: false,
+            unique: false,
+            collation: collation.map(str::to_string),
+        };
+        let table = |name: &str, columns| Relation {
+            name: name.into(),
+            kind: RelationKind::Table,
+            columns,
+            has_rowid: true,
+        };
+        Schema {
+            relations: vec![
+                table(
+                    "t0",
+                    vec![
+                        column("c0", Some("INT"), None),
+                        column("c1", None, Some("NOCASE")),
+                    ],
+                ),
+                table("t1", vec![column("c0", Some("TEXT"), Some("RTRIM"))]),
+                Relation {
+                    kind: RelationKind::View,
+                    ..table("v0", vec![column("c0", None, None)])
+                },
+            ],
+            indexes: vec![Index {
+                name: "i0".into(),
+                table: "t0".into(),
+                unique: false,
+            }],
+        }
+    }
+
+    #[test]
+    fn pivot_tables_are_comma_joined_base_tables_with_every_column() {
+        let schema = schema();
+        let mut rng = database_rng(1, 0, 0);
+        for _ in 0..200 {
+            let (from, tables) = pivot_tables(&mut rng, &schema).unwrap();
+            let mut factors = vec![&from.first];
+            factors.extend(from.joins.iter().map(|j| &j.factor));
+            assert!((1..=3).contains(&factors.len()));
+            assert!(from
+                .joins
+                .iter()
+                .all(|j| j.kind == JoinKind::Comma && j.constraint == JoinConstraint::None));
+            let mut expected = vec![];
+            for (i, f) in factors.iter().enumerate() {
+                let TableFactor::Table { name, alias, .. } = f else {
+                    panic!("a derived table");
+                };
+                assert_ne!(name, "v0", "views are not pivot tables");
+                let alias = alias.clone().unwrap();
+                assert_eq!(alias, format!("p{i}"));
+                let rel = schema.relation(name).unwrap();
+                expected.extend(
+                    rel.columns
+                        .iter()
+                        .map(|c| Expr::column(Some(&alias), &c.name)),
+                );
+            }
+            let got: Vec<Expr> = tables
+                .scope
+                .columns
+                .iter()
+                .map(|c| c.expr.clone())
+                .collect();
+            assert_eq!(got, expected);
+        }
+        assert!(pivot_tables(&mut rng, &Schema::default()).is_none());
+    }
+
+    #[test]
+    fn pivot_predicate_needs_its_scope_and_a_validated_library() {
+        let schema = schema();
+        let mut rng = database_rng(2, 0, 0);
+        let (_, tables) = pivot_tables(&mut rng, &schema).unwrap();
+        let pivot: Vec<Value> = tables
+            .scope
+            .columns
+            .iter()
+            .map(|_| Value::Integer(1))
+            .collect();
+        let supported = SUPPORTED_VERSIONS.start;
+        assert!((0..50).any(|_| pivot_predicate(
+            &mut rng,
+            &tables,
+            &tables.scope,
+            &pivot,
+            supported
+        )
+        .is_some()));
+        assert!(pivot_predicate(&mut rng, &tables, &tables.scope, &pivot, 3_040_001).is_none());
+        assert!(pivot_predicate(&mut rng, &tables, &Scope::default(), &[], supported).is_none());
+    }
+}
