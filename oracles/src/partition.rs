@@ -3,7 +3,8 @@
 //! three disjoint parts. Shared by every TLP variant.
 
 use lancet_core::{
-    Expr, FromClause, JoinConstraint, QueryGenerator, Rng, Scope, Select, SelectItem,
+    Case, Expr, FromClause, JoinConstraint, OracleQuery, Query, QueryGenerator, Rng, Scope, Select,
+    SelectItem, SetOperator,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -84,4 +85,24 @@ pub fn base_where(
 ) -> Option<Expr> {
     rng.random_bool(0.25)
         .then(|| generator.predicate(rng, scope))
+}
+
+/// The two queries of a TLP check: the case's base query, and its three
+/// partitions on the case's predicate (made by `partition`) combined with `op`.
+pub fn original_and_partitioned(
+    case: &Case,
+    partition: fn(&Select, &Expr) -> Vec<Select>,
+    op: SetOperator,
+) -> Vec<OracleQuery> {
+    let p = case.predicate.as_ref().expect("a TLP case has a predicate");
+    vec![
+        OracleQuery {
+            role: "original".into(),
+            query: Query::select(case.query.clone()),
+        },
+        OracleQuery {
+            role: "partitioned".into(),
+            query: Query::set_operation(op, partition(&case.query, p)),
+        },
+    ]
 }

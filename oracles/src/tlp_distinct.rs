@@ -1,10 +1,12 @@
 //! TLP-DISTINCT: `SELECT DISTINCT c FROM f [WHERE w]` must equal, as a set,
 //! the `UNION` of its three partitions on `p`.
 
-use crate::partition::{base_where, item, some_columns, where_partitions};
+use crate::partition::{
+    base_where, item, original_and_partitioned, some_columns, where_partitions,
+};
 use lancet_core::compare::set_diff;
 use lancet_core::{
-    Case, DataReader, Disagreement, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row, Select,
+    Case, DataReader, Disagreement, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select,
     SetOperator, Verdict,
 };
 
@@ -54,20 +56,7 @@ impl Oracle for TlpDistinct {
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        let p = case
-            .predicate
-            .as_ref()
-            .expect("a tlp-distinct case has a predicate");
-        vec![
-            OracleQuery {
-                role: "original".into(),
-                query: Query::select(case.query.clone()),
-            },
-            OracleQuery {
-                role: "partitioned".into(),
-                query: Query::set_operation(SetOperator::Union, where_partitions(&case.query, p)),
-            },
-        ]
+        original_and_partitioned(case, where_partitions, SetOperator::Union)
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {

@@ -1,11 +1,12 @@
 //! TLP-GROUP BY: `SELECT g FROM f [WHERE w] GROUP BY g` must equal, as a
 //! set, the `UNION` of the three partitions on `p`, each grouped.
 
-use crate::partition::{base_where, item, some_columns, where_partitions};
+use crate::partition::{
+    base_where, item, original_and_partitioned, some_columns, where_partitions,
+};
 use crate::tlp_distinct::set_verdict;
 use lancet_core::{
-    Case, DataReader, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row, Select, SetOperator,
-    Verdict,
+    Case, DataReader, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select, SetOperator, Verdict,
 };
 
 pub struct TlpGroupBy;
@@ -52,20 +53,7 @@ impl Oracle for TlpGroupBy {
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        let p = case
-            .predicate
-            .as_ref()
-            .expect("a tlp-group-by case has a predicate");
-        vec![
-            OracleQuery {
-                role: "original".into(),
-                query: Query::select(case.query.clone()),
-            },
-            OracleQuery {
-                role: "partitioned".into(),
-                query: Query::set_operation(SetOperator::Union, where_partitions(&case.query, p)),
-            },
-        ]
+        original_and_partitioned(case, where_partitions, SetOperator::Union)
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {

@@ -2,11 +2,13 @@
 //! multiset, the `UNION ALL` of the same with `HAVING p`, `HAVING NOT p`
 //! and `HAVING p IS NULL`.
 
-use crate::partition::{base_where, having_partitions, item, some_columns};
+use crate::partition::{
+    base_where, having_partitions, item, original_and_partitioned, some_columns,
+};
 use crate::tlp_where::multiset_verdict;
 use lancet_core::{
-    Case, DataReader, Expr, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row, Scope,
-    ScopeColumn, Select, SetOperator, Verdict,
+    Case, DataReader, Expr, Oracle, OracleQuery, QueryGenerator, Rng, Row, Scope, ScopeColumn,
+    Select, SetOperator, Verdict,
 };
 use rand::seq::IndexedRandom;
 
@@ -81,23 +83,7 @@ impl Oracle for TlpHaving {
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        let p = case
-            .predicate
-            .as_ref()
-            .expect("a tlp-having case has a predicate");
-        vec![
-            OracleQuery {
-                role: "original".into(),
-                query: Query::select(case.query.clone()),
-            },
-            OracleQuery {
-                role: "partitioned".into(),
-                query: Query::set_operation(
-                    SetOperator::UnionAll,
-                    having_partitions(&case.query, p),
-                ),
-            },
-        ]
+        original_and_partitioned(case, having_partitions, SetOperator::UnionAll)
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {

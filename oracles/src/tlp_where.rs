@@ -1,11 +1,13 @@
 //! TLP-WHERE: `SELECT c FROM f [WHERE w]` must return the same multiset of
 //! rows as the `UNION ALL` of its three partitions on a predicate `p`.
 
-use crate::partition::{base_where, item, where_partitions, wildcard_is_safe};
+use crate::partition::{
+    base_where, item, original_and_partitioned, where_partitions, wildcard_is_safe,
+};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{
-    Case, DataReader, Disagreement, FromClause, Oracle, OracleQuery, Query, QueryGenerator, Rng,
-    Row, Select, SelectItem, SetOperator, Verdict,
+    Case, DataReader, Disagreement, FromClause, Oracle, OracleQuery, QueryGenerator, Rng, Row,
+    Select, SelectItem, SetOperator, Verdict,
 };
 use rand::Rng as _;
 
@@ -73,23 +75,7 @@ impl Oracle for TlpWhere {
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        let p = case
-            .predicate
-            .as_ref()
-            .expect("a tlp-where case has a predicate");
-        vec![
-            OracleQuery {
-                role: "original".into(),
-                query: Query::select(case.query.clone()),
-            },
-            OracleQuery {
-                role: "partitioned".into(),
-                query: Query::set_operation(
-                    SetOperator::UnionAll,
-                    where_partitions(&case.query, p),
-                ),
-            },
-        ]
+        original_and_partitioned(case, where_partitions, SetOperator::UnionAll)
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
