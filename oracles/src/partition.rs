@@ -2,9 +2,10 @@
 //! row (or group), so `p`, `NOT p` and `p IS NULL` split any result into
 //! three disjoint parts. Shared by every TLP variant.
 
+use lancet_core::compare::RowDiff;
 use lancet_core::{
-    Case, Expr, FromClause, JoinConstraint, OracleQuery, Query, QueryGenerator, Rng, Scope, Select,
-    SelectItem, SetOperator,
+    Case, Disagreement, Expr, FromClause, JoinConstraint, OracleQuery, Query, QueryGenerator, Rng,
+    Row, Scope, Select, SelectItem, SetOperator, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -105,4 +106,20 @@ pub fn original_and_partitioned(
             query: Query::set_operation(op, partition(&case.query, p)),
         },
     ]
+}
+
+/// The verdict of a two-query check from the diff of its results: agree if
+/// nothing differs, else the broken relation with both row counts.
+pub fn verdict_from_diff(relation: &str, results: &[Vec<Row>], diff: RowDiff) -> Verdict {
+    if diff.is_empty() {
+        Verdict::Agree {
+            nonempty: !results[0].is_empty(),
+        }
+    } else {
+        Verdict::Disagree(Disagreement {
+            relation: relation.to_string(),
+            row_counts: vec![results[0].len(), results[1].len()],
+            diff,
+        })
+    }
 }

@@ -2,12 +2,11 @@
 //! the `UNION` of its three partitions on `p`.
 
 use crate::partition::{
-    base_where, item, original_and_partitioned, some_columns, where_partitions,
+    base_where, item, original_and_partitioned, some_columns, verdict_from_diff, where_partitions,
 };
 use lancet_core::compare::set_diff;
 use lancet_core::{
-    Case, DataReader, Disagreement, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select,
-    SetOperator, Verdict,
+    Case, DataReader, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select, SetOperator, Verdict,
 };
 
 pub struct TlpDistinct;
@@ -66,16 +65,5 @@ impl Oracle for TlpDistinct {
 
 /// Compares the first two results as sets.
 pub(crate) fn set_verdict(relation: &str, results: &[Vec<Row>]) -> Verdict {
-    let diff = set_diff(&results[0], &results[1]);
-    if diff.is_empty() {
-        Verdict::Agree {
-            nonempty: !results[0].is_empty(),
-        }
-    } else {
-        Verdict::Disagree(Disagreement {
-            relation: relation.to_string(),
-            row_counts: vec![results[0].len(), results[1].len()],
-            diff,
-        })
-    }
+    verdict_from_diff(relation, results, set_diff(&results[0], &results[1]))
 }

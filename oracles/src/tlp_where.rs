@@ -2,12 +2,13 @@
 //! rows as the `UNION ALL` of its three partitions on a predicate `p`.
 
 use crate::partition::{
-    base_where, item, original_and_partitioned, where_partitions, wildcard_is_safe,
+    base_where, item, original_and_partitioned, verdict_from_diff, where_partitions,
+    wildcard_is_safe,
 };
 use lancet_core::compare::multiset_diff;
 use lancet_core::{
-    Case, DataReader, Disagreement, FromClause, Oracle, OracleQuery, QueryGenerator, Rng, Row,
-    Select, SelectItem, SetOperator, Verdict,
+    Case, DataReader, FromClause, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select,
+    SelectItem, SetOperator, Verdict,
 };
 use rand::Rng as _;
 
@@ -85,18 +86,7 @@ impl Oracle for TlpWhere {
 
 /// Compares the first two results as multisets of whole rows.
 pub(crate) fn multiset_verdict(relation: &str, results: &[Vec<Row>]) -> Verdict {
-    let diff = multiset_diff(&results[0], &results[1]);
-    if diff.is_empty() {
-        Verdict::Agree {
-            nonempty: !results[0].is_empty(),
-        }
-    } else {
-        Verdict::Disagree(Disagreement {
-            relation: relation.to_string(),
-            row_counts: vec![results[0].len(), results[1].len()],
-            diff,
-        })
-    }
+    verdict_from_diff(relation, results, multiset_diff(&results[0], &results[1]))
 }
 
 #[cfg(test)]
