@@ -256,8 +256,6 @@ impl Oracle for TlpAggregate {
                             return Verdict::Agree { nonempty };
                         }
                     }
-                    // The magnitude query saw a non-number: no bound to use.
-                    (Some(_), Some(_), None) => return Verdict::Agree { nonempty },
                     _ => {}
                 }
             }
