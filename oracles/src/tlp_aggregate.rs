@@ -245,18 +245,12 @@ impl Oracle for TlpAggregate {
             }
             let float_sum =
                 float_aggregate && (matches!(a, Value::Real(_)) || matches!(b, Value::Real(_)));
-            if float_sum {
-                match (as_f64(a), as_f64(b), magnitude) {
-                    (Some(x), Some(y), Some(m)) => {
-                        // Overflow to infinity depends on the order too.
-                        if !(x.is_finite() && y.is_finite() && m.is_finite()) {
-                            return Verdict::Agree { nonempty };
-                        }
-                        if (x - y).abs() <= TOLERANCE * m.max(f64::MIN_POSITIVE) {
-                            return Verdict::Agree { nonempty };
-                        }
-                    }
-                    _ => {}
+            if let (true, Some(x), Some(y), Some(m)) = (float_sum, as_f64(a), as_f64(b), magnitude)
+            {
+                // Overflow to infinity depends on the order too.
+                let overflowed = !(x.is_finite() && y.is_finite() && m.is_finite());
+                if overflowed || (x - y).abs() <= TOLERANCE * m.max(f64::MIN_POSITIVE) {
+                    return Verdict::Agree { nonempty };
                 }
             }
         }

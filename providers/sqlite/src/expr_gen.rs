@@ -10,11 +10,12 @@
 
 use crate::functions::{self, Function, Shape, PRINTF_FORMATS};
 use crate::literals;
+use crate::operators;
 use crate::types::{self, affinity, Affinity};
 use lancet_core::schema::{Relation, RelationKind};
 use lancet_core::{
     BinaryOp, Expr, FromClause, LikeKind, Query, Rng, Schema, ScopeColumn, Select, SelectItem,
-    TableFactor, UnaryOp, Value,
+    TableFactor, Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -242,20 +243,7 @@ impl<'s> ExprGen<'s> {
     }
 
     fn comparison(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
-        use BinaryOp::*;
-        let op = *[
-            Eq,
-            Eq,
-            NotEq,
-            Lt,
-            LtEq,
-            Gt,
-            GtEq,
-            IsNotDistinctFrom,
-            IsDistinctFrom,
-        ]
-        .choose(rng)
-        .unwrap_or(&Eq);
+        let op = operators::comparison(rng);
         let left = self.operand(rng, cols, depth);
         let right = self.counterpart(rng, cols, &left, depth);
         let cmp = Expr::binary(op, left, right);
@@ -487,19 +475,11 @@ impl<'s> ExprGen<'s> {
         let d = depth - 1;
         match rng.random_range(0..100) {
             0..10 => {
-                let op = *[UnaryOp::Neg, UnaryOp::Neg, UnaryOp::Plus, UnaryOp::BitNot]
-                    .choose(rng)
-                    .unwrap_or(&UnaryOp::Neg);
+                let op = operators::unary(rng);
                 Expr::unary(op, self.expr(rng, cols, d))
             }
             10..32 => {
-                use BinaryOp::*;
-                let op = *[
-                    Add, Add, Sub, Mul, Div, Mod, Concat, Concat, BitAnd, BitOr, ShiftLeft,
-                    ShiftRight,
-                ]
-                .choose(rng)
-                .unwrap_or(&Add);
+                let op = operators::arithmetic(rng);
                 let l = self.expr(rng, cols, d);
                 let r = self.expr(rng, cols, d);
                 Expr::binary(op, l, r)

@@ -23,6 +23,7 @@ pub mod expr_gen;
 pub mod functions;
 pub mod knobs;
 pub mod literals;
+pub mod operators;
 pub mod populate;
 pub mod pqs;
 pub mod query_gen;

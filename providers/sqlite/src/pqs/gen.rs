@@ -10,6 +10,7 @@ use crate::eval::functions::is_supported;
 use crate::eval::typing::has_collate;
 use crate::functions::{self, Function, Shape};
 use crate::literals;
+use crate::operators;
 use crate::types::{self, Affinity};
 use lancet_core::{BinaryOp, Expr, LikeKind, Rng, UnaryOp, Value};
 use rand::seq::IndexedRandom;
@@ -232,20 +233,7 @@ impl<'c> PqsGen<'c> {
     }
 
     fn comparison(&self, rng: &mut Rng, depth: u32) -> Expr {
-        use BinaryOp::*;
-        let op = *[
-            Eq,
-            Eq,
-            NotEq,
-            Lt,
-            LtEq,
-            Gt,
-            GtEq,
-            IsNotDistinctFrom,
-            IsDistinctFrom,
-        ]
-        .choose(rng)
-        .unwrap_or(&Eq);
+        let op = operators::comparison(rng);
         let mut left = self.operand(rng, depth);
         let mut right = self.counterpart(rng, &left, depth);
         if rng.random_bool(0.08) {
@@ -295,19 +283,11 @@ impl<'c> PqsGen<'c> {
         let d = depth - 1;
         match rng.random_range(0..100) {
             0..10 => {
-                let op = *[UnaryOp::Neg, UnaryOp::Neg, UnaryOp::Plus, UnaryOp::BitNot]
-                    .choose(rng)
-                    .unwrap_or(&UnaryOp::Neg);
+                let op = operators::unary(rng);
                 Expr::unary(op, self.expr(rng, d))
             }
             10..32 => {
-                use BinaryOp::*;
-                let op = *[
-                    Add, Add, Sub, Mul, Div, Mod, Concat, Concat, BitAnd, BitOr, ShiftLeft,
-                    ShiftRight,
-                ]
-                .choose(rng)
-                .unwrap_or(&Add);
+                let op = operators::arithmetic(rng);
                 Expr::binary(op, self.expr(rng, d), self.expr(rng, d))
             }
             32..55 => self.function(rng, d),
