@@ -8,25 +8,23 @@ use common::*;
 fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
     let out_dir = tempfile::tempdir().unwrap();
     let summary_path = out_dir.path().join("s.json");
-    let out = run(&[
-        "fuzz",
-        "--oracle",
-        "tlp-where",
-        // One thread: which databases a run makes is then a function of
-        // the seed alone, so the outcome cannot vary from run to run.
-        "--threads",
-        "1",
-        "--seed",
-        "20261122",
-        "--queries",
-        "20000",
-        "--status-interval",
-        "0",
-        "--out",
-        out_dir.path().to_str().unwrap(),
-        "--summary-json",
-        summary_path.to_str().unwrap(),
-    ]);
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--oracle",
+            "tlp-where",
+            // One thread: which databases a run makes is then a function of
+            // the seed alone, so the outcome cannot vary from run to run.
+            "--threads",
+            "1",
+            "--seed",
+            "20261122",
+            "--queries",
+            "20000",
+            "--summary-json",
+            summary_path.to_str().unwrap(),
+        ],
+    );
     let summary = read_json(&summary_path);
     assert!(summary["checks"].as_u64().unwrap() >= 20_000, "{summary}");
     assert_eq!(summary["findings"], 0, "false alarms: {summary}");
@@ -53,23 +51,21 @@ fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
 fn fifty_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
     let out_dir = tempfile::tempdir().unwrap();
     let summary_path = out_dir.path().join("s.json");
-    let out = run(&[
-        "fuzz",
-        "--oracle",
-        "all",
-        "--threads",
-        "1",
-        "--seed",
-        "7",
-        "--queries",
-        "50000",
-        "--status-interval",
-        "0",
-        "--out",
-        out_dir.path().to_str().unwrap(),
-        "--summary-json",
-        summary_path.to_str().unwrap(),
-    ]);
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--oracle",
+            "all",
+            "--threads",
+            "1",
+            "--seed",
+            "7",
+            "--queries",
+            "50000",
+            "--summary-json",
+            summary_path.to_str().unwrap(),
+        ],
+    );
     let summary = read_json(&summary_path);
     assert!(summary["checks"].as_u64().unwrap() >= 50_000, "{summary}");
     assert_eq!(summary["findings"], 0, "false alarms: {summary}");

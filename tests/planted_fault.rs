@@ -8,23 +8,21 @@ use common::*;
 #[test]
 fn tlp_where_catches_a_dropped_row_and_writes_a_runnable_reproducer() {
     let out_dir = tempfile::tempdir().unwrap();
-    let out = run(&[
-        "fuzz",
-        "--oracle",
-        "tlp-where",
-        "--inject-fault",
-        "drop-row",
-        "--threads",
-        "1",
-        "--seed",
-        "11",
-        "--queries",
-        "2000",
-        "--status-interval",
-        "0",
-        "--out",
-        out_dir.path().to_str().unwrap(),
-    ]);
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "1",
+            "--seed",
+            "11",
+            "--queries",
+            "2000",
+        ],
+    );
     assert_eq!(
         out.status.code(),
         Some(1),

@@ -30,25 +30,23 @@ fn three_thousand_checks_through_the_system_library_find_nothing() {
     let Some(lib) = system_lib() else { return };
     let out_dir = tempfile::tempdir().unwrap();
     let summary_path = out_dir.path().join("s.json");
-    let out = run(&[
-        "fuzz",
-        "--sqlite-lib",
-        lib,
-        "--oracle",
-        "norec",
-        "--threads",
-        "2",
-        "--seed",
-        "1",
-        "--queries",
-        "3000",
-        "--status-interval",
-        "0",
-        "--out",
-        out_dir.path().to_str().unwrap(),
-        "--summary-json",
-        summary_path.to_str().unwrap(),
-    ]);
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--sqlite-lib",
+            lib,
+            "--oracle",
+            "norec",
+            "--threads",
+            "2",
+            "--seed",
+            "1",
+            "--queries",
+            "3000",
+            "--summary-json",
+            summary_path.to_str().unwrap(),
+        ],
+    );
     let summary = read_json(&summary_path);
     assert!(summary["checks"].as_u64().unwrap() >= 3000, "{summary}");
     assert_eq!(summary["findings"], 0, "findings on 3.40.1: {summary}");
@@ -66,25 +64,23 @@ fn three_thousand_checks_through_the_system_library_find_nothing() {
 fn findings_name_the_loaded_library() {
     let Some(lib) = system_lib() else { return };
     let out_dir = tempfile::tempdir().unwrap();
-    let out = run(&[
-        "fuzz",
-        "--sqlite-lib",
-        lib,
-        "--oracle",
-        "tlp-where",
-        "--inject-fault",
-        "drop-row",
-        "--threads",
-        "1",
-        "--seed",
-        "11",
-        "--queries",
-        "2000",
-        "--status-interval",
-        "0",
-        "--out",
-        out_dir.path().to_str().unwrap(),
-    ]);
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--sqlite-lib",
+            lib,
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "1",
+            "--seed",
+            "11",
+            "--queries",
+            "2000",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1), "the planted fault is caught");
     let findings = run_dir(out_dir.path()).join("findings");
     let sqls = files_with_ext(&findings, "sql");

@@ -65,3 +65,16 @@ pub fn sqlite3_cli() -> Option<PathBuf> {
     let out = Command::new("sqlite3").arg("--version").output().ok()?;
     out.status.success().then(|| PathBuf::from("sqlite3"))
 }
+
+/// Runs `lancet fuzz ARGS --status-interval 0 --out OUT`.
+pub fn fuzz_into(out: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["fuzz"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&[
+        "--status-interval",
+        "0",
+        "--out",
+        out.to_str().expect("UTF-8 path"),
+    ]);
+    run(&all)
+}
