@@ -263,6 +263,60 @@ impl Expr {
         }
     }
 
+    /// The direct children, mutably, in the same order as [`Expr::children`].
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Expr::Literal(_) | Expr::Column(_) | Expr::CountStar => vec![],
+            Expr::Exists { .. } | Expr::Subquery(_) => vec![],
+            Expr::Unary { expr, .. }
+            | Expr::IsNull { expr, .. }
+            | Expr::IsBool { expr, .. }
+            | Expr::Cast { expr, .. }
+            | Expr::Collate { expr, .. }
+            | Expr::InSubquery { expr, .. } => vec![&mut **expr],
+            Expr::Binary { left, right, .. } => vec![&mut **left, &mut **right],
+            Expr::Like {
+                expr,
+                pattern,
+                escape,
+                ..
+            } => {
+                let mut v = vec![&mut **expr, &mut **pattern];
+                if let Some(e) = escape {
+                    v.push(&mut **e);
+                }
+                v
+            }
+            Expr::Between {
+                expr, low, high, ..
+            } => vec![&mut **expr, &mut **low, &mut **high],
+            Expr::InList { expr, list, .. } => {
+                let mut v = vec![&mut **expr];
+                v.extend(list.iter_mut());
+                v
+            }
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let mut v = vec![];
+                if let Some(o) = operand {
+                    v.push(&mut **o);
+                }
+                for (w, t) in branches {
+                    v.push(w);
+                    v.push(t);
+                }
+                if let Some(o) = otherwise {
+                    v.push(&mut **o);
+                }
+                v
+            }
+            Expr::Function { args, .. } => args.iter_mut().collect(),
+        }
+    }
+
     /// Whether this expression contains an aggregate call at its own level.
     pub fn contains_aggregate(&self, is_aggregate: &dyn Fn(&str) -> bool) -> bool {
         match self {

@@ -17,6 +17,7 @@ pub mod provider;
 pub mod rng;
 pub mod schema;
 pub mod session;
+pub mod shrink;
 pub mod value;
 
 pub use ast::*;

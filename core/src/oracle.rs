@@ -79,6 +79,28 @@ pub trait Oracle: Send + Sync {
     fn queries(&self, case: &Case) -> Vec<OracleQuery>;
     /// Checks the relation on the results of [`Oracle::queries`], in order.
     fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Verdict;
+    /// The cases one simplification step away from `case` whose queries
+    /// still stand in this oracle's relation by construction, for the
+    /// reducer (see [`crate::shrink`]). Empty by default: an oracle that
+    /// does not say what may change gets only its setup reduced.
+    fn shrink(&self, case: &Case) -> Vec<Case> {
+        match self.shrink_policy() {
+            Some(policy) => crate::shrink::case_variants(case, &policy),
+            None => Vec::new(),
+        }
+    }
+    /// What the default [`Oracle::shrink`] may simplify in this oracle's cases.
+    fn shrink_policy(&self) -> Option<crate::shrink::CasePolicy> {
+        None
+    }
+    /// Whether this oracle's cases were computed against the database's
+    /// schema and settings (PQS evaluates its predicate with the column
+    /// types and collations and `PRAGMA case_sensitive_like`): the reducer
+    /// then keeps the settings and the CREATE TABLE of every table the case
+    /// reads exactly as they were.
+    fn case_depends_on_schema(&self) -> bool {
+        false
+    }
     /// The planted fault `selftest` proves this oracle catches.
     fn planted_fault(&self) -> crate::fault::Fault {
         crate::fault::Fault::DropRow { period: 5 }

@@ -4,6 +4,7 @@
 //! equal. `f` may contain joins.
 
 use lancet_core::compare::RowDiff;
+use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
     Case, DataReader, Disagreement, Expr, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row,
     Select, SelectItem, Value, Verdict,
@@ -52,6 +53,14 @@ impl Oracle for NoRec {
             },
             predicate: Some(predicate),
             pivot: None,
+        })
+    }
+
+    fn shrink_policy(&self) -> Option<CasePolicy> {
+        Some(CasePolicy {
+            // NoREC builds both queries without the base WHERE.
+            selection: false,
+            ..CasePolicy::with_items(ItemPolicy::Fixed)
         })
     }
 

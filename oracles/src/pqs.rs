@@ -17,7 +17,8 @@ use rand::Rng as _;
 
 pub struct Pqs;
 
-const RELATION: &str = "the pivot row is in RS(SELECT ... WHERE rectified predicate)";
+const RELATION: &str =
+    "the pivot row, which RS(SELECT ...) contains, is in RS(SELECT ... WHERE rectified predicate)";
 
 /// The factors of a comma-joined FROM clause, or `None` for any other join.
 fn factors(from: &FromClause) -> Option<Vec<&TableFactor>> {
@@ -59,6 +60,10 @@ impl Oracle for Pqs {
 
     fn description(&self) -> &'static str {
         "pivoted query synthesis: a row for which the predicate is TRUE must be in the result"
+    }
+
+    fn case_depends_on_schema(&self) -> bool {
+        true
     }
 
     fn planted_fault(&self) -> lancet_core::fault::Fault {
@@ -128,25 +133,188 @@ impl Oracle for Pqs {
         })
     }
 
+    /// PQS cannot simplify its predicate freely: a simpler predicate need
+    /// not be TRUE on the pivot, and only the provider's evaluator could
+    /// tell. What keeps the relation by construction: a conjunct of a TRUE
+    /// conjunction (`NOT` of a FALSE disjunction), and dropping a column or
+    /// a whole table from both the select list and the pivot row.
+    fn shrink(&self, case: &Case) -> Vec<Case> {
+        let (Some(pivot), Some(predicate)) = (&case.pivot, &case.predicate) else {
+            return vec![];
+        };
+        let mut out = Vec::new();
+        let with_predicate = |p: Expr| Case {
+            query: Select {
+                selection: Some(p.clone()),
+                ..case.query.clone()
+            },
+            predicate: Some(p),
+            pivot: case.pivot.clone(),
+        };
+        for p in true_parts(predicate) {
+            out.push(with_predicate(p));
+        }
+        if let Some(from) = &case.query.from {
+            if let Some(factors) = factors(from) {
+                for (i, factor) in factors.iter().enumerate().filter(|_| factors.len() > 1) {
+                    let Some(alias) = alias_of(factor) else {
+                        continue;
+                    };
+                    let keep: Vec<bool> = case
+                        .query
+                        .items
+                        .iter()
+                        .map(|it| !matches!(it, SelectItem::Expr { expr: Expr::Column(c), .. } if c.table.as_deref() == Some(alias)))
+                        .collect();
+                    let mut rest: Vec<TableFactor> = factors.iter().map(|f| (*f).clone()).collect();
+                    rest.remove(i);
+                    let mut rest = rest.into_iter();
+                    let first = rest.next().expect("more than one factor");
+                    let from = FromClause {
+                        first,
+                        joins: rest
+                            .map(|factor| lancet_core::Join {
+                                kind: JoinKind::Comma,
+                                factor,
+                                constraint: lancet_core::JoinConstraint::None,
+                            })
+                            .collect(),
+                    };
+                    if let Some(c) = keep_columns(case, pivot, &keep) {
+                        out.push(Case {
+                            query: Select {
+                                from: Some(from),
+                                ..c.query
+                            },
+                            ..c
+                        });
+                    }
+                }
+            }
+        }
+        // Only columns the predicate does not read may go: its truth on the
+        // pivot depends on exactly the values it reads, and the "all rows"
+        // query must show a row with those values.
+        let read = columns_read(predicate);
+        for (i, it) in case.query.items.iter().enumerate() {
+            if matches!(it, SelectItem::Expr { expr: Expr::Column(c), .. } if read.contains(c)) {
+                continue;
+            }
+            let keep: Vec<bool> = (0..case.query.items.len()).map(|j| j != i).collect();
+            out.extend(keep_columns(case, pivot, &keep));
+        }
+        out
+    }
+
+    /// The pivot query, and the same query without its WHERE: the second
+    /// shows that the pivot row is in the tables at all, so a reproducer
+    /// (or a reduced one, whose setup may have lost the row) proves the bug
+    /// by itself.
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        vec![OracleQuery {
-            role: "pivot query".into(),
-            query: Query::select(case.query.clone()),
-        }]
+        vec![
+            OracleQuery {
+                role: "pivot query".into(),
+                query: Query::select(case.query.clone()),
+            },
+            OracleQuery {
+                role: "all rows".into(),
+                query: Query::select(Select {
+                    selection: None,
+                    ..case.query.clone()
+                }),
+            },
+        ]
     }
 
     fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Verdict {
         let pivot = case.pivot.as_ref().expect("a pqs case has a pivot");
-        if results[0].iter().any(|r| rows_equal(r, pivot)) {
-            return Verdict::Agree { nonempty: true };
+        let contains = |rows: &[Row]| rows.iter().any(|r| rows_equal(r, pivot));
+        // Without the row in the tables there is nothing to check; the row
+        // must be there with identical values (1 is not 1.0: the predicate
+        // may tell them apart).
+        let identical = |rows: &[Row]| rows.contains(pivot);
+        if contains(&results[0]) || !identical(&results[1]) {
+            return Verdict::Agree {
+                nonempty: !results[0].is_empty(),
+            };
         }
         Verdict::Disagree(Disagreement {
             relation: RELATION.to_string(),
-            row_counts: vec![results[0].len()],
+            row_counts: vec![results[0].len(), results[1].len()],
             diff: RowDiff {
                 only_in_first: vec![],
                 only_in_second: vec![(pivot.clone(), 1)],
             },
         })
     }
+}
+
+/// Parts of a predicate that are TRUE wherever it is: the conjuncts of
+/// `a AND b`, and `NOT a`, `NOT b` for `NOT (a OR b)`.
+fn true_parts(p: &Expr) -> Vec<Expr> {
+    use lancet_core::{BinaryOp, UnaryOp};
+    match p {
+        Expr::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+        } => vec![(**left).clone(), (**right).clone()],
+        Expr::Unary {
+            op: UnaryOp::Not,
+            expr,
+        } => match &**expr {
+            Expr::Binary {
+                op: BinaryOp::Or,
+                left,
+                right,
+            } => vec![Expr::not((**left).clone()), Expr::not((**right).clone())],
+            _ => vec![],
+        },
+        _ => vec![],
+    }
+}
+
+/// The case with only the select items (and pivot values) marked `keep`;
+/// `None` if that keeps none or all of them.
+fn keep_columns(case: &Case, pivot: &Row, keep: &[bool]) -> Option<Case> {
+    let kept = keep.iter().filter(|k| **k).count();
+    if kept == 0 || kept == keep.len() || pivot.len() != keep.len() {
+        return None;
+    }
+    let pick = |i: usize| keep[i];
+    Some(Case {
+        query: Select {
+            items: case
+                .query
+                .items
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| pick(*i))
+                .map(|(_, it)| it.clone())
+                .collect(),
+            ..case.query.clone()
+        },
+        predicate: case.predicate.clone(),
+        pivot: Some(
+            pivot
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| pick(*i))
+                .map(|(_, v)| v.clone())
+                .collect(),
+        ),
+    })
+}
+
+/// The columns an expression reads (PQS predicates have no subqueries).
+fn columns_read(e: &Expr) -> Vec<lancet_core::ColumnRef> {
+    let mut out = Vec::new();
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        if let Expr::Column(c) = x {
+            out.push(c.clone());
+        }
+        stack.extend(x.children());
+    }
+    out
 }

@@ -12,6 +12,7 @@
 
 use crate::partition::{base_where, item, where_partitions};
 use lancet_core::compare::{values_equal, RowDiff};
+use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
     Case, DataReader, Disagreement, Expr, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row,
     Select, SelectItem, SetOperator, TableFactor, Value, Verdict,
@@ -130,6 +131,10 @@ impl Oracle for TlpAggregate {
             predicate: Some(predicate),
             pivot: None,
         })
+    }
+
+    fn shrink_policy(&self) -> Option<CasePolicy> {
+        Some(CasePolicy::with_items(ItemPolicy::ArgumentsOnly))
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {

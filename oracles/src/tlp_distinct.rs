@@ -5,6 +5,7 @@ use crate::partition::{
     base_where, item, original_and_partitioned, some_columns, verdict_from_diff, where_partitions,
 };
 use lancet_core::compare::set_diff;
+use lancet_core::shrink::CasePolicy;
 use lancet_core::{
     Case, DataReader, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select, SetOperator, Verdict,
 };
@@ -52,6 +53,10 @@ impl Oracle for TlpDistinct {
             predicate: Some(predicate),
             pivot: None,
         })
+    }
+
+    fn shrink_policy(&self) -> Option<CasePolicy> {
+        Some(CasePolicy::ALL)
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {

@@ -5,6 +5,7 @@ use crate::partition::{
     base_where, item, original_and_partitioned, some_columns, where_partitions,
 };
 use crate::tlp_distinct::set_verdict;
+use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
     Case, DataReader, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select, SetOperator, Verdict,
 };
@@ -50,6 +51,10 @@ impl Oracle for TlpGroupBy {
             predicate: Some(predicate),
             pivot: None,
         })
+    }
+
+    fn shrink_policy(&self) -> Option<CasePolicy> {
+        Some(CasePolicy::with_items(ItemPolicy::Fixed))
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {

@@ -6,6 +6,7 @@ use crate::partition::{
     base_where, having_partitions, item, original_and_partitioned, some_columns,
 };
 use crate::tlp_where::multiset_verdict;
+use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
     Case, DataReader, Expr, Oracle, OracleQuery, QueryGenerator, Rng, Row, Scope, ScopeColumn,
     Select, SetOperator, Verdict,
@@ -80,6 +81,10 @@ impl Oracle for TlpHaving {
             predicate: Some(predicate),
             pivot: None,
         })
+    }
+
+    fn shrink_policy(&self) -> Option<CasePolicy> {
+        Some(CasePolicy::with_items(ItemPolicy::Fixed))
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {

@@ -6,6 +6,7 @@ use crate::partition::{
     wildcard_is_safe,
 };
 use lancet_core::compare::multiset_diff;
+use lancet_core::shrink::CasePolicy;
 use lancet_core::{
     Case, DataReader, FromClause, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select,
     SelectItem, SetOperator, Verdict,
@@ -73,6 +74,10 @@ impl Oracle for TlpWhere {
             predicate: Some(predicate),
             pivot: None,
         })
+    }
+
+    fn shrink_policy(&self) -> Option<CasePolicy> {
+        Some(CasePolicy::ALL)
     }
 
     fn queries(&self, case: &Case) -> Vec<OracleQuery> {

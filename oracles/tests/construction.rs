@@ -252,12 +252,19 @@ fn pqs_requires_the_pivot_row_in_the_result() {
         pivot: Some(pivot.clone()),
     };
     let other = vec![Value::Integer(2), Value::Text("a".into())];
+    let all = vec![other.clone(), pivot.clone()];
+    assert_eq!(Pqs.queries(&k).len(), 2, "the pivot query and all rows");
     assert!(matches!(
-        Pqs.compare(&k, &[vec![other.clone(), pivot.clone()]]),
+        Pqs.compare(&k, &[all.clone(), all.clone()]),
         Verdict::Agree { .. }
     ));
-    let Verdict::Disagree(d) = Pqs.compare(&k, &[vec![other]]) else {
+    let Verdict::Disagree(d) = Pqs.compare(&k, &[vec![other.clone()], all]) else {
         panic!("a missing pivot is a finding")
     };
     assert_eq!(d.diff.only_in_second, vec![(pivot, 1)]);
+    // A pivot row that is not in the tables at all proves nothing.
+    assert!(matches!(
+        Pqs.compare(&k, &[vec![other.clone()], vec![other]]),
+        Verdict::Agree { .. }
+    ));
 }
