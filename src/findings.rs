@@ -76,9 +76,68 @@ pub struct Finding {
     pub confirmed: bool,
     /// A planted fault the run used (selftest and tests), if any.
     pub fault: Option<String>,
+    /// Set on a reduced finding: what it was reduced from, and how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<ReductionInfo>,
+    /// The deduplication signature (see `dedup`), once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+/// How a reduced finding came about.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReductionInfo {
+    /// The file name of the unreduced reproducer.
+    pub from: String,
+    /// Statements (setup and queries) before and after.
+    pub statements_before: usize,
+    pub statements_after: usize,
+    /// Bytes of SQL before and after.
+    pub bytes_before: usize,
+    pub bytes_after: usize,
+    pub seconds: f64,
+    /// Candidates replayed on fresh databases.
+    pub tests: u64,
+    /// False if the time limit or an interrupt ended the reduction early.
+    pub complete: bool,
 }
 
 impl Finding {
+    /// Statements a reproducer runs: setup and queries.
+    pub fn statement_count(&self) -> usize {
+        self.setup.len() + self.queries.len()
+    }
+
+    /// Bytes of SQL a reproducer runs.
+    pub fn sql_bytes(&self) -> usize {
+        self.setup.iter().map(|s| s.len() + 2).sum::<usize>()
+            + self.queries.iter().map(|q| q.sql.len() + 2).sum::<usize>()
+    }
+
+    /// Reads a finding's JSON record; a `.sql` reproducer is read through
+    /// the record lancet wrote beside it.
+    pub fn load(path: &Path) -> anyhow::Result<Finding> {
+        let json = if path.extension().is_some_and(|e| e == "json") {
+            path.to_path_buf()
+        } else {
+            path.with_extension("json")
+        };
+        let text = fs::read_to_string(&json).with_context(|| {
+            if json.as_path() == path {
+                format!("cannot read {}", json.display())
+            } else {
+                format!(
+                    "{} is not a lancet reproducer: its record {} cannot be read \
+                     (for SQL from elsewhere, `lancet reduce` takes --dbms with --check-cmd or --check-differs)",
+                    path.display(),
+                    json.display()
+                )
+            }
+        })?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a valid lancet finding record", json.display()))
+    }
+
     /// A one-line description for status output.
     pub fn headline(&self) -> String {
         match self.kind {
@@ -164,6 +223,21 @@ pub fn render_reproducer(
         "confirmed on a fresh database: {}",
         if f.confirmed { "yes" } else { "no" }
     ));
+    if let Some(r) = &f.reduction {
+        line(&format!(
+            "reduced from {} ({} statements, {} bytes) to {} statements, {} bytes, in {:.1} s{}",
+            r.from,
+            r.statements_before,
+            r.bytes_before,
+            r.statements_after,
+            r.bytes_after,
+            r.seconds,
+            if r.complete { "" } else { " (stopped early)" }
+        ));
+    }
+    if let Some(sig) = &f.signature {
+        line(&format!("signature: {sig}"));
+    }
     if let Some(r) = &f.relation {
         line(&format!("relation that broke: {r}"));
     }
@@ -319,6 +393,24 @@ impl FindingWriter {
 pub struct WrittenFinding {
     pub sql: PathBuf,
     pub json: PathBuf,
+}
+
+impl WrittenFinding {
+    /// The files of a finding's reduced version: `<stem>.reduced.sql/.json`
+    /// beside the unreduced ones, which are kept.
+    pub fn reduced(&self) -> WrittenFinding {
+        let with = |p: &Path, ext: &str| {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            p.with_file_name(format!("{stem}.reduced.{ext}"))
+        };
+        WrittenFinding {
+            sql: with(&self.sql, "sql"),
+            json: with(&self.json, "json"),
+        }
+    }
 }
 
 /// Writes a file through a temporary name and renames it, so that a reader

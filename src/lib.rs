@@ -2,8 +2,11 @@
 //! oracles on many threads, findings on disk, run summaries, and the
 //! provider registry. `main.rs` is a thin command line over it.
 
+pub mod dedup;
 pub mod findings;
+pub mod reduce;
 pub mod registry;
+pub mod replay;
 pub mod runner;
 pub mod summary;
 

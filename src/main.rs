@@ -33,6 +33,60 @@ enum Command {
     Bench(BenchArgs),
     /// Prove every oracle works here: each must catch a planted fault.
     Selftest(SelftestArgs),
+    /// Shrink a reproducer to the few statements that still show the bug.
+    Reduce(ReduceArgs),
+    /// Re-run reproducers: "still fails" or "passes" for each (exit 1 if any still fails).
+    Replay(ReplayArgs),
+}
+
+/// How to reach the DBMS a reproducer names.
+#[derive(Args, Clone)]
+struct ConnectArgs {
+    /// SQLite: replay on this libsqlite3 shared library instead of the bundled SQLite.
+    #[arg(long, value_name = "PATH")]
+    sqlite_lib: Option<PathBuf>,
+    /// Replay without the planted fault a selftest finding was made with:
+    /// on the real DBMS, where such a finding passes.
+    #[arg(long)]
+    no_fault: bool,
+}
+
+#[derive(Args)]
+#[command(after_help = "\
+A reproducer lancet wrote (FILE.sql with its FILE.json record) is reduced by the oracle's own \
+relation and written to FILE.reduced.sql/.json. SQL from anywhere needs --dbms and a check: \
+--check-cmd 'CMD' (exits 0 while the file is interesting; the candidate is {file} or \
+$LANCET_REDUCE_FILE) or --check-differs [I,J] (statements I and J, 1-based, default the last \
+two, are queries whose results must keep differing).")]
+struct ReduceArgs {
+    /// The reproducer (.sql or .json) or SQL file to reduce.
+    file: PathBuf,
+    #[command(flatten)]
+    connect: ConnectArgs,
+    /// The DBMS a foreign SQL file is for (its dialect, and where --check-differs runs it).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    dbms: Option<String>,
+    /// A shell command that exits 0 while the candidate file is still interesting.
+    #[arg(long, value_name = "CMD", conflicts_with = "check_differs")]
+    check_cmd: Option<String>,
+    /// Two statements (1-based, `I,J`) whose results must keep differing; default the last two.
+    #[arg(long, value_name = "I,J", num_args = 0..=1, default_missing_value = "last")]
+    check_differs: Option<String>,
+    /// Time limit in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    time_limit: u64,
+    /// Where to write the reduced file [default: beside FILE, as FILE.reduced.sql].
+    #[arg(long, value_name = "PATH")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// Reproducers written by lancet (.sql with its .json record, or the .json).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    connect: ConnectArgs,
 }
 
 /// Options shared by `fuzz` and `bench`: what to test.
@@ -93,6 +147,12 @@ struct FuzzArgs {
     /// Seconds between status lines; 0 for none.
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     status_interval: u64,
+    /// Keep findings as found: do not reduce them (on a separate thread) as they come.
+    #[arg(long)]
+    no_reduce: bool,
+    /// Time limit for reducing one finding.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    reduce_time: u64,
 }
 
 #[derive(Args)]
@@ -222,6 +282,7 @@ fn plain_options(
         unconfirmed_dir: run_dir.join("unconfirmed"),
         status_interval: None,
         stop_after_findings: None,
+        reduce: None,
     }
 }
 
@@ -260,6 +321,7 @@ fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         log_dir,
         status_interval: (args.status_interval > 0)
             .then(|| Duration::from_secs(args.status_interval)),
+        reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
         ..plain_options(
             run_id.clone(),
             seed,
@@ -410,6 +472,189 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The provider a recorded finding names, reached as `connect` says.
+fn provider_for(
+    dbms: &str,
+    connect: &ConnectArgs,
+) -> anyhow::Result<Box<dyn lancet_core::Provider>> {
+    registry::provider(
+        dbms,
+        &ProviderOptions {
+            sqlite_lib: connect.sqlite_lib.clone(),
+            ..ProviderOptions::default()
+        },
+    )
+}
+
+/// `FILE.sql` → `FILE.reduced.sql` (a reduced file reduces onto itself).
+fn reduced_path(file: &std::path::Path, ext: &str) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = stem.strip_suffix(".reduced").unwrap_or(&stem);
+    file.with_file_name(format!("{stem}.reduced.{ext}"))
+}
+
+fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    let limit = Duration::from_secs(args.time_limit.max(1));
+    let name = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if args.check_cmd.is_some() || args.check_differs.is_some() {
+        let dbms = args
+            .dbms
+            .as_deref()
+            .context("--dbms is needed to reduce a SQL file with --check-cmd or --check-differs")?;
+        let provider = provider_for(dbms, &args.connect)?;
+        let text = std::fs::read_to_string(&args.file)
+            .with_context(|| format!("cannot read {}", args.file.display()))?;
+        let dialect = provider.dialect();
+        let check = match (&args.check_cmd, &args.check_differs) {
+            (Some(cmd), _) => lancet::reduce::foreign::Check::Command(cmd.clone()),
+            (None, Some(spec)) => {
+                let n = lancet::reduce::sql_text::split_statements(&text, dialect).len();
+                let (first, second) = if spec == "last" {
+                    if n < 2 {
+                        bail!(
+                            "{} has fewer than two statements to compare",
+                            args.file.display()
+                        );
+                    }
+                    (n - 2, n - 1)
+                } else {
+                    let parts: Vec<&str> = spec.split(',').collect();
+                    let num = |s: &str| -> anyhow::Result<usize> {
+                        match s.trim().parse::<usize>() {
+                            Ok(i) if i >= 1 => Ok(i - 1),
+                            _ => bail!("--check-differs takes two statement numbers from 1, as `I,J`; got '{spec}'"),
+                        }
+                    };
+                    match parts.as_slice() {
+                        [a, b] => (num(a)?, num(b)?),
+                        _ => bail!(
+                            "--check-differs takes two statement numbers, as `I,J`; got '{spec}'"
+                        ),
+                    }
+                };
+                lancet::reduce::foreign::Check::Differs {
+                    provider: &*provider,
+                    first,
+                    second,
+                }
+            }
+            (None, None) => unreachable!("checked above"),
+        };
+        let r = lancet::reduce::foreign::reduce_foreign(
+            &text,
+            &name,
+            dialect,
+            &check,
+            limit,
+            Some(&stop),
+        )?;
+        let out = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
+        lancet::findings::write_synced(&out, r.text().as_bytes())?;
+        println!(
+            "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nwritten to {}",
+            r.statements_before,
+            r.statements.len(),
+            r.bytes_before,
+            r.bytes(),
+            r.seconds,
+            r.tests,
+            if r.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
+            out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dbms.is_some() {
+        bail!("--dbms is for SQL files from elsewhere, with --check-cmd or --check-differs; a lancet reproducer names its DBMS");
+    }
+    let finding = lancet::findings::Finding::load(&args.file)?;
+    let provider = provider_for(&finding.dbms, &args.connect)?;
+    let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
+    let run = format!("reduce{}", std::process::id());
+    let reducer = lancet::reduce::Reducer::new(&*provider, fault, &run)
+        .with_time_limit(limit)
+        .with_abort(&stop);
+    let sql_name = name.replace(".json", ".sql");
+    let r = reducer.reduce(&finding, &sql_name)?;
+    let mut reduced = r.finding;
+    reduced.signature = Some(lancet::dedup::signature(&reduced, provider.dialect()));
+    let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
+    let written = lancet::findings::WrittenFinding {
+        json: out_sql.with_extension("json"),
+        sql: out_sql,
+    };
+    let dir = written.sql.parent().unwrap_or(std::path::Path::new("."));
+    let writer = FindingWriter::new(dir)?;
+    writer.update(
+        &written,
+        &reduced,
+        provider.comment_prefix(),
+        &provider.client_command(),
+    )?;
+    let i = &r.info;
+    println!(
+        "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nsignature {}\nwritten to {}",
+        i.statements_before,
+        i.statements_after,
+        i.bytes_before,
+        i.bytes_after,
+        i.seconds,
+        i.tests,
+        if i.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
+        reduced.signature.as_deref().unwrap_or(""),
+        written.sql.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let mut failing = 0;
+    let mut broken = 0;
+    for file in &args.files {
+        let outcome = lancet::findings::Finding::load(file).and_then(|finding| {
+            let provider = provider_for(&finding.dbms, &args.connect)?;
+            let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
+            let note = fault
+                .map(|f| format!(" [with planted fault {}]", f.name()))
+                .unwrap_or_default();
+            Ok((lancet::replay::replay(&finding, &*provider, fault)?, note))
+        });
+        match outcome {
+            Ok((lancet::replay::Replayed::StillFails(why), note)) => {
+                failing += 1;
+                println!("{}: still fails{note}: {why}", file.display());
+            }
+            Ok((lancet::replay::Replayed::Passes(why), note)) => {
+                println!("{}: passes{note}: {why}", file.display());
+            }
+            Err(e) => {
+                broken += 1;
+                println!("{}: cannot replay: {e:#}", file.display());
+            }
+        }
+    }
+    println!(
+        "{} reproducer(s): {failing} still fail, {} pass, {broken} cannot be replayed",
+        args.files.len(),
+        args.files.len() - failing - broken
+    );
+    Ok(if failing > 0 {
+        ExitCode::from(1)
+    } else if broken > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
@@ -417,6 +662,8 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz(args),
         Command::Bench(args) => bench(args),
         Command::Selftest(args) => selftest(args),
+        Command::Reduce(args) => reduce(args),
+        Command::Replay(args) => replay(args),
     };
     match result {
         Ok(code) => code,

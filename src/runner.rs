@@ -4,8 +4,10 @@
 //! them to one reporter (the calling thread) over a channel; counters are
 //! shared atomics, read by the status line.
 
-use crate::findings::{Finding, FindingKind, FindingWriter, FoundQuery, Origin};
-use crate::summary::{Counters, StopReason, Summary};
+use crate::dedup::Index;
+use crate::findings::{Finding, FindingKind, FindingWriter, FoundQuery, Origin, WrittenFinding};
+use crate::reduce::Reducer;
+use crate::summary::{BugLine, Counters, StopReason, Summary};
 use crossbeam_channel::{Receiver, Sender};
 use lancet_core::compare::same_diff;
 use lancet_core::fault::{Fault, FaultyConnection};
@@ -17,7 +19,8 @@ use lancet_core::{
 use rand::Rng as _;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The oracles of a run, with their weights in the rotation.
@@ -84,7 +87,21 @@ pub struct RunOptions {
     pub status_interval: Option<Duration>,
     /// Stop the run once this many findings are on disk (`selftest`).
     pub stop_after_findings: Option<u64>,
+    /// Reduce each confirmed finding on a separate thread, with this time
+    /// limit per finding; `None` (`--no-reduce`) keeps findings as found.
+    pub reduce: Option<Duration>,
 }
+
+/// A confirmed finding waiting for the reducer thread.
+struct ReduceWork {
+    finding: Finding,
+    written: WrittenFinding,
+}
+
+/// Findings queued beyond this many are indexed unreduced (reduce them
+/// later with `lancet reduce`): a bug hit in a tight loop must not turn the
+/// run into a reduction queue.
+const MAX_QUEUED_REDUCTIONS: usize = 32;
 
 enum Event {
     Finding {
@@ -94,6 +111,17 @@ enum Event {
     },
     ThreadFailed {
         thread: u32,
+        error: String,
+    },
+    Reduced {
+        path: PathBuf,
+        from: (usize, usize),
+        seconds: f64,
+        signature: String,
+        count: u64,
+    },
+    ReduceFailed {
+        path: PathBuf,
         error: String,
     },
 }
@@ -121,6 +149,8 @@ struct Shared<'a> {
     counters: &'a Counters,
     stop: &'a AtomicBool,
     events: Sender<Event>,
+    index: &'a Mutex<Index>,
+    reductions: Option<Sender<ReduceWork>>,
 }
 
 impl Shared<'_> {
@@ -153,7 +183,33 @@ pub fn run(
         None => (0..options.threads.max(1)).map(|t| (t, None)).collect(),
     };
     let mut failures = Vec::new();
+    let index = Mutex::new(Index::new(writer.dir()));
+    let abort_reduction = AtomicBool::new(false);
+    let reduced = AtomicU64::new(0);
+    let (reduce_tx, reduce_rx) = match options.reduce {
+        Some(_) => {
+            let (t, r) = crossbeam_channel::unbounded();
+            (Some(t), Some(r))
+        }
+        None => (None, None),
+    };
     let stop_reason = std::thread::scope(|scope| {
+        if let (Some(rx), Some(limit)) = (reduce_rx, options.reduce) {
+            let events = tx.clone();
+            let (index, abort, reduced) = (&index, &abort_reduction, &reduced);
+            std::thread::Builder::new()
+                .name("lancet-reducer".into())
+                .spawn_scoped(scope, move || {
+                    let reducer =
+                        Reducer::new(provider, options.fault, &format!("{}x", options.run_id))
+                            .with_time_limit(limit)
+                            .with_abort(abort);
+                    reduce_loop(
+                        &rx, &reducer, provider, writer, index, stop, &events, reduced,
+                    );
+                })
+                .expect("spawning the reducer thread");
+        }
         for (thread, only) in plan.iter().copied() {
             let shared = Shared {
                 provider,
@@ -164,6 +220,8 @@ pub fn run(
                 counters: &counters,
                 stop,
                 events: tx.clone(),
+                index: &index,
+                reductions: reduce_tx.clone(),
             };
             std::thread::Builder::new()
                 .name(format!("lancet-worker-{thread}"))
@@ -178,9 +236,18 @@ pub fn run(
                 .expect("spawning a worker thread");
         }
         drop(tx);
-        report(&rx, options, &counters, stop, start, &mut failures)
+        drop(reduce_tx);
+        report(
+            &rx,
+            options,
+            &counters,
+            stop,
+            &abort_reduction,
+            start,
+            &mut failures,
+        )
     });
-    let summary = Summary::new(
+    let mut summary = Summary::new(
         options,
         provider.name(),
         &dbms_version,
@@ -190,10 +257,99 @@ pub fn run(
         stop_reason,
         writer.dir(),
     );
+    let index = index.into_inner().unwrap_or_else(|e| e.into_inner());
+    summary.unique_bugs = index.unique() as u64;
+    summary.reduced = reduced.load(Ordering::Relaxed);
+    summary.bugs = bug_lines(&index, writer.dir());
     if !failures.is_empty() {
         anyhow::bail!("{}", failures.join("; "));
     }
     Ok(summary)
+}
+
+fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
+    let mut lines: Vec<BugLine> = index
+        .entries()
+        .map(|e| BugLine {
+            signature: e.signature.clone(),
+            count: e.count,
+            kind: e.kind.name().to_string(),
+            oracle: e.oracle.clone(),
+            statements: e.statements,
+            reduced: e.reduced,
+            reproducer: e
+                .reproducer
+                .strip_prefix(dir)
+                .unwrap_or(&e.reproducer)
+                .display()
+                .to_string(),
+        })
+        .collect();
+    lines.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
+    lines
+}
+
+/// The reducer thread: reduces confirmed findings one at a time, writes
+/// each reduced reproducer beside its original, and files it in the index.
+/// Once the run stops, the reduction in progress finishes (an interrupt
+/// cuts it short) and findings still queued stay unreduced.
+#[allow(clippy::too_many_arguments)]
+fn reduce_loop(
+    rx: &Receiver<ReduceWork>,
+    reducer: &Reducer,
+    provider: &dyn Provider,
+    writer: &FindingWriter,
+    index: &Mutex<Index>,
+    stop: &AtomicBool,
+    events: &Sender<Event>,
+    reduced: &AtomicU64,
+) {
+    let dialect = provider.dialect();
+    for work in rx.iter() {
+        if stop.load(Ordering::SeqCst) {
+            continue;
+        }
+        let name = work
+            .written
+            .sql
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let outcome = reducer.reduce(&work.finding, &name).and_then(|r| {
+            let mut f = r.finding;
+            f.signature = Some(crate::dedup::signature(&f, dialect));
+            let out = work.written.reduced();
+            writer.update(
+                &out,
+                &f,
+                provider.comment_prefix(),
+                &provider.client_command(),
+            )?;
+            let (signature, count) = index.lock().unwrap_or_else(|e| e.into_inner()).add(
+                &f,
+                dialect,
+                &out.sql,
+                Some(&work.written.sql),
+            )?;
+            Ok((out, r.info, signature, count))
+        });
+        let _ = match outcome {
+            Ok((out, info, signature, count)) => {
+                reduced.fetch_add(1, Ordering::Relaxed);
+                events.send(Event::Reduced {
+                    path: out.sql,
+                    from: (info.statements_before, info.statements_after),
+                    seconds: info.seconds,
+                    signature,
+                    count,
+                })
+            }
+            Err(e) => events.send(Event::ReduceFailed {
+                path: work.written.sql.clone(),
+                error: format!("{e:#}"),
+            }),
+        };
+    }
 }
 
 /// The reporter: prints findings as they come and a status line every few
@@ -203,6 +359,7 @@ fn report(
     options: &RunOptions,
     counters: &Counters,
     stop: &AtomicBool,
+    abort_reduction: &AtomicBool,
     start: Instant,
     failures: &mut Vec<String>,
 ) -> StopReason {
@@ -227,6 +384,29 @@ fn report(
                         path.display()
                     );
                 }
+            }
+            Ok(Event::Reduced {
+                path,
+                from: (before, after),
+                seconds,
+                signature,
+                count,
+            }) => {
+                let seen = if count > 1 {
+                    format!("seen {count} times")
+                } else {
+                    "new".to_string()
+                };
+                eprintln!(
+                    "lancet: reduced {before} -> {after} statements in {seconds:.1} s; bug {signature} ({seen})\n        reduced reproducer: {}",
+                    path.display()
+                );
+            }
+            Ok(Event::ReduceFailed { path, error }) => {
+                eprintln!(
+                    "lancet: could not reduce {}: {error} (the finding is kept as found)",
+                    path.display()
+                );
             }
             Ok(Event::ThreadFailed { thread, error }) => {
                 eprintln!("lancet: worker {thread} stopped: {error}");
@@ -258,6 +438,9 @@ fn report(
             }
         } else if reason == StopReason::Finished {
             reason = StopReason::Interrupted;
+        }
+        if reason == StopReason::Interrupted {
+            abort_reduction.store(true, Ordering::SeqCst);
         }
         if let Some(every) = options.status_interval {
             if last_status.elapsed() >= every {
@@ -444,6 +627,8 @@ fn run_check(
             case: Some(case),
             confirmed: false,
             fault: shared.options.fault.map(|f| f.name().to_string()),
+            reduction: None,
+            signature: None,
         })),
     }
 }
@@ -479,6 +664,8 @@ fn error_finding(
         case: None,
         confirmed: false,
         fault: shared.options.fault.map(|f| f.name().to_string()),
+        reduction: None,
+        signature: None,
     }
 }
 
@@ -502,6 +689,21 @@ fn record(
             .is_some_and(|n| shared.counters.findings() >= n)
         {
             shared.stop.store(true, Ordering::SeqCst);
+        }
+        shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
+            &finding,
+            shared.provider.dialect(),
+            &written.sql,
+            None,
+        )?;
+        // A crash is filed as it is: replaying it would crash the server again.
+        if let Some(queue) = &shared.reductions {
+            if finding.kind != FindingKind::Crash && queue.len() < MAX_QUEUED_REDUCTIONS {
+                let _ = queue.send(ReduceWork {
+                    finding: finding.clone(),
+                    written: written.clone(),
+                });
+            }
         }
         (written.sql, true)
     } else {

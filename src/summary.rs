@@ -136,6 +136,24 @@ pub struct Summary {
     /// Share of the workers' wall time spent inside DBMS calls.
     pub dbms_time_share: f64,
     pub findings_dir: String,
+    /// Unique bugs among the findings (by signature; see `dedup`).
+    pub unique_bugs: u64,
+    /// Findings reduced during the run.
+    pub reduced: u64,
+    /// One line per unique bug: signature, count, oracle, size, reproducer.
+    pub bugs: Vec<BugLine>,
+}
+
+/// A unique bug, as the summary lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BugLine {
+    pub signature: String,
+    pub count: u64,
+    pub kind: String,
+    pub oracle: Option<String>,
+    pub statements: usize,
+    pub reduced: bool,
+    pub reproducer: String,
 }
 
 impl Summary {
@@ -185,6 +203,9 @@ impl Summary {
             nonempty_share: share(counters.nonempty.load(Relaxed), checks),
             dbms_time_share: (dbms_secs / (secs * f64::from(workers))).min(1.0),
             findings_dir: findings_dir.display().to_string(),
+            unique_bugs: 0,
+            reduced: 0,
+            bugs: Vec::new(),
         }
     }
 
@@ -227,6 +248,12 @@ impl Summary {
         ));
         s.push_str(&format!("  databases   {}\n", self.databases));
         s.push_str(&format!("  findings    {}", self.findings));
+        if self.findings > 0 {
+            s.push_str(&format!(
+                "  ({} unique bug(s); {} reduced)",
+                self.unique_bugs, self.reduced
+            ));
+        }
         if self.unconfirmed > 0 {
             s.push_str(&format!(
                 "  ({} more did not reproduce on a fresh database: see unconfirmed/)",
@@ -235,7 +262,21 @@ impl Summary {
         }
         s.push('\n');
         if self.findings > 0 {
-            s.push_str(&format!("  reproducers in {}\n", self.findings_dir));
+            s.push_str(&format!(
+                "  reproducers in {} (index: index.md, index.json)\n",
+                self.findings_dir
+            ));
+            for b in &self.bugs {
+                s.push_str(&format!(
+                    "    {}  x{:<4} {:<16} {:>3} statements{}  {}\n",
+                    b.signature,
+                    b.count,
+                    b.oracle.as_deref().unwrap_or(&b.kind),
+                    b.statements,
+                    if b.reduced { " (reduced)" } else { "" },
+                    b.reproducer
+                ));
+            }
         }
         s
     }

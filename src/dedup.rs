@@ -1,0 +1,268 @@
+//! Deduplication: the same bug found 500 times is one entry with a count
+//! and its smallest reproducer.
+//!
+//! A finding's signature is a hash of its kind, oracle, relation and the
+//! *shape* of its (reduced) case: the syntax tree with every literal and
+//! every generated name (`t3`, `c12`, `a0`) abstracted. Error findings use
+//! the error code and the shape of the failing statement's tokens.
+
+use crate::findings::{write_synced, Finding, FindingKind};
+use anyhow::Context;
+use lancet_core::Dialect;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use sqlparser::tokenizer::{Token, Tokenizer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// FNV-1a, stable across Rust releases (signatures are stored on disk).
+fn fnv(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// `t12` → `t`, `a0` → `a`: generated names differ between databases that
+/// show the same bug.
+fn abstract_name(s: &str) -> String {
+    let trimmed = s.trim_end_matches(|c: char| c.is_ascii_digit());
+    if trimmed.len() < s.len()
+        && !trimmed.is_empty()
+        && trimmed.chars().all(|c| c.is_ascii_alphabetic() || c == '_')
+    {
+        trimmed.to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Replaces literals by `null` and abstracts names in a serialized case.
+fn abstract_json(v: &mut Json) {
+    match v {
+        Json::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if key == "Literal" || key == "pivot" {
+                    *value = Json::Null;
+                } else {
+                    abstract_json(value);
+                }
+            }
+        }
+        Json::Array(items) => items.iter_mut().for_each(abstract_json),
+        Json::String(s) => *s = abstract_name(s),
+        _ => {}
+    }
+}
+
+/// The shape of a statement: keywords and operators kept, literals and
+/// generated names abstracted.
+fn statement_shape(sql: &str, dialect: Dialect) -> String {
+    let d = crate::reduce::sql_text::parser_dialect(dialect);
+    match Tokenizer::new(&*d, sql).tokenize() {
+        Ok(tokens) => tokens
+            .iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .map(|t| match t {
+                Token::Number(..)
+                | Token::SingleQuotedString(_)
+                | Token::DoubleQuotedString(_)
+                | Token::HexStringLiteral(_) => "?".to_string(),
+                Token::Word(w) if w.keyword == sqlparser::keywords::Keyword::NoKeyword => {
+                    abstract_name(&w.value)
+                }
+                other => other.to_string().to_ascii_uppercase(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        Err(_) => sql.to_string(),
+    }
+}
+
+/// A finding's signature: 16 hex digits.
+pub fn signature(f: &Finding, dialect: Dialect) -> String {
+    let mut key = format!(
+        "{}|{}|{}|",
+        f.kind.name(),
+        f.oracle.as_deref().unwrap_or(""),
+        f.relation.as_deref().unwrap_or("")
+    );
+    match (f.kind, &f.case) {
+        (FindingKind::Logic, Some(case)) => {
+            let mut json = serde_json::to_value(case).unwrap_or(Json::Null);
+            abstract_json(&mut json);
+            key.push_str(&json.to_string());
+        }
+        _ => {
+            if let Some(e) = &f.error {
+                key.push_str(e.code.as_deref().unwrap_or(""));
+                key.push('|');
+            }
+            if let Some(q) = f.queries.first() {
+                key.push_str(&statement_shape(&q.sql, dialect));
+            }
+        }
+    }
+    format!("{:016x}", fnv(&key))
+}
+
+/// One unique bug of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Entry {
+    pub signature: String,
+    pub kind: FindingKind,
+    pub oracle: Option<String>,
+    pub relation: Option<String>,
+    /// How many findings had this signature.
+    pub count: u64,
+    /// The smallest reproducer seen, and its size in statements and bytes.
+    pub reproducer: PathBuf,
+    pub statements: usize,
+    pub bytes: usize,
+    /// Whether that reproducer is a reduced one.
+    pub reduced: bool,
+    /// Every finding with this signature, in the order found.
+    pub findings: Vec<PathBuf>,
+}
+
+/// The findings index of a run: `index.json` and `index.md`, rewritten
+/// after every change so that they are current if the run is killed.
+pub struct Index {
+    dir: PathBuf,
+    entries: BTreeMap<String, Entry>,
+    /// Signature of each finding's unreduced file, so that a finding's
+    /// reduction replaces its provisional entry.
+    provisional: BTreeMap<PathBuf, String>,
+}
+
+impl Index {
+    pub fn new(dir: &Path) -> Index {
+        Index {
+            dir: dir.to_path_buf(),
+            entries: BTreeMap::new(),
+            provisional: BTreeMap::new(),
+        }
+    }
+
+    /// Unique bugs so far.
+    pub fn unique(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values()
+    }
+
+    /// Records a finding written at `path` (its `.sql`). A reduced finding
+    /// (`reduced_from` = the unreduced file) replaces the provisional entry
+    /// its unreduced version made. Returns the entry's count.
+    pub fn add(
+        &mut self,
+        f: &Finding,
+        dialect: Dialect,
+        path: &Path,
+        reduced_from: Option<&Path>,
+    ) -> anyhow::Result<(String, u64)> {
+        let sig = f.signature.clone().unwrap_or_else(|| signature(f, dialect));
+        let origin = reduced_from.unwrap_or(path).to_path_buf();
+        if let Some(old) = self.provisional.remove(&origin) {
+            if let Some(e) = self.entries.get_mut(&old) {
+                e.count -= 1;
+                e.findings.retain(|p| *p != origin);
+                if e.count == 0 {
+                    self.entries.remove(&old);
+                } else if e.reproducer == origin {
+                    // Another finding of that signature becomes its reproducer.
+                    if let Some(first) = e.findings.first() {
+                        e.reproducer = first.clone();
+                    }
+                }
+            }
+        }
+        if reduced_from.is_none() {
+            self.provisional.insert(origin.clone(), sig.clone());
+        }
+        let entry = self.entries.entry(sig.clone()).or_insert_with(|| Entry {
+            signature: sig.clone(),
+            kind: f.kind,
+            oracle: f.oracle.clone(),
+            relation: f.relation.clone(),
+            count: 0,
+            reproducer: path.to_path_buf(),
+            statements: usize::MAX,
+            bytes: usize::MAX,
+            reduced: false,
+            findings: Vec::new(),
+        });
+        entry.count += 1;
+        entry.findings.push(origin);
+        let size = (f.statement_count(), f.sql_bytes());
+        if size < (entry.statements, entry.bytes) {
+            entry.statements = size.0;
+            entry.bytes = size.1;
+            entry.reproducer = path.to_path_buf();
+            entry.reduced = reduced_from.is_some();
+        }
+        let count = entry.count;
+        self.save()?;
+        Ok((sig, count))
+    }
+
+    /// Writes `index.json` and `index.md`.
+    pub fn save(&self) -> anyhow::Result<()> {
+        let mut sorted: Vec<&Entry> = self.entries.values().collect();
+        sorted.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
+        let json = serde_json::to_string_pretty(&sorted).context("serializing the index")?;
+        write_synced(&self.dir.join("index.json"), json.as_bytes())?;
+        write_synced(&self.dir.join("index.md"), self.render().as_bytes())
+    }
+
+    /// The human-readable index: one table row per unique bug.
+    pub fn render(&self) -> String {
+        let mut sorted: Vec<&Entry> = self.entries.values().collect();
+        sorted.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
+        let mut out = format!(
+            "# lancet findings: {} unique, {} in all\n\n| signature | count | kind | oracle | statements | reduced | reproducer |\n|---|---|---|---|---|---|---|\n",
+            sorted.len(),
+            sorted.iter().map(|e| e.count).sum::<u64>()
+        );
+        for e in sorted {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                e.signature,
+                e.count,
+                e.kind.name(),
+                e.oracle.as_deref().unwrap_or("-"),
+                e.statements,
+                if e.reduced { "yes" } else { "no" },
+                e.reproducer
+                    .strip_prefix(&self.dir)
+                    .unwrap_or(&e.reproducer)
+                    .display()
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_literals_are_abstracted() {
+        assert_eq!(abstract_name("t12"), "t");
+        assert_eq!(abstract_name("lancet_parts"), "lancet_parts");
+        assert_eq!(abstract_name("MAX"), "MAX");
+        assert_eq!(
+            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", Dialect::Sqlite),
+            statement_shape("SELECT c4 FROM t0 WHERE c4 > 'x'", Dialect::Sqlite)
+        );
+        assert_ne!(
+            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", Dialect::Sqlite),
+            statement_shape("SELECT c1 FROM t3 WHERE c1 < 17", Dialect::Sqlite)
+        );
+    }
+}

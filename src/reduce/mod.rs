@@ -1,0 +1,522 @@
+//! Reduction: shrinking a finding to the few statements a maintainer needs.
+//!
+//! A logic finding is reduced on two levels, each candidate replayed on a
+//! fresh database:
+//! - the setup statements, by delta debugging and then statement by
+//!   statement (INSERT rows, column options, expressions: [`sql_text`]);
+//! - the oracle's *inputs* (its [`Case`]): the oracle proposes simpler cases
+//!   ([`Oracle::shrink`]) and rebuilds its queries from them, so the two
+//!   compared queries always stand in the oracle's relation. They are never
+//!   edited apart, which could make them differ by construction.
+//!
+//! A candidate counts only if it breaks the same relation in the same
+//! direction: the same side keeps the extra rows, and a count that was too
+//! high stays too high. An error finding must fail with the same code, a
+//! crash must lose the connection again.
+
+pub mod ddmin;
+pub mod foreign;
+pub mod sql_text;
+
+use crate::findings::{Finding, FindingKind, FoundQuery, ReductionInfo};
+use lancet_core::compare::RowDiff;
+use lancet_core::fault::{Fault, FaultyConnection};
+use lancet_core::{
+    Case, Connection, DatabaseId, Disagreement, FailureKind, Oracle, Provider, ToSql, Value,
+    Verdict,
+};
+use std::cmp::Ordering as CmpOrdering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Replays candidates on fresh databases of one provider.
+pub struct Reducer<'a> {
+    provider: &'a dyn Provider,
+    fault: Option<Fault>,
+    /// The run part of the scratch databases' names.
+    run: String,
+    next_database: AtomicU64,
+    time_limit: Duration,
+    abort: Option<&'a AtomicBool>,
+}
+
+/// The outcome of one reduction.
+pub struct Reduction {
+    pub finding: Finding,
+    pub info: ReductionInfo,
+}
+
+/// What a candidate must show to count.
+enum Target<'o> {
+    Logic {
+        oracle: &'o dyn Oracle,
+        relation: String,
+        direction: Direction,
+    },
+    Error {
+        code: Option<String>,
+    },
+    Crash,
+}
+
+/// Which way a relation broke: which side has rows the other lacks, and for
+/// two single values (NoREC's counts, aggregates) which one is larger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Direction {
+    first_has_extra: bool,
+    second_has_extra: bool,
+    values: Option<CmpOrdering>,
+}
+
+impl Direction {
+    pub fn of(diff: &RowDiff) -> Direction {
+        let single = |side: &[(Vec<Value>, usize)]| match side {
+            [(row, 1)] if row.len() == 1 => as_number(&row[0]),
+            _ => None,
+        };
+        let values = match (single(&diff.only_in_first), single(&diff.only_in_second)) {
+            (Some(a), Some(b)) => a.partial_cmp(&b),
+            _ => None,
+        };
+        Direction {
+            first_has_extra: !diff.only_in_first.is_empty(),
+            second_has_extra: !diff.only_in_second.is_empty(),
+            values,
+        }
+    }
+}
+
+fn as_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Real(r) => Some(*r),
+        Value::Decimal(d) => d.parse().ok(),
+        _ => None,
+    }
+}
+
+/// What a logic candidate showed when it counted.
+struct Shown {
+    queries: Vec<FoundQuery>,
+    disagreement: Disagreement,
+}
+
+impl<'a> Reducer<'a> {
+    /// `fault` is the planted fault the finding was made with, if any: it
+    /// is part of how the finding reproduces.
+    pub fn new(provider: &'a dyn Provider, fault: Option<Fault>, run: &str) -> Reducer<'a> {
+        Reducer {
+            provider,
+            fault,
+            run: run.to_string(),
+            next_database: AtomicU64::new(0),
+            time_limit: Duration::from_secs(60),
+            abort: None,
+        }
+    }
+
+    pub fn with_time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = limit;
+        self
+    }
+
+    /// Stop early (keeping the best so far) when `flag` is set.
+    pub fn with_abort(mut self, flag: &'a AtomicBool) -> Self {
+        self.abort = Some(flag);
+        self
+    }
+
+    /// Runs `f` on a fresh database through the same connection stack as
+    /// the run (the planted fault included), then drops the database.
+    /// `None` if no database could be made.
+    fn on_fresh_database<R>(&self, f: impl FnOnce(&mut dyn Connection) -> R) -> Option<R> {
+        let id = DatabaseId {
+            run: self.run.clone(),
+            thread: 0,
+            index: self.next_database.fetch_add(1, Ordering::Relaxed),
+        };
+        let conn = self.provider.create_database(&id).ok()?;
+        let mut conn: Box<dyn Connection> = match self.fault {
+            Some(fault) => Box::new(FaultyConnection::new(conn, fault)),
+            None => conn,
+        };
+        let out = f(&mut *conn);
+        drop(conn);
+        let _ = self.provider.drop_database(&id);
+        Some(out)
+    }
+
+    /// Reduces a finding. Fails if the finding does not reproduce at all.
+    pub fn reduce(&self, original: &Finding, from_file: &str) -> anyhow::Result<Reduction> {
+        let start = Instant::now();
+        let deadline = start + self.time_limit;
+        let oracle_box = original.oracle.as_deref().and_then(lancet_oracles::by_name);
+        let target = match original.kind {
+            FindingKind::Logic => {
+                let oracle = oracle_box.as_deref().ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "the finding names no oracle lancet knows ({:?})",
+                        original.oracle
+                    )
+                })?;
+                let diff = original
+                    .diff
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("the logic finding has no diff"))?;
+                Target::Logic {
+                    oracle,
+                    relation: original.relation.clone().unwrap_or_default(),
+                    direction: Direction::of(diff),
+                }
+            }
+            FindingKind::UnexpectedError => Target::Error {
+                code: original.error.as_ref().and_then(|e| e.code.clone()),
+            },
+            FindingKind::Crash => Target::Crash,
+        };
+        let tests = AtomicU64::new(0);
+        let mut stopped = false;
+        let out_of_time = |stopped: &mut bool| {
+            let over =
+                Instant::now() >= deadline || self.abort.is_some_and(|a| a.load(Ordering::Relaxed));
+            *stopped |= over;
+            over
+        };
+
+        let mut setup = original.setup.clone();
+        let (mut finding, case) = match &target {
+            Target::Logic { oracle, .. } => {
+                let case = original.case.clone().ok_or_else(|| {
+                    anyhow::anyhow!("the finding has no oracle case to rebuild its queries from")
+                })?;
+                tests.fetch_add(1, Ordering::Relaxed);
+                if self.logic(&setup, *oracle, &case, &target).is_none() {
+                    anyhow::bail!("{}", self.no_reproduction());
+                }
+                (original.clone(), Some(case))
+            }
+            _ => {
+                let stmt = original
+                    .queries
+                    .first()
+                    .map(|q| q.sql.clone())
+                    .unwrap_or_default();
+                tests.fetch_add(1, Ordering::Relaxed);
+                if !self.fails(&setup, &stmt, &target) {
+                    anyhow::bail!("{}", self.no_reproduction());
+                }
+                (original.clone(), None)
+            }
+        };
+
+        let mut case = case;
+        let mut statement = original.queries.first().map(|q| q.sql.clone());
+        // Statements an oracle's case was computed against stay as they are.
+        let pinned: Vec<String> = match (&target, &case) {
+            (Target::Logic { oracle, .. }, Some(c)) if oracle.case_depends_on_schema() => {
+                let tables = tables_read(c);
+                setup
+                    .iter()
+                    .filter(|s| is_schema_of(s, &tables))
+                    .cloned()
+                    .collect()
+            }
+            _ => vec![],
+        };
+        let is_pinned = |s: &str| pinned.iter().any(|p| p == s);
+        loop {
+            let before = (setup.clone(), case.clone(), statement.clone());
+            // 1. Setup statements, whole.
+            let items: Vec<(usize, String)> = setup.iter().cloned().enumerate().collect();
+            let (kept, movable): (Vec<_>, Vec<_>) =
+                items.into_iter().partition(|(_, s)| is_pinned(s));
+            let merge = |part: &[(usize, String)]| -> Vec<String> {
+                let mut all: Vec<(usize, String)> =
+                    part.iter().cloned().chain(kept.iter().cloned()).collect();
+                all.sort_by_key(|(i, _)| *i);
+                all.into_iter().map(|(_, s)| s).collect()
+            };
+            let movable = ddmin::ddmin(movable, |cand| {
+                if out_of_time(&mut stopped) {
+                    return None;
+                }
+                tests.fetch_add(1, Ordering::Relaxed);
+                Some(self.holds(&merge(cand), case.as_ref(), statement.as_deref(), &target))
+            });
+            setup = merge(&movable);
+            // 2. The oracle's inputs, or the failing statement.
+            match (&target, &mut case) {
+                (Target::Logic { oracle, .. }, Some(c)) => 'case: loop {
+                    for cand in oracle.shrink(c) {
+                        if out_of_time(&mut stopped) {
+                            break 'case;
+                        }
+                        tests.fetch_add(1, Ordering::Relaxed);
+                        if self.logic(&setup, *oracle, &cand, &target).is_some() {
+                            *c = cand;
+                            continue 'case;
+                        }
+                    }
+                    break;
+                },
+                (Target::Error { .. }, _) => {
+                    if let Some(stmt) = &mut statement {
+                        'stmt: loop {
+                            for cand in sql_text::statement_variants(stmt, self.provider.dialect())
+                            {
+                                if out_of_time(&mut stopped) {
+                                    break 'stmt;
+                                }
+                                tests.fetch_add(1, Ordering::Relaxed);
+                                if self.fails(&setup, &cand, &target) {
+                                    *stmt = cand;
+                                    continue 'stmt;
+                                }
+                            }
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            // 3. Each setup statement, simplified in place.
+            let mut i = 0;
+            while i < setup.len() && !out_of_time(&mut stopped) {
+                if is_pinned(&setup[i]) {
+                    i += 1;
+                    continue;
+                }
+                let mut improved = false;
+                for cand in sql_text::statement_variants(&setup[i], self.provider.dialect()) {
+                    if out_of_time(&mut stopped) {
+                        break;
+                    }
+                    let mut trial = setup.clone();
+                    trial[i] = cand;
+                    tests.fetch_add(1, Ordering::Relaxed);
+                    if self.holds(&trial, case.as_ref(), statement.as_deref(), &target) {
+                        setup = trial;
+                        improved = true;
+                        break;
+                    }
+                }
+                if !improved {
+                    i += 1;
+                }
+            }
+            if stopped || (setup.clone(), case.clone(), statement.clone()) == before {
+                break;
+            }
+        }
+
+        // The reduced finding, from a final replay of exactly what is written.
+        finding.setup = setup;
+        match (&target, &case) {
+            (Target::Logic { oracle, .. }, Some(c)) => {
+                let shown = self
+                    .logic(&finding.setup, *oracle, c, &target)
+                    .ok_or_else(|| anyhow::anyhow!("{}", self.no_reproduction()))?;
+                finding.queries = shown.queries;
+                finding.diff = Some(shown.disagreement.diff);
+                finding.relation = Some(shown.disagreement.relation);
+                finding.case = Some(c.clone());
+            }
+            _ => {
+                let stmt = statement.unwrap_or_default();
+                if !self.fails(&finding.setup, &stmt, &target) {
+                    anyhow::bail!("{}", self.no_reproduction());
+                }
+                if let Some(q) = finding.queries.first_mut() {
+                    q.sql = stmt;
+                }
+            }
+        }
+        finding.confirmed = true;
+        let info = ReductionInfo {
+            from: from_file.to_string(),
+            statements_before: original.statement_count(),
+            statements_after: finding.statement_count(),
+            bytes_before: original.sql_bytes(),
+            bytes_after: finding.sql_bytes(),
+            seconds: start.elapsed().as_secs_f64(),
+            tests: tests.load(Ordering::Relaxed),
+            complete: !stopped,
+        };
+        finding.reduction = Some(info.clone());
+        Ok(Reduction { finding, info })
+    }
+
+    fn no_reproduction(&self) -> String {
+        match self.fault {
+            Some(f) => format!(
+                "the finding does not reproduce on a fresh database (with the planted fault {})",
+                f.name()
+            ),
+            None => "the finding does not reproduce on a fresh database".to_string(),
+        }
+    }
+
+    /// Whether a candidate still shows the finding.
+    fn holds(
+        &self,
+        setup: &[String],
+        case: Option<&Case>,
+        statement: Option<&str>,
+        target: &Target,
+    ) -> bool {
+        match (target, case) {
+            (Target::Logic { oracle, .. }, Some(c)) => {
+                self.logic(setup, *oracle, c, target).is_some()
+            }
+            _ => self.fails(setup, statement.unwrap_or_default(), target),
+        }
+    }
+
+    /// Replays a logic candidate: every setup statement must succeed, every
+    /// query run, and the relation break the same way.
+    fn logic(
+        &self,
+        setup: &[String],
+        oracle: &dyn Oracle,
+        case: &Case,
+        target: &Target,
+    ) -> Option<Shown> {
+        let Target::Logic {
+            relation,
+            direction,
+            ..
+        } = target
+        else {
+            return None;
+        };
+        let dialect = self.provider.dialect();
+        self.on_fresh_database(|conn| {
+            for stmt in setup {
+                conn.execute(stmt).ok()?;
+            }
+            let mut results = Vec::new();
+            let mut queries = Vec::new();
+            for q in oracle.queries(case) {
+                let sql = q.query.to_sql(dialect);
+                let rows = conn.query(&sql).ok()?;
+                queries.push(FoundQuery {
+                    role: q.role,
+                    sql,
+                    row_count: Some(rows.len()),
+                });
+                results.push(rows);
+            }
+            match oracle.compare(case, &results) {
+                Verdict::Disagree(d)
+                    if d.relation == *relation && Direction::of(&d.diff) == *direction =>
+                {
+                    Some(Shown {
+                        queries,
+                        disagreement: d,
+                    })
+                }
+                _ => None,
+            }
+        })
+        .flatten()
+    }
+
+    /// Replays an error or crash candidate.
+    fn fails(&self, setup: &[String], statement: &str, target: &Target) -> bool {
+        self.on_fresh_database(|conn| {
+            for stmt in setup {
+                if conn.execute(stmt).is_err() {
+                    return false;
+                }
+            }
+            let outcome = conn.query(statement);
+            match (target, outcome) {
+                (Target::Error { code }, Err(e)) => {
+                    e.kind == FailureKind::Statement && e.code == *code
+                }
+                (Target::Crash, Err(e)) => e.kind == FailureKind::ConnectionLost,
+                _ => false,
+            }
+        })
+        .unwrap_or(false)
+    }
+}
+
+/// The base tables a case's FROM clause names.
+fn tables_read(case: &Case) -> Vec<String> {
+    let Some(from) = &case.query.from else {
+        return vec![];
+    };
+    std::iter::once(&from.first)
+        .chain(from.joins.iter().map(|j| &j.factor))
+        .filter_map(|f| match f {
+            lancet_core::TableFactor::Table { name, .. } => Some(name.to_ascii_lowercase()),
+            lancet_core::TableFactor::Derived { .. } => None,
+        })
+        .collect()
+}
+
+/// Whether `stmt` is a session setting (`PRAGMA`, `SET`) or creates one of
+/// `tables`: what a schema-dependent case was computed against.
+fn is_schema_of(stmt: &str, tables: &[String]) -> bool {
+    let words: Vec<String> = stmt
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.trim_matches(|c| c == '"' || c == '`')
+                .to_ascii_lowercase()
+        })
+        .collect();
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    if matches!(w(0), "pragma" | "set") {
+        return true;
+    }
+    if w(0) != "create" {
+        return false;
+    }
+    let mut i = 1;
+    while matches!(w(i), "temp" | "temporary" | "unlogged") {
+        i += 1;
+    }
+    if w(i) != "table" {
+        return false;
+    }
+    i += 1;
+    if w(i) == "if" {
+        i += 3;
+    }
+    tables.iter().any(|t| t == w(i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_schema_of, Direction};
+
+    #[test]
+    fn schema_statements_are_recognised() {
+        let t = vec!["t0".to_string()];
+        assert!(is_schema_of("CREATE TABLE t0 (c0 INT)", &t));
+        assert!(is_schema_of("CREATE TABLE IF NOT EXISTS \"t0\"(c0)", &t));
+        assert!(!is_schema_of("CREATE TABLE t1 (c0 INT)", &t));
+        assert!(is_schema_of("PRAGMA case_sensitive_like = 1", &t));
+        assert!(!is_schema_of("INSERT INTO t0 VALUES (1)", &t));
+        assert!(!is_schema_of("CREATE INDEX i0 ON t0 (c0)", &t));
+    }
+    use lancet_core::compare::RowDiff;
+    use lancet_core::Value;
+
+    #[test]
+    fn direction_tells_which_count_is_larger() {
+        let d = |a: i64, b: i64| RowDiff {
+            only_in_first: vec![(vec![Value::Integer(a)], 1)],
+            only_in_second: vec![(vec![Value::Integer(b)], 1)],
+        };
+        assert_eq!(Direction::of(&d(120, 60)), Direction::of(&d(2, 1)));
+        assert_ne!(Direction::of(&d(120, 60)), Direction::of(&d(1, 2)));
+        let missing = RowDiff {
+            only_in_first: vec![],
+            only_in_second: vec![(vec![Value::Integer(1)], 1)],
+        };
+        assert_ne!(Direction::of(&missing), Direction::of(&d(1, 2)));
+    }
+}

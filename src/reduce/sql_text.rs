@@ -1,0 +1,393 @@
+//! SQL text that lancet did not generate, or no longer has as a tree: the
+//! setup statements of a finding, and files from anywhere given to
+//! `lancet reduce`. Statements are split and simplified with sqlparser where
+//! it parses them; where it cannot, with its tokenizer, token by token, so
+//! that an unusual statement never stops a reduction.
+
+use lancet_core::Dialect;
+use sqlparser::ast::{self as sp, visit_expressions_mut};
+use sqlparser::dialect::{Dialect as SpDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
+use std::ops::ControlFlow;
+
+/// The sqlparser dialect for one of ours.
+pub fn parser_dialect(d: Dialect) -> Box<dyn SpDialect> {
+    match d {
+        Dialect::Sqlite => Box::new(SQLiteDialect {}),
+        Dialect::Postgres => Box::new(PostgreSqlDialect {}),
+        Dialect::MySql => Box::new(MySqlDialect {}),
+    }
+}
+
+/// Splits a script into statements at top-level semicolons, dropping
+/// comments-only pieces. Strings and quoted names may contain semicolons;
+/// the tokenizer knows them. If it cannot tokenize the text (an unclosed
+/// quote), the split falls back to semicolons at line ends.
+pub fn split_statements(text: &str, dialect: Dialect) -> Vec<String> {
+    let d = parser_dialect(dialect);
+    let Ok(tokens) = Tokenizer::new(&*d, text).tokenize() else {
+        return text
+            .split(";\n")
+            .map(strip_comments)
+            .filter(|s| !s.is_empty())
+            .collect();
+    };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for t in tokens {
+        match t {
+            Token::SemiColon => {
+                let s = current.trim().to_string();
+                if !s.is_empty() {
+                    out.push(s);
+                }
+                current.clear();
+            }
+            Token::Whitespace(sqlparser::tokenizer::Whitespace::SingleLineComment { .. })
+            | Token::Whitespace(sqlparser::tokenizer::Whitespace::MultiLineComment(_)) => {
+                current.push(' ')
+            }
+            other => current.push_str(&other.to_string()),
+        }
+    }
+    let s = current.trim().to_string();
+    if !s.is_empty() {
+        out.push(s);
+    }
+    out
+}
+
+fn strip_comments(piece: &str) -> String {
+    piece
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .trim_end_matches(';')
+        .to_string()
+}
+
+/// Every statement one simplification step away from `stmt`, the biggest
+/// cuts first. Parsed statements lose INSERT rows, column options, select
+/// items, joins and clauses, and have expressions replaced by a part of
+/// them or a simpler literal; statements sqlparser cannot parse lose tokens.
+pub fn statement_variants(stmt: &str, dialect: Dialect) -> Vec<String> {
+    let d = parser_dialect(dialect);
+    let mut parsed = match Parser::parse_sql(&*d, stmt) {
+        Ok(v) if v.len() == 1 => v,
+        _ => return token_variants(stmt, dialect),
+    };
+    let original = parsed.remove(0);
+    let mut out: Vec<String> = structural_variants(&original)
+        .into_iter()
+        .map(|s| s.to_string())
+        .collect();
+    out.extend(expression_variants(&original));
+    let printed = original.to_string();
+    out.retain(|s| *s != printed && s.as_str() != stmt);
+    out.sort_by_key(|s| s.len());
+    out.dedup();
+    out
+}
+
+/// Statement-level cuts: rows of an INSERT, options and constraints of a
+/// CREATE TABLE, parts of a SELECT.
+fn structural_variants(stmt: &sp::Statement) -> Vec<sp::Statement> {
+    let mut out = Vec::new();
+    match stmt {
+        sp::Statement::Insert(insert) => {
+            if let Some(source) = &insert.source {
+                if let sp::SetExpr::Values(values) = &*source.body {
+                    let n = values.rows.len();
+                    // Halves first, then single rows.
+                    let mut cuts: Vec<(usize, usize)> = Vec::new();
+                    if n > 2 {
+                        cuts.push((0, n / 2));
+                        cuts.push((n / 2, n));
+                    }
+                    if n > 1 {
+                        cuts.extend((0..n).map(|i| (i, i + 1)));
+                    }
+                    for (from, to) in cuts {
+                        let mut c = stmt.clone();
+                        if let sp::Statement::Insert(i) = &mut c {
+                            if let Some(src) = &mut i.source {
+                                if let sp::SetExpr::Values(v) = &mut *src.body {
+                                    v.rows.drain(from..to);
+                                }
+                            }
+                        }
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        sp::Statement::CreateTable(ct) => {
+            for i in 0..ct.constraints.len() {
+                let mut c = stmt.clone();
+                if let sp::Statement::CreateTable(t) = &mut c {
+                    t.constraints.remove(i);
+                }
+                out.push(c);
+            }
+            for (i, col) in ct.columns.iter().enumerate() {
+                for j in 0..col.options.len() {
+                    let mut c = stmt.clone();
+                    if let sp::Statement::CreateTable(t) = &mut c {
+                        t.columns[i].options.remove(j);
+                    }
+                    out.push(c);
+                }
+                if ct.columns.len() > 1 {
+                    let mut c = stmt.clone();
+                    if let sp::Statement::CreateTable(t) = &mut c {
+                        t.columns.remove(i);
+                    }
+                    out.push(c);
+                }
+            }
+        }
+        sp::Statement::Query(q) => {
+            for v in query_variants(q) {
+                out.push(sp::Statement::Query(Box::new(v)));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn query_variants(q: &sp::Query) -> Vec<sp::Query> {
+    let mut out = Vec::new();
+    if q.order_by.is_some() {
+        let mut c = q.clone();
+        c.order_by = None;
+        out.push(c);
+    }
+    if q.limit_clause.is_some() {
+        let mut c = q.clone();
+        c.limit_clause = None;
+        out.push(c);
+    }
+    if let sp::SetExpr::Select(s) = &*q.body {
+        let with = |f: &dyn Fn(&mut sp::Select)| {
+            let mut c = q.clone();
+            if let sp::SetExpr::Select(s) = &mut *c.body {
+                f(s);
+            }
+            c
+        };
+        if s.selection.is_some() {
+            out.push(with(&|s| s.selection = None));
+        }
+        if s.having.is_some() {
+            out.push(with(&|s| s.having = None));
+        }
+        if s.distinct.is_some() {
+            out.push(with(&|s| s.distinct = None));
+        }
+        if s.projection.len() > 1 {
+            for i in 0..s.projection.len() {
+                out.push(with(&|s| {
+                    s.projection.remove(i);
+                }));
+            }
+        }
+        for (t, twj) in s.from.iter().enumerate() {
+            for j in 0..twj.joins.len() {
+                out.push(with(&|s| {
+                    s.from[t].joins.remove(j);
+                }));
+            }
+        }
+        if s.from.len() > 1 {
+            for t in 0..s.from.len() {
+                out.push(with(&|s| {
+                    s.from.remove(t);
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// Simpler expressions for one sqlparser expression: its parts, then
+/// simpler literals.
+fn sp_expr_variants(e: &sp::Expr) -> Vec<sp::Expr> {
+    use sp::Expr as E;
+    let null = || E::value(sp::Value::Null);
+    let num = |n: &str| E::value(sp::Value::Number(n.into(), false));
+    let mut out: Vec<sp::Expr> = match e {
+        E::BinaryOp { left, right, .. } => vec![(**left).clone(), (**right).clone()],
+        E::UnaryOp { expr, .. }
+        | E::Nested(expr)
+        | E::IsNull(expr)
+        | E::IsNotNull(expr)
+        | E::IsTrue(expr)
+        | E::IsFalse(expr)
+        | E::IsNotTrue(expr)
+        | E::IsNotFalse(expr)
+        | E::Cast { expr, .. } => vec![(**expr).clone()],
+        E::Between {
+            expr, low, high, ..
+        } => vec![(**expr).clone(), (**low).clone(), (**high).clone()],
+        E::Like { expr, pattern, .. }
+        | E::ILike { expr, pattern, .. }
+        | E::SimilarTo { expr, pattern, .. } => vec![(**expr).clone(), (**pattern).clone()],
+        E::InList { expr, list, .. } => {
+            let mut v = vec![(**expr).clone()];
+            if list.len() > 1 {
+                for i in 0..list.len() {
+                    let mut c = e.clone();
+                    if let E::InList { list, .. } = &mut c {
+                        list.remove(i);
+                    }
+                    v.push(c);
+                }
+            }
+            v
+        }
+        E::Case {
+            conditions,
+            else_result,
+            ..
+        } => {
+            let mut v: Vec<sp::Expr> = conditions.iter().map(|w| w.result.clone()).collect();
+            v.extend(else_result.iter().map(|r| (**r).clone()));
+            v
+        }
+        _ => vec![],
+    };
+    match e {
+        E::Value(v) => match &v.value {
+            sp::Value::Number(n, _) if n != "0" && n != "1" => {
+                out.push(num("0"));
+                out.push(num("1"));
+            }
+            sp::Value::Number(n, _) if n == "1" => out.push(num("0")),
+            sp::Value::SingleQuotedString(s) if !s.is_empty() => {
+                out.push(E::value(sp::Value::SingleQuotedString(String::new())));
+                let half: String = s.chars().take(s.chars().count() / 2).collect();
+                out.push(E::value(sp::Value::SingleQuotedString(half)));
+            }
+            sp::Value::Null => {}
+            _ => out.push(null()),
+        },
+        _ => {
+            out.push(null());
+            out.push(num("0"));
+            out.push(num("1"));
+        }
+    }
+    out
+}
+
+/// Every version of `stmt` with one expression simplified.
+fn expression_variants(stmt: &sp::Statement) -> Vec<String> {
+    // The same (post-)order as the mutable walk below, which replaces the k-th node.
+    let mut nodes: Vec<sp::Expr> = Vec::new();
+    let _ = visit_expressions_mut(&mut stmt.clone(), |e| {
+        nodes.push(e.clone());
+        ControlFlow::<()>::Continue(())
+    });
+    let mut out = Vec::new();
+    for (k, node) in nodes.iter().enumerate() {
+        for replacement in sp_expr_variants(node) {
+            let mut c = stmt.clone();
+            let mut index = 0;
+            let _ = visit_expressions_mut(&mut c, |e| {
+                if index == k {
+                    *e = replacement.clone();
+                    index += 1;
+                    return ControlFlow::Break(());
+                }
+                index += 1;
+                ControlFlow::Continue(())
+            });
+            out.push(c.to_string());
+        }
+    }
+    out
+}
+
+/// For statements sqlparser cannot parse: the statement with a run of
+/// tokens removed, long runs first.
+pub fn token_variants(stmt: &str, dialect: Dialect) -> Vec<String> {
+    let d = parser_dialect(dialect);
+    let Ok(tokens) = Tokenizer::new(&*d, stmt).tokenize() else {
+        return vec![];
+    };
+    let words: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t, Token::Whitespace(_) | Token::EOF))
+        .map(|(i, _)| i)
+        .collect();
+    let n = words.len();
+    let mut out = Vec::new();
+    if n < 2 {
+        return out;
+    }
+    let mut size = (n / 2).max(1);
+    loop {
+        let mut start = 0;
+        while start < n {
+            let end = (start + size).min(n);
+            let (from, to) = (words[start], words[end - 1]);
+            let text: String = tokens
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i < from || *i > to)
+                .map(|(_, t)| t.to_string())
+                .collect();
+            let text = text.trim().to_string();
+            if !text.is_empty() {
+                out.push(text);
+            }
+            start += size;
+        }
+        if size == 1 {
+            break;
+        }
+        size /= 2;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_top_level_semicolons_only() {
+        let s = split_statements(
+            "-- a comment\nCREATE TABLE t(a);\nINSERT INTO t VALUES ('x;y');\n\nSELECT 1",
+            Dialect::Sqlite,
+        );
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert_eq!(s[1], "INSERT INTO t VALUES ('x;y')");
+    }
+
+    #[test]
+    fn insert_rows_and_expressions_are_simplified() {
+        let v = statement_variants("INSERT INTO t VALUES (1), (2), (3)", Dialect::Sqlite);
+        assert!(v.contains(&"INSERT INTO t VALUES (1)".to_string()), "{v:?}");
+        let v = statement_variants("SELECT a FROM t WHERE a > 5 AND b = 'xy'", Dialect::Sqlite);
+        assert!(v.contains(&"SELECT a FROM t".to_string()), "{v:?}");
+        assert!(
+            v.contains(&"SELECT a FROM t WHERE a > 5".to_string()),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn unparsable_statements_lose_tokens() {
+        let v = statement_variants("FROB THE WIDGET 42", Dialect::Sqlite);
+        assert!(
+            v.iter().any(|s| s == "FROB THE 42" || s == "FROB THE"),
+            "{v:?}"
+        );
+    }
+}
