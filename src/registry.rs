@@ -6,7 +6,7 @@ use lancet_core::{ExpectedErrors, Provider};
 use std::path::Path;
 
 /// `--dbms` names, the default first.
-pub const DBMS_NAMES: &[&str] = &["sqlite"];
+pub const DBMS_NAMES: &[&str] = &["sqlite", "postgres"];
 
 /// Settings a provider may take from the command line or a config file.
 #[derive(Clone, Debug, Default)]
@@ -16,7 +16,12 @@ pub struct ProviderOptions {
     /// SQLite only: a libsqlite3 shared library to load and test instead
     /// of the bundled SQLite.
     pub sqlite_lib: Option<std::path::PathBuf>,
+    /// Server DBMSs: the server's URL (`--url`, else `LANCET_PG_URL`).
+    pub url: Option<String>,
 }
+
+/// The environment variable that gives PostgreSQL's URL when `--url` does not.
+pub const PG_URL_VAR: &str = "LANCET_PG_URL";
 
 fn load_expected(path: &Path) -> anyhow::Result<ExpectedErrors> {
     let text = std::fs::read_to_string(path)
@@ -33,7 +38,26 @@ pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn
     if options.sqlite_lib.is_some() && name != "sqlite" {
         anyhow::bail!("--sqlite-lib applies to --dbms sqlite only, not '{name}'");
     }
+    if options.url.is_some() && name == "sqlite" {
+        anyhow::bail!("--url is for server DBMSs; SQLite is embedded and needs none");
+    }
     match name {
+        "postgres" => {
+            let url = match &options.url {
+                Some(u) => u.clone(),
+                None => std::env::var(PG_URL_VAR).map_err(|_| {
+                    anyhow::anyhow!(
+                        "--dbms postgres needs a server: give --url postgres://USER@HOST:PORT/DATABASE \
+                         (or set {PG_URL_VAR}, or `url` in a --config file)"
+                    )
+                })?,
+            };
+            let mut p = lancet_postgres::PostgresProvider::connect(&url)?;
+            if let Some(extra) = extra {
+                p = p.with_expected_errors(extra);
+            }
+            Ok(Box::new(p))
+        }
         "sqlite" => {
             let mut p = lancet_sqlite::SqliteProvider::new()?;
             if let Some(extra) = extra {

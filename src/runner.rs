@@ -462,8 +462,42 @@ fn statement_log(
     Ok(Box::new(std::io::BufWriter::new(file)))
 }
 
+/// Retries `f` while a server is away (crashed, restarting): with backoff,
+/// for up to [`RECONNECT_LIMIT`], then gives up with the last error.
+fn with_retry<R>(shared: &Shared, mut f: impl FnMut() -> anyhow::Result<R>) -> anyhow::Result<R> {
+    let start = Instant::now();
+    let mut wait = Duration::from_millis(200);
+    loop {
+        match f() {
+            Ok(r) => return Ok(r),
+            Err(e) if !connection_lost(&e) => return Err(e),
+            Err(e) if start.elapsed() >= RECONNECT_LIMIT || shared.stop.load(Ordering::Relaxed) => {
+                return Err(e.context(format!(
+                    "the DBMS did not come back within {} s",
+                    RECONNECT_LIMIT.as_secs()
+                )))
+            }
+            Err(_) => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+/// Whether an error says the DBMS is unreachable (worth waiting for).
+fn connection_lost(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<DbError>()
+            .is_some_and(|d| d.kind == lancet_core::FailureKind::ConnectionLost)
+    })
+}
+
+/// How long a worker waits for a server to come back after a crash.
+const RECONNECT_LIMIT: Duration = Duration::from_secs(60);
+
 fn connect(shared: &Shared, id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>> {
-    let conn = shared.provider.create_database(id)?;
+    let conn = with_retry(shared, || shared.provider.create_database(id))?;
     Ok(match shared.options.fault {
         Some(f) => Box::new(FaultyConnection::new(conn, f)),
         None => conn,
@@ -481,7 +515,7 @@ fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()>
             index,
         };
         let cases = run_database(shared, &id)?;
-        shared.provider.drop_database(&id)?;
+        with_retry(shared, || shared.provider.drop_database(&id))?;
         idle_databases = if cases == Some(0) {
             idle_databases + 1
         } else {

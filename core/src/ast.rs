@@ -60,6 +60,8 @@ pub enum BinaryOp {
     IsDistinctFrom,
     And,
     Or,
+    /// POSIX regular expression match: PostgreSQL `~`, MySQL `REGEXP`.
+    RegexMatch,
 }
 
 impl BinaryOp {
@@ -139,6 +141,13 @@ pub enum Expr {
     },
     /// A subquery that yields exactly one row and one column.
     Subquery(Box<Query>),
+    /// `x op ANY (ARRAY[...])` / `x op ALL (ARRAY[...])` (PostgreSQL).
+    Quantified {
+        expr: Box<Expr>,
+        op: BinaryOp,
+        all: bool,
+        list: Vec<Expr>,
+    },
     Case {
         operand: Option<Box<Expr>>,
         branches: Vec<(Expr, Expr)>,
@@ -236,7 +245,7 @@ impl Expr {
             Expr::Between {
                 expr, low, high, ..
             } => vec![expr, low, high],
-            Expr::InList { expr, list, .. } => {
+            Expr::InList { expr, list, .. } | Expr::Quantified { expr, list, .. } => {
                 let mut v = vec![&**expr];
                 v.extend(list.iter());
                 v
@@ -290,7 +299,7 @@ impl Expr {
             Expr::Between {
                 expr, low, high, ..
             } => vec![&mut **expr, &mut **low, &mut **high],
-            Expr::InList { expr, list, .. } => {
+            Expr::InList { expr, list, .. } | Expr::Quantified { expr, list, .. } => {
                 let mut v = vec![&mut **expr];
                 v.extend(list.iter_mut());
                 v

@@ -197,6 +197,17 @@ impl Printer {
             }
             _ => {}
         }
+        self.operand(left);
+        self.out.push(' ');
+        self.binary_operator_text(op);
+        self.out.push(' ');
+        self.operand(right);
+    }
+
+    /// The text of a binary operator in this dialect.
+    fn binary_operator_text(&mut self, op: BinaryOp) {
+        use BinaryOp::*;
+        let d = self.dialect;
         let text = match op {
             Add => "+",
             Sub => "-",
@@ -225,12 +236,12 @@ impl Printer {
             },
             And => "AND",
             Or => "OR",
+            RegexMatch => match d {
+                Dialect::Postgres => "~",
+                _ => "REGEXP",
+            },
         };
-        self.operand(left);
-        self.out.push(' ');
         self.s(text);
-        self.out.push(' ');
-        self.operand(right);
     }
 
     fn query_in_parens(&mut self, q: &Query) {
@@ -455,6 +466,19 @@ impl ToSql for Expr {
                 p.s(if *negated { " NOT IN (" } else { " IN (" });
                 p.list(list, ", ", |p, e| e.print(p));
                 p.s(")");
+            }
+            Expr::Quantified {
+                expr,
+                op,
+                all,
+                list,
+            } => {
+                p.operand(expr);
+                p.out.push(' ');
+                p.binary_operator_text(*op);
+                p.s(if *all { " ALL (ARRAY[" } else { " ANY (ARRAY[" });
+                p.list(list, ", ", |p, e| e.print(p));
+                p.s("])");
             }
             Expr::InSubquery {
                 expr,

@@ -322,6 +322,7 @@ fn our_shape(e: &Expr, d: Dialect) -> String {
                 (GtEq, _) => ">=",
                 (And, _) => "AND",
                 (Or, _) => "OR",
+                (RegexMatch, _) => unreachable!("not generated here"),
             };
             format!("({op} {l} {r})")
         }

@@ -190,6 +190,7 @@ impl<'a> Evaluator<'a> {
             Expr::InSubquery { .. } | Expr::Exists { .. } | Expr::Subquery(_) => {
                 decline("subquery")
             }
+            Expr::Quantified { .. } => decline("ANY/ALL"),
             Expr::CountStar => decline("aggregate"),
         }
     }
@@ -245,6 +246,7 @@ impl<'a> Evaluator<'a> {
             Add | Sub | Mul | Div | Mod => arithmetic(op, l, r),
             Concat => concat(&l, &r),
             BitAnd | BitOr | ShiftLeft | ShiftRight => Ok(bitwise(op, &l, &r)),
+            RegexMatch => decline("REGEXP"),
         }
     }
 

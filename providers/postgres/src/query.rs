@@ -1,0 +1,339 @@
+//! Query parts for the oracles: FROM clauses with every join kind, USING,
+//! derived tables and LATERAL subqueries; typed predicates and expressions.
+
+use crate::expr::{ExprGen, TypedColumn};
+use crate::schema::PgSchema;
+use crate::types::{Category, PgType};
+use lancet_core::{
+    Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Scope,
+    ScopeColumn, Select, SelectItem, TableFactor, TypeName,
+};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+
+pub struct PgQueryGenerator {
+    schema: PgSchema,
+    next_alias: u32,
+    /// The columns of the last FROM clause, to type scope columns an oracle
+    /// passes back without a type (TLP-HAVING's grouping keys).
+    last_scope: Vec<TypedColumn>,
+}
+
+impl PgQueryGenerator {
+    pub fn new(schema: PgSchema) -> PgQueryGenerator {
+        PgQueryGenerator {
+            schema,
+            next_alias: 0,
+            last_scope: Vec::new(),
+        }
+    }
+
+    /// The scope's columns with their categories; a column without a type
+    /// is typed from the last FROM clause, or left out.
+    fn typed(&self, scope: &Scope) -> Vec<TypedColumn> {
+        scope
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let category = match &c.ty {
+                    Some(t) => PgType::from_name(&t.0).category,
+                    None => self.last_scope.iter().find(|s| s.expr == c.expr)?.category,
+                };
+                Some(TypedColumn {
+                    expr: c.expr.clone(),
+                    category,
+                })
+            })
+            .collect()
+    }
+
+    fn scope_of(columns: &[TypedColumn]) -> Vec<ScopeColumn> {
+        columns
+            .iter()
+            .map(|c| ScopeColumn {
+                expr: c.expr.clone(),
+                ty: Some(TypeName(category_type(c.category).into())),
+            })
+            .collect()
+    }
+
+    /// A derived table over one relation, lateral (reading `outer`) or not.
+    fn derived(
+        &mut self,
+        rng: &mut Rng,
+        alias: &str,
+        outer: &[TypedColumn],
+        lateral: bool,
+    ) -> Option<(TableFactor, Vec<TypedColumn>)> {
+        let table = self.schema.relations.choose(rng)?.clone();
+        let inner_alias = format!("l{}", self.next_alias);
+        self.next_alias += 1;
+        let inner = table.typed_columns(&inner_alias);
+        let mut visible = inner.clone();
+        if lateral {
+            visible.extend(outer.iter().cloned());
+        }
+        let mut g = ExprGen::new(&self.schema, false);
+        g.next_alias = self.next_alias + 1000;
+        let n = rng.random_range(1..=2);
+        let mut items = Vec::new();
+        let mut cols = Vec::new();
+        for k in 0..n {
+            let cat = match inner.choose(rng) {
+                Some(c) if rng.random_bool(0.5) => c.category,
+                _ => *[Category::Int, Category::Text, Category::Bool]
+                    .choose(rng)
+                    .unwrap_or(&Category::Int),
+            };
+            let e = g.expr(rng, &visible, cat, 2);
+            items.push(SelectItem::Expr {
+                expr: e,
+                alias: Some(format!("c{k}")),
+            });
+            cols.push(TypedColumn {
+                expr: Expr::column(Some(alias), &format!("c{k}")),
+                category: cat,
+            });
+        }
+        let selection = rng.random_bool(0.5).then(|| g.predicate(rng, &visible, 1));
+        let query = Query::select(Select {
+            items,
+            from: Some(FromClause {
+                first: TableFactor::Table {
+                    name: table.name.clone(),
+                    alias: Some(inner_alias),
+                    indexed_by: None,
+                },
+                joins: vec![],
+            }),
+            selection,
+            ..Select::default()
+        });
+        Some((
+            TableFactor::Derived {
+                query: Box::new(query),
+                alias: alias.to_string(),
+                lateral,
+            },
+            cols,
+        ))
+    }
+}
+
+/// A type name for a category, for scope columns whose exact type is not known.
+fn category_type(c: Category) -> &'static str {
+    match c {
+        Category::Int => "bigint",
+        Category::Numeric => "numeric",
+        Category::Float => "double precision",
+        Category::Text => "text",
+        Category::Bool => "boolean",
+        Category::Bytea => "bytea",
+        Category::Date => "date",
+    }
+}
+
+const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "bool_and",
+    "bool_or",
+    "every",
+    "string_agg",
+    "array_agg",
+    "bit_and",
+    "bit_or",
+    "stddev",
+    "variance",
+];
+
+impl QueryGenerator for PgQueryGenerator {
+    fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
+        let Some(first_table) = self.schema.relations.choose(rng).cloned() else {
+            // No table could be created: a FROM-less query over a constant.
+            let (factor, cols) = (
+                TableFactor::Derived {
+                    query: Box::new(Query::select(Select {
+                        items: vec![SelectItem::Expr {
+                            expr: Expr::int(1),
+                            alias: Some("c0".into()),
+                        }],
+                        ..Select::default()
+                    })),
+                    alias: "a0".into(),
+                    lateral: false,
+                },
+                vec![TypedColumn {
+                    expr: Expr::column(Some("a0"), "c0"),
+                    category: Category::Int,
+                }],
+            );
+            return (
+                FromClause {
+                    first: factor,
+                    joins: vec![],
+                },
+                Scope {
+                    columns: Self::scope_of(&cols),
+                },
+            );
+        };
+        let mut scope_cols = first_table.typed_columns("a0");
+        let first = TableFactor::Table {
+            name: first_table.name.clone(),
+            alias: Some("a0".into()),
+            indexed_by: None,
+        };
+        let mut joins = Vec::new();
+        let extra = match rng.random_range(0..10) {
+            0..4 => 0,
+            4..8 => 1,
+            _ => 2,
+        };
+        for j in 1..=extra {
+            let alias = format!("a{j}");
+            let (factor, cols, lateral) = match rng.random_range(0..10) {
+                0 => match self.derived(rng, &alias, &scope_cols, true) {
+                    Some((f, c)) => (f, c, true),
+                    None => continue,
+                },
+                1 => match self.derived(rng, &alias, &scope_cols, false) {
+                    Some((f, c)) => (f, c, false),
+                    None => continue,
+                },
+                _ => {
+                    let Some(t) = self.schema.relations.choose(rng).cloned() else {
+                        continue;
+                    };
+                    (
+                        TableFactor::Table {
+                            name: t.name.clone(),
+                            alias: Some(alias.clone()),
+                            indexed_by: None,
+                        },
+                        t.typed_columns(&alias),
+                        false,
+                    )
+                }
+            };
+            let kind = if lateral {
+                *[JoinKind::Inner, JoinKind::Left, JoinKind::Cross]
+                    .choose(rng)
+                    .unwrap_or(&JoinKind::Cross)
+            } else {
+                *[
+                    JoinKind::Comma,
+                    JoinKind::Inner,
+                    JoinKind::Inner,
+                    JoinKind::Left,
+                    JoinKind::Right,
+                    JoinKind::Full,
+                    JoinKind::Cross,
+                ]
+                .choose(rng)
+                .unwrap_or(&JoinKind::Inner)
+            };
+            let constraint = match kind {
+                JoinKind::Comma | JoinKind::Cross => JoinConstraint::None,
+                _ => {
+                    // USING a column both sides have with the same category.
+                    let common: Vec<String> = match &factor {
+                        TableFactor::Table { .. } => cols
+                            .iter()
+                            .filter_map(|c| match &c.expr {
+                                Expr::Column(r) => Some((r.column.clone(), c.category)),
+                                _ => None,
+                            })
+                            .filter(|(name, cat)| {
+                                scope_cols
+                                    .iter()
+                                    .filter(
+                                        |s| matches!(&s.expr, Expr::Column(r) if &r.column == name),
+                                    )
+                                    .count()
+                                    == 1
+                                    && scope_cols.iter().any(|s| {
+                                        matches!(&s.expr, Expr::Column(r) if &r.column == name)
+                                            && s.category == *cat
+                                    })
+                            })
+                            .map(|(n, _)| n)
+                            .collect(),
+                        _ => vec![],
+                    };
+                    if kind == JoinKind::Full {
+                        // FULL JOIN needs a merge- or hash-joinable condition.
+                        let pairs: Vec<(Expr, Expr)> = scope_cols
+                            .iter()
+                            .flat_map(|l| {
+                                cols.iter()
+                                    .filter(move |r| r.category == l.category)
+                                    .map(move |r| (l.expr.clone(), r.expr.clone()))
+                            })
+                            .collect();
+                        match pairs.choose(rng) {
+                            Some((l, r)) => JoinConstraint::On(Expr::binary(
+                                lancet_core::BinaryOp::Eq,
+                                l.clone(),
+                                r.clone(),
+                            )),
+                            None => {
+                                JoinConstraint::On(Expr::Literal(lancet_core::Value::Boolean(true)))
+                            }
+                        }
+                    } else if !common.is_empty() && rng.random_bool(0.25) {
+                        JoinConstraint::Using(vec![common.choose(rng).cloned().unwrap_or_default()])
+                    } else {
+                        let mut visible = scope_cols.clone();
+                        visible.extend(cols.iter().cloned());
+                        let mut g = ExprGen::new(&self.schema, true);
+                        g.next_alias = self.next_alias;
+                        let on = g.predicate(rng, &visible, 2);
+                        self.next_alias = g.next_alias;
+                        JoinConstraint::On(on)
+                    }
+                }
+            };
+            joins.push(Join {
+                kind,
+                factor,
+                constraint,
+            });
+            scope_cols.extend(cols);
+        }
+        let scope = Scope {
+            columns: Self::scope_of(&scope_cols),
+        };
+        self.last_scope = scope_cols;
+        (FromClause { first, joins }, scope)
+    }
+
+    fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
+        let cols = self.typed(scope);
+        let mut g = ExprGen::new(&self.schema, true);
+        g.next_alias = self.next_alias;
+        let p = g.predicate(rng, &cols, 2);
+        self.next_alias = g.next_alias;
+        p
+    }
+
+    fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
+        let cols = self.typed(scope);
+        let cat = match cols.choose(rng) {
+            Some(c) if rng.random_bool(0.6) => c.category,
+            _ => *Category::ALL.choose(rng).unwrap_or(&Category::Int),
+        };
+        let mut g = ExprGen::new(&self.schema, true);
+        g.next_alias = self.next_alias;
+        let e = g.expr(rng, &cols, cat, 2);
+        self.next_alias = g.next_alias;
+        e
+    }
+
+    fn is_aggregate(&self, name: &str) -> bool {
+        AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+}

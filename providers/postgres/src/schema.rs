@@ -1,0 +1,114 @@
+//! The tables and views of one generated PostgreSQL database, with the
+//! PostgreSQL type of every column (the core schema keeps type names; this
+//! keeps what expressions need).
+
+use crate::expr::TypedColumn;
+use crate::types::PgType;
+use lancet_core::schema::{Column, Relation, RelationKind};
+use lancet_core::{Expr, Schema, TypeName};
+
+/// A table, partition, child table or view.
+#[derive(Clone, Debug)]
+pub struct PgTable {
+    pub name: String,
+    pub columns: Vec<(String, PgType)>,
+    pub kind: RelationKind,
+    /// Columns a new row may be given (not GENERATED).
+    pub insertable: Vec<String>,
+    /// The single-column PRIMARY KEY, if any (for ON CONFLICT).
+    pub primary_key: Option<String>,
+    /// Whether rows may be inserted directly (not a view).
+    pub writable: bool,
+    /// Whether another table may inherit from it (not partitioned, not a partition).
+    pub inheritable: bool,
+}
+
+impl PgTable {
+    /// The columns as `alias.cN`, typed.
+    pub fn typed_columns(&self, alias: &str) -> Vec<TypedColumn> {
+        self.columns
+            .iter()
+            .map(|(name, ty)| TypedColumn {
+                expr: Expr::column(Some(alias), name),
+                category: ty.category,
+            })
+            .collect()
+    }
+
+    /// The columns unqualified (DDL inside the table's own definition).
+    pub fn bare_columns(&self) -> Vec<TypedColumn> {
+        self.columns
+            .iter()
+            .map(|(name, ty)| TypedColumn {
+                expr: Expr::column(None, name),
+                category: ty.category,
+            })
+            .collect()
+    }
+}
+
+/// Everything queries may read.
+#[derive(Clone, Debug, Default)]
+pub struct PgSchema {
+    pub relations: Vec<PgTable>,
+}
+
+impl PgSchema {
+    /// The core schema the runner and oracles see.
+    pub fn to_core(&self) -> Schema {
+        Schema {
+            relations: self
+                .relations
+                .iter()
+                .map(|t| Relation {
+                    name: t.name.clone(),
+                    kind: t.kind,
+                    columns: t
+                        .columns
+                        .iter()
+                        .map(|(name, ty)| Column {
+                            name: name.clone(),
+                            ty: Some(TypeName(ty.name.clone())),
+                            not_null: false,
+                            primary_key: t.primary_key.as_deref() == Some(name),
+                            unique: false,
+                            collation: None,
+                        })
+                        .collect(),
+                    has_rowid: false,
+                })
+                .collect(),
+            indexes: vec![],
+        }
+    }
+
+    /// Back from the core schema (`query_generator` receives that one).
+    pub fn from_core(schema: &Schema) -> PgSchema {
+        PgSchema {
+            relations: schema
+                .relations
+                .iter()
+                .map(|r| PgTable {
+                    name: r.name.clone(),
+                    columns: r
+                        .columns
+                        .iter()
+                        .map(|c| {
+                            let ty = c.ty.as_ref().map_or("text", |t| t.0.as_str());
+                            (c.name.clone(), PgType::from_name(ty))
+                        })
+                        .collect(),
+                    kind: r.kind,
+                    insertable: vec![],
+                    primary_key: r
+                        .columns
+                        .iter()
+                        .find(|c| c.primary_key)
+                        .map(|c| c.name.clone()),
+                    writable: r.kind == RelationKind::Table,
+                    inheritable: false,
+                })
+                .collect(),
+        }
+    }
+}
