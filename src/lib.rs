@@ -2,6 +2,7 @@
 //! oracles on many threads, findings on disk, run summaries, and the
 //! provider registry. `main.rs` is a thin command line over it.
 
+pub mod campaign;
 pub mod dedup;
 pub mod findings;
 pub mod reduce;

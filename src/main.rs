@@ -122,6 +122,10 @@ struct TargetArgs {
 
 #[derive(Args)]
 struct FuzzArgs {
+    /// A campaign file (TOML: dbms, url, oracle, threads, seed, timeout, queries, ...;
+    /// see configs/). Options on the command line win over it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     #[command(flatten)]
     target: TargetArgs,
     /// Worker threads, each with its own databases [default: number of CPUs].
@@ -684,11 +688,72 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Fills in what the command line left unset from `--config`; an option
+/// given on the command line (even with its default value) wins.
+fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
+    let Some(path) = args.config.clone() else {
+        return Ok(());
+    };
+    let c = lancet::campaign::Campaign::load(&path)?;
+    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+    let names = registry::DBMS_NAMES;
+    if let Some(d) = c.dbms.filter(|_| !given("dbms")) {
+        if !names.contains(&d.as_str()) {
+            bail!(
+                "{}: unknown dbms '{d}'; lancet knows: {}",
+                path.display(),
+                names.join(", ")
+            );
+        }
+        args.target.dbms = d;
+    }
+    if let Some(o) = c.oracle.filter(|_| !given("oracle")) {
+        if o != "all" && lancet_oracles::by_name(&o).is_none() {
+            bail!("{}: unknown oracle '{o}'", path.display());
+        }
+        args.target.oracle = o;
+    }
+    if !given("url") {
+        args.target.url = args.target.url.take().or(c.url);
+    }
+    args.target.expected_errors = args.target.expected_errors.take().or(c.expected_errors);
+    args.threads = args.threads.or(c.threads);
+    args.seed = args.seed.or(c.seed);
+    args.timeout = args.timeout.or(c.timeout);
+    args.queries = args.queries.or(c.queries);
+    if let Some(n) = c
+        .checks_per_database
+        .filter(|_| !given("checks_per_database"))
+    {
+        args.target.checks_per_database = n;
+    }
+    if let Some(out) = c.out.filter(|_| !given("out")) {
+        args.out = out;
+    }
+    if c.reduce == Some(false) {
+        args.no_reduce = true;
+    }
+    if let Some(t) = c.reduce_time.filter(|_| !given("reduce_time")) {
+        args.reduce_time = t;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
-        Command::Fuzz(args) => fuzz(args),
+        Command::Fuzz(mut args) => {
+            let sub = matches
+                .subcommand_matches("fuzz")
+                .expect("the fuzz subcommand");
+            apply_campaign(&mut args, sub).and_then(|()| fuzz(args))
+        }
         Command::Bench(args) => bench(args),
         Command::Selftest(args) => selftest(args),
         Command::Reduce(args) => reduce(args),

@@ -1,0 +1,43 @@
+//! Campaign files (`lancet fuzz --config FILE`): what a long-running fuzzer
+//! or a CI gate runs, kept in version control. Every key is optional;
+//! options given on the command line win over the file.
+
+use anyhow::Context;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The keys a campaign file may set (unknown keys are errors).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Campaign {
+    pub dbms: Option<String>,
+    /// Server URL (PostgreSQL). Prefer `LANCET_PG_URL` for a password.
+    pub url: Option<String>,
+    pub oracle: Option<String>,
+    pub threads: Option<u32>,
+    pub seed: Option<u64>,
+    /// Seconds.
+    pub timeout: Option<u64>,
+    /// Checks in all.
+    pub queries: Option<u64>,
+    pub checks_per_database: Option<u64>,
+    /// Extra expected-error rules, relative to the campaign file.
+    pub expected_errors: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    /// `false` keeps findings unreduced.
+    pub reduce: Option<bool>,
+    /// Seconds per finding.
+    pub reduce_time: Option<u64>,
+}
+
+impl Campaign {
+    pub fn load(path: &Path) -> anyhow::Result<Campaign> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the campaign file {}", path.display()))?;
+        let mut c: Campaign = toml::from_str(&text)
+            .with_context(|| format!("{} is not a valid campaign file", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        c.expected_errors = c.expected_errors.map(|p| base.join(p));
+        Ok(c)
+    }
+}

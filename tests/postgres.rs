@@ -1,0 +1,338 @@
+//! lancet against a real PostgreSQL 15: a throwaway server per test
+//! (lancet-testkit: initdb + pg_ctl on 127.0.0.1, a free port, a temporary
+//! directory, as the postgres user when run as root), stopped at the end.
+//! tests/run.sh installs the server package when it is missing.
+
+mod common;
+use common::*;
+use lancet_core::{Connection, DatabaseId, FailureKind, KnobSetting, Provider};
+use lancet_testkit::PgServer;
+use std::time::{Duration, Instant};
+
+fn server() -> PgServer {
+    PgServer::start().expect("starting a throwaway PostgreSQL (tests/run.sh installs it)")
+}
+
+fn lancet_databases(pg: &PgServer) -> String {
+    pg.psql(
+        "postgres",
+        "SELECT string_agg(datname, ',') FROM pg_database WHERE datname LIKE 'lancet\\_%'",
+    )
+    .unwrap()
+}
+
+#[test]
+fn selftest_catches_every_planted_fault_on_postgres() {
+    let pg = server();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "selftest",
+        "--dbms",
+        "postgres",
+        "--url",
+        &pg.url(),
+        "--out",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for name in [
+        "tlp-where",
+        "tlp-distinct",
+        "tlp-group-by",
+        "tlp-having",
+        "tlp-aggregate",
+        "norec",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{stdout}"));
+        assert!(line.split_whitespace().nth(2) == Some("yes"), "{line}");
+    }
+    assert_eq!(lancet_databases(&pg), "", "selftest left databases behind");
+}
+
+#[test]
+fn a_clean_run_of_20000_checks_has_no_findings_and_touches_nothing_else() {
+    let pg = server();
+    // A database lancet did not create, with data: it must be left alone.
+    pg.psql("postgres", "CREATE DATABASE keepme").unwrap();
+    pg.psql(
+        "keepme",
+        "CREATE TABLE precious (x int); INSERT INTO precious VALUES (42)",
+    )
+    .unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--dbms",
+            "postgres",
+            "--url",
+            &pg.url(),
+            "--oracle",
+            "all",
+            "--threads",
+            "2",
+            "--seed",
+            "1",
+            "--queries",
+            "20000",
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ],
+    );
+    let s = read_json(&summary);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "findings on a correct PostgreSQL"
+    );
+    assert_eq!(s["findings"], 0);
+    assert_eq!(s["unconfirmed"], 0);
+    assert!(s["checks"].as_u64().unwrap() >= 20_000);
+    assert_eq!(pg.psql("keepme", "SELECT x FROM precious").unwrap(), "42");
+    assert_eq!(lancet_databases(&pg), "", "lancet left databases behind");
+}
+
+#[test]
+fn a_killed_backend_is_a_crash_finding_and_the_run_goes_on() {
+    let pg = server();
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let child = lancet()
+        .args([
+            "fuzz",
+            "--dbms",
+            "postgres",
+            "--url",
+            &pg.url(),
+            "--oracle",
+            "tlp-where",
+            "--threads",
+            "1",
+            "--seed",
+            "3",
+            "--timeout",
+            "25",
+            "--status-interval",
+            "0",
+            "--checks-per-database",
+            "100000",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until lancet's database is in use, then kill its backend.
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(15) && !killed {
+        std::thread::sleep(Duration::from_millis(500));
+        let n = pg
+            .psql(
+                "postgres",
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname LIKE 'lancet\\_%' AND pid <> pg_backend_pid()",
+            )
+            .unwrap();
+        killed = n != "0";
+    }
+    assert!(killed, "no lancet backend to terminate");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a crash is a finding:\n{stderr}"
+    );
+    assert!(stderr.contains("crash"), "{stderr}");
+    let s = read_json(&summary);
+    assert!(s["findings"].as_u64().unwrap() >= 1);
+    // The run went on after the crash: more databases after it.
+    assert!(s["databases"].as_u64().unwrap() >= 2, "{s}");
+    let findings = run_dir(out_dir.path()).join("findings");
+    let crash = files_with_ext(&findings, "json")
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains("index"))
+        .map(|p| read_json(&p))
+        .find(|f| f["kind"] == "crash")
+        .expect("a crash finding on disk");
+    assert!(!crash["setup"].as_array().unwrap().is_empty());
+    assert_eq!(lancet_databases(&pg), "");
+}
+
+#[test]
+fn bad_urls_and_missing_privileges_are_clear_errors() {
+    let pg = server();
+    pg.psql("postgres", "CREATE ROLE weak LOGIN").unwrap();
+    let refused = format!(
+        "postgres://postgres@127.0.0.1:{}/postgres",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    );
+    let cases: Vec<(String, &str)> = vec![
+        ("mysql://x@127.0.0.1/db".into(), "is not a PostgreSQL URL"),
+        (
+            "postgres://127.0.0.1:notaport/db".into(),
+            "not a valid PostgreSQL URL",
+        ),
+        (refused, "cannot connect"),
+        (pg.url_for("weak", "postgres"), "may not create databases"),
+        (pg.url_for("postgres", "nosuchdb"), "cannot connect"),
+    ];
+    for (url, expected) in cases {
+        let start = Instant::now();
+        let out = run(&[
+            "fuzz",
+            "--dbms",
+            "postgres",
+            "--url",
+            &url,
+            "--queries",
+            "10",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{url}");
+        let err = stderr(&out);
+        assert!(err.contains(expected), "{url}: {err}");
+        assert!(!err.contains("worker"), "threads started for {url}: {err}");
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+    let out = lancet()
+        .args(["fuzz", "--dbms", "postgres", "--queries", "10"])
+        .env_remove("LANCET_PG_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("needs a server"));
+    let out = run(&[
+        "fuzz",
+        "--dbms",
+        "sqlite",
+        "--url",
+        &pg.url(),
+        "--queries",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn passwords_never_reach_output_or_findings() {
+    let pg = server();
+    let out_dir = tempfile::tempdir().unwrap();
+    // Trust authentication accepts and ignores the password.
+    let url = format!(
+        "postgres://postgres:s3cret@127.0.0.1:{}/postgres",
+        pg.port()
+    );
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--dbms",
+            "postgres",
+            "--url",
+            &url,
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "1",
+            "--queries",
+            "200",
+            "--no-reduce",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the planted fault gives findings"
+    );
+    let mut text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    let run_path = run_dir(out_dir.path());
+    for dir in [run_path.clone(), run_path.join("findings")] {
+        for ext in ["sql", "json", "md"] {
+            for f in files_with_ext(&dir, ext) {
+                text.push_str(&std::fs::read_to_string(f).unwrap());
+            }
+        }
+    }
+    assert!(text.contains("findings"), "nothing was read");
+    assert!(!text.contains("s3cret"), "the password leaked");
+    // A bad password-bearing URL does not leak it either.
+    let out = run(&[
+        "fuzz",
+        "--dbms",
+        "postgres",
+        "--url",
+        "postgres://u:s3cret@127.0.0.1:1/x",
+    ]);
+    assert!(!stderr(&out).contains("s3cret"));
+}
+
+#[test]
+fn connection_errors_timeouts_and_knobs() {
+    let pg = server();
+    let provider = lancet_postgres::PostgresProvider::connect(&pg.url())
+        .unwrap()
+        .with_time_limit(Duration::from_secs(1));
+    let id = DatabaseId {
+        run: format!("conntest{}", std::process::id()),
+        thread: 0,
+        index: 0,
+    };
+    let mut conn = provider.create_database(&id).unwrap();
+    let e = conn.execute("SELEC 1").unwrap_err();
+    assert_eq!(
+        (e.kind, e.code.as_deref()),
+        (FailureKind::Statement, Some("42601"))
+    );
+    let start = Instant::now();
+    let e = conn.query("SELECT pg_sleep(10)").unwrap_err();
+    assert_eq!(e.kind, FailureKind::Timeout, "{e}");
+    assert!(start.elapsed() < Duration::from_secs(4));
+    // Knobs change the plan, not the rows.
+    conn.execute(
+        "CREATE TABLE k (a int, b int); INSERT INTO k SELECT g, g % 7 FROM generate_series(1, 5000) g; \
+         CREATE INDEX k_a ON k (a); ANALYZE k",
+    )
+    .unwrap();
+    let q = "SELECT a, b FROM k WHERE a BETWEEN 10 AND 20";
+    let plan =
+        |c: &mut Box<dyn Connection>| format!("{:?}", c.query(&format!("EXPLAIN {q}")).unwrap());
+    let (before, rows) = (plan(&mut conn), conn.query(q).unwrap());
+    conn.set_knobs(&KnobSetting::with_off(&[
+        "enable_indexscan",
+        "enable_bitmapscan",
+    ]))
+    .unwrap();
+    let (after, rows_after) = (plan(&mut conn), conn.query(q).unwrap());
+    assert_ne!(before, after, "turning index scans off changes the plan");
+    assert_eq!(rows, rows_after);
+    assert!(provider.knobs().iter().any(|k| k.name == "enable_hashjoin"));
+    // A terminated backend is a lost connection.
+    pg.psql(
+        "postgres",
+        &format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}'",
+            id.name()
+        ),
+    )
+    .unwrap();
+    let e = conn.query("SELECT 1").unwrap_err();
+    assert_eq!(e.kind, FailureKind::ConnectionLost, "{e}");
+    drop(conn);
+    provider.drop_database(&id).unwrap();
+    // lancet refuses to drop what it did not create.
+    assert!(lancet_postgres::ensure_ours("keepme").is_err());
+}
