@@ -16,6 +16,7 @@ pub mod connection;
 pub mod expr;
 pub mod knobs;
 pub mod populate;
+pub mod pqs;
 pub mod query;
 pub mod schema;
 pub mod types;

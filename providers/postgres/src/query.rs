@@ -17,6 +17,8 @@ pub struct PgQueryGenerator {
     /// The columns of the last FROM clause, to type scope columns an oracle
     /// passes back without a type (TLP-HAVING's grouping keys).
     last_scope: Vec<TypedColumn>,
+    /// PQS: the columns of the last pivot tables the evaluator understands.
+    pivot_columns: Vec<Option<crate::pqs::PivotColumn>>,
 }
 
 impl PgQueryGenerator {
@@ -25,6 +27,7 @@ impl PgQueryGenerator {
             schema,
             next_alias: 0,
             last_scope: Vec::new(),
+            pivot_columns: Vec::new(),
         }
     }
 
@@ -331,6 +334,65 @@ impl QueryGenerator for PgQueryGenerator {
         let e = g.expr(rng, &cols, cat, 2);
         self.next_alias = g.next_alias;
         e
+    }
+
+    fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
+        let tables: Vec<&crate::schema::PgTable> = self
+            .schema
+            .relations
+            .iter()
+            .filter(|t| t.writable)
+            .collect();
+        let n = rng.random_range(1..=2.min(tables.len()).max(1));
+        let chosen: Vec<crate::schema::PgTable> = (0..n)
+            .filter_map(|_| tables.choose(rng).map(|t| (*t).clone()))
+            .collect();
+        let mut factors = Vec::new();
+        let mut columns = Vec::new();
+        self.pivot_columns.clear();
+        for (i, t) in chosen.iter().enumerate() {
+            let alias = format!("p{i}");
+            factors.push(TableFactor::Table {
+                name: t.name.clone(),
+                alias: Some(alias.clone()),
+                indexed_by: None,
+            });
+            for (name, ty) in &t.columns {
+                let expr = Expr::column(Some(&alias), name);
+                columns.push(ScopeColumn {
+                    expr: expr.clone(),
+                    ty: Some(TypeName(ty.name.clone())),
+                });
+                self.pivot_columns.push(
+                    crate::pqs::Kind::of(ty).map(|kind| crate::pqs::PivotColumn { expr, kind }),
+                );
+            }
+        }
+        let mut factors = factors.into_iter();
+        let first = factors.next()?;
+        let from = FromClause {
+            first,
+            joins: factors
+                .map(|factor| Join {
+                    kind: JoinKind::Comma,
+                    factor,
+                    constraint: JoinConstraint::None,
+                })
+                .collect(),
+        };
+        Some((from, Scope { columns }))
+    }
+
+    fn pivot_predicate(
+        &mut self,
+        rng: &mut Rng,
+        scope: &Scope,
+        pivot: &[lancet_core::Value],
+    ) -> Option<(Expr, lancet_core::Truth)> {
+        if scope.columns.len() != self.pivot_columns.len() {
+            return None;
+        }
+        crate::pqs::pivot_predicate(rng, &self.pivot_columns, pivot)
     }
 
     fn is_aggregate(&self, name: &str) -> bool {
