@@ -34,7 +34,9 @@ pub fn populate(
     let mut index_no = 0;
     let mut view_no = 0;
     let mut stats_no = 0;
-    let steps = rng.random_range(8..20);
+    // Small tables: a three-way join with correlated subqueries over a few
+    // hundred rows already takes a second.
+    let steps = rng.random_range(6..16);
     for _ in 0..steps {
         match rng.random_range(0..100) {
             0..45 => insert(rng, session, &schema)?,
@@ -269,7 +271,7 @@ fn insert(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(),
     if cols.is_empty() {
         return Ok(());
     }
-    let rows = rng.random_range(1..=6);
+    let rows = rng.random_range(1..=4);
     let values: Vec<String> = (0..rows)
         .map(|_| {
             let vs: Vec<String> = cols

@@ -191,9 +191,9 @@ impl QueryGenerator for PgQueryGenerator {
             indexed_by: None,
         };
         let mut joins = Vec::new();
-        let extra = match rng.random_range(0..10) {
-            0..4 => 0,
-            4..8 => 1,
+        let extra = match rng.random_range(0..20) {
+            0..8 => 0,
+            8..18 => 1,
             _ => 2,
         };
         for j in 1..=extra {
@@ -294,7 +294,7 @@ impl QueryGenerator for PgQueryGenerator {
                         visible.extend(cols.iter().cloned());
                         let mut g = ExprGen::new(&self.schema, true);
                         g.next_alias = self.next_alias;
-                        let on = g.predicate(rng, &visible, 2);
+                        let on = g.predicate(rng, &visible, 1);
                         self.next_alias = g.next_alias;
                         JoinConstraint::On(on)
                     }
