@@ -65,8 +65,8 @@ fn ctrl_c_prints_the_summary_and_keeps_findings() {
         Some(1),
         "findings were written: exit 1\n{stderr}"
     );
-    let sqls = files_with_ext(&findings, "sql");
-    let jsons = files_with_ext(&findings, "json");
+    let sqls = finding_files(&findings, "sql");
+    let jsons = finding_files(&findings, "json");
     assert!(!sqls.is_empty());
     assert_eq!(sqls.len(), jsons.len(), "every finding has both files");
     for j in jsons {

@@ -34,8 +34,8 @@ fn tlp_where_catches_a_dropped_row_and_writes_a_runnable_reproducer() {
     assert!(summary["checks"].as_u64().unwrap() <= 2000);
 
     let findings = run.join("findings");
-    let jsons = files_with_ext(&findings, "json");
-    let sqls = files_with_ext(&findings, "sql");
+    let jsons = finding_files(&findings, "json");
+    let sqls = finding_files(&findings, "sql");
     assert!(!jsons.is_empty() && jsons.len() == sqls.len());
 
     let record = read_json(&jsons[0]);

@@ -158,9 +158,8 @@ fn a_killed_backend_is_a_crash_finding_and_the_run_goes_on() {
     // The run went on after the crash: more databases after it.
     assert!(s["databases"].as_u64().unwrap() >= 2, "{s}");
     let findings = run_dir(out_dir.path()).join("findings");
-    let crash = files_with_ext(&findings, "json")
+    let crash = finding_files(&findings, "json")
         .into_iter()
-        .filter(|p| !p.to_string_lossy().contains("index"))
         .map(|p| read_json(&p))
         .find(|f| f["kind"] == "crash")
         .expect("a crash finding on disk");

@@ -60,6 +60,18 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     v
 }
 
+/// A findings directory's finding files with extension `ext`: without the
+/// run's index (`index.json`, `index.md`).
+pub fn finding_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    files_with_ext(dir, ext)
+        .into_iter()
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("index."))
+        })
+        .collect()
+}
+
 /// The sqlite3 command-line shell, if installed.
 pub fn sqlite3_cli() -> Option<PathBuf> {
     let out = Command::new("sqlite3").arg("--version").output().ok()?;
