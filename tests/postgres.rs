@@ -247,8 +247,10 @@ fn passwords_never_reach_output_or_findings() {
             "drop-row",
             "--threads",
             "1",
+            "--seed",
+            "1",
             "--queries",
-            "200",
+            "1000",
             "--no-reduce",
         ],
     );
