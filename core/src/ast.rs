@@ -65,6 +65,18 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// The comparison operators, for generators to draw from.
+    pub const COMPARISONS: [BinaryOp; 8] = [
+        BinaryOp::Eq,
+        BinaryOp::NotEq,
+        BinaryOp::Lt,
+        BinaryOp::LtEq,
+        BinaryOp::Gt,
+        BinaryOp::GtEq,
+        BinaryOp::IsDistinctFrom,
+        BinaryOp::IsNotDistinctFrom,
+    ];
+
     pub fn is_comparison(self) -> bool {
         use BinaryOp::*;
         matches!(

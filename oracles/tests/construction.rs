@@ -227,6 +227,18 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
         ),
         Verdict::Agree { .. }
     ));
+    // An AVG whose partitions sum integers keeps the tight tolerance.
+    assert!(matches!(
+        TlpAggregate.compare(
+            &avg,
+            &[
+                one(Value::Real(333333.6)),
+                vec![vec![Value::Integer(1000001), Value::Integer(3)]],
+                one(Value::Real(1000001.0))
+            ]
+        ),
+        Verdict::Disagree(_)
+    ));
     // Double sums keep the tight tolerance: one part in ten million is a bug.
     assert!(matches!(
         TlpAggregate.compare(

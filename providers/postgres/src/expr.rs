@@ -414,18 +414,7 @@ impl<'s> ExprGen<'s> {
         } else {
             left_cat
         };
-        let op = *[
-            BinaryOp::Eq,
-            BinaryOp::NotEq,
-            BinaryOp::Lt,
-            BinaryOp::LtEq,
-            BinaryOp::Gt,
-            BinaryOp::GtEq,
-            BinaryOp::IsDistinctFrom,
-            BinaryOp::IsNotDistinctFrom,
-        ]
-        .choose(rng)
-        .unwrap_or(&BinaryOp::Eq);
+        let op = *BinaryOp::COMPARISONS.choose(rng).unwrap_or(&BinaryOp::Eq);
         Expr::binary(
             op,
             self.expr(rng, cols, left_cat, d),

@@ -365,14 +365,15 @@ fn create_index(
         return Ok(());
     }
     let n = rng.random_range(1..=3.min(t.columns.len()).max(1));
+    // Index expressions and predicates must be immutable: DDL categories only.
+    let ddl: Vec<TypedColumn> = cols
+        .iter()
+        .filter(|c| DDL_CATEGORIES.contains(&c.category))
+        .cloned()
+        .collect();
     let mut keys = Vec::new();
     for _ in 0..n {
         let mut key = if rng.random_bool(0.25) {
-            let ddl: Vec<TypedColumn> = cols
-                .iter()
-                .filter(|c| DDL_CATEGORIES.contains(&c.category))
-                .cloned()
-                .collect();
             let cat = *DDL_CATEGORIES.choose(rng).unwrap_or(&Category::Int);
             let mut g = ExprGen::new(schema, false);
             format!("({})", sql(&g.expr(rng, &ddl, cat, 2)))
@@ -407,11 +408,6 @@ fn create_index(
         }
     }
     if rng.random_bool(0.25) {
-        let ddl: Vec<TypedColumn> = cols
-            .iter()
-            .filter(|c| DDL_CATEGORIES.contains(&c.category))
-            .cloned()
-            .collect();
         let mut g = ExprGen::new(schema, false);
         stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &ddl, 2))));
     }

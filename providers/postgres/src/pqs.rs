@@ -220,17 +220,7 @@ impl Gen<'_> {
     fn comparison(&self, rng: &mut Rng, kind: Kind, d: u32) -> Option<(Expr, V)> {
         let (l, lv) = self.operand(rng, kind, d)?;
         let (r, rv) = self.operand(rng, kind, d)?;
-        let op = *[
-            BinaryOp::Eq,
-            BinaryOp::NotEq,
-            BinaryOp::Lt,
-            BinaryOp::LtEq,
-            BinaryOp::Gt,
-            BinaryOp::GtEq,
-            BinaryOp::IsDistinctFrom,
-            BinaryOp::IsNotDistinctFrom,
-        ]
-        .choose(rng)?;
+        let op = *BinaryOp::COMPARISONS.choose(rng)?;
         let v = compare(op, &lv, &rv)?;
         Some((Expr::binary(op, l, r), v))
     }
