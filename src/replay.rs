@@ -31,16 +31,17 @@ pub fn replay(
         thread: 0,
         index: NEXT.fetch_add(1, Ordering::Relaxed),
     };
-    let conn = provider
+    let created = provider
         .create_database(&id)
         .context("cannot create a database to replay in")?;
+    let (conn, owned) = (created.conn, created.owned);
     let mut conn: Box<dyn Connection> = match fault {
         Some(f) => Box::new(FaultyConnection::new(conn, f)),
         None => conn,
     };
     let outcome = replay_on(finding, &mut *conn);
     drop(conn);
-    let _ = provider.drop_database(&id);
+    let _ = provider.drop_database(&owned);
     outcome
 }
 

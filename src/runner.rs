@@ -496,12 +496,19 @@ fn connection_lost(e: &anyhow::Error) -> bool {
 /// How long a worker waits for a server to come back after a crash.
 const RECONNECT_LIMIT: Duration = Duration::from_secs(60);
 
-fn connect(shared: &Shared, id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>> {
-    let conn = with_retry(shared, || shared.provider.create_database(id))?;
-    Ok(match shared.options.fault {
-        Some(f) => Box::new(FaultyConnection::new(conn, f)),
-        None => conn,
-    })
+fn connect(
+    shared: &Shared,
+    id: &DatabaseId,
+) -> anyhow::Result<(Box<dyn Connection>, lancet_core::OwnedDatabase)> {
+    let created = with_retry(shared, || shared.provider.create_database(id))?;
+    let conn = created.conn;
+    Ok((
+        match shared.options.fault {
+            Some(f) => Box::new(FaultyConnection::new(conn, f)),
+            None => conn,
+        },
+        created.owned,
+    ))
 }
 
 /// One worker thread: databases `0, 1, 2, ...` (or only `only`).
@@ -514,8 +521,8 @@ fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()>
             thread,
             index,
         };
-        let cases = run_database(shared, &id)?;
-        with_retry(shared, || shared.provider.drop_database(&id))?;
+        let (cases, owned) = run_database(shared, &id)?;
+        with_retry(shared, || shared.provider.drop_database(&owned))?;
         idle_databases = if cases == Some(0) {
             idle_databases + 1
         } else {
@@ -545,10 +552,21 @@ const IDLE_DATABASE_LIMIT: u32 = 20;
 
 /// Creates, fills and tests one database. Returns how many checks its
 /// oracles generated, if it ran all its checks (`None` after a finding or a stop).
-fn run_database(shared: &Shared, id: &DatabaseId) -> anyhow::Result<Option<u64>> {
+fn run_database(
+    shared: &Shared,
+    id: &DatabaseId,
+) -> anyhow::Result<(Option<u64>, lancet_core::OwnedDatabase)> {
+    let (conn, owned) = connect(shared, id)?;
+    Ok((run_on(shared, id, conn)?, owned))
+}
+
+fn run_on(
+    shared: &Shared,
+    id: &DatabaseId,
+    conn: Box<dyn Connection>,
+) -> anyhow::Result<Option<u64>> {
     let options = shared.options;
     let mut rng = database_rng(options.seed, id.thread, id.index);
-    let conn = connect(shared, id)?;
     let expected = shared.provider.expected_errors();
     let mut session = Session::new(conn, shared.provider.dialect(), expected);
     if let Some(dir) = &options.log_dir {
@@ -772,7 +790,7 @@ fn confirm(
         run: format!("{}r", id.run),
         ..id.clone()
     };
-    let Ok(mut conn) = connect(shared, &replay_id) else {
+    let Ok((mut conn, owned)) = connect(shared, &replay_id) else {
         return false;
     };
     let outcome = (|| -> Option<bool> {
@@ -797,6 +815,6 @@ fn confirm(
         }
     })();
     drop(conn);
-    let _ = shared.provider.drop_database(&replay_id);
+    let _ = shared.provider.drop_database(&owned);
     outcome.unwrap_or(false)
 }

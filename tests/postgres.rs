@@ -292,7 +292,8 @@ fn connection_errors_timeouts_and_knobs() {
         thread: 0,
         index: 0,
     };
-    let mut conn = provider.create_database(&id).unwrap();
+    let created = provider.create_database(&id).unwrap();
+    let (mut conn, owned) = (created.conn, created.owned);
     let e = conn.execute("SELEC 1").unwrap_err();
     assert_eq!(
         (e.kind, e.code.as_deref()),
@@ -333,7 +334,7 @@ fn connection_errors_timeouts_and_knobs() {
     let e = conn.query("SELECT 1").unwrap_err();
     assert_eq!(e.kind, FailureKind::ConnectionLost, "{e}");
     drop(conn);
-    provider.drop_database(&id).unwrap();
+    provider.drop_database(&owned).unwrap();
     // lancet refuses to drop what it did not create.
     assert!(lancet_postgres::ensure_ours("keepme").is_err());
 }

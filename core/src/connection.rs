@@ -18,6 +18,11 @@ pub enum FailureKind {
     /// The statement ran longer than the provider's statement time limit and
     /// was cancelled; the statement had no effect.
     Timeout,
+    /// The statement neither finished within its time limit nor answered
+    /// the cancel request within a few seconds more: the DBMS hangs. The
+    /// provider has closed the connection; it is a finding, and the
+    /// database is abandoned.
+    Hang,
 }
 
 /// An error reported by the DBMS, with its code where it gives one.

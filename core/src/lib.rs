@@ -26,7 +26,10 @@ pub use expected_errors::ExpectedErrors;
 pub use knobs::{Knob, KnobSetting};
 pub use oracle::{Case, DataReader, Disagreement, Oracle, OracleQuery, Verdict};
 pub use print::{Dialect, ToSql};
-pub use provider::{DatabaseId, Provider, QueryGenerator, Scope, ScopeColumn, Truth};
+pub use provider::{
+    CreatedDatabase, DatabaseError, DatabaseId, OwnedDatabase, Provider, QueryGenerator, Scope,
+    ScopeColumn, Truth,
+};
 pub use rng::Rng;
 pub use schema::Schema;
 pub use session::{ExecError, Session};

@@ -10,6 +10,7 @@ use crate::rng::Rng;
 use crate::schema::Schema;
 use crate::session::{ExecError, Session};
 use crate::value::Value;
+use serde::{Deserialize, Serialize};
 
 /// The truth value of a predicate on one row, in three-valued logic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,12 +20,46 @@ pub enum Truth {
     Null,
 }
 
-/// Names one database of a run: `lancet_<run>_<thread>_<index>`.
+/// Names one database of a run: `lancet_<run>_<thread>_<index>`. `run` is
+/// a token drawn from the operating system's randomness for each process
+/// (never the clock or the seed), so that no other process can predict or
+/// share a name; the whole name stays within PostgreSQL's 63 bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DatabaseId {
     pub run: String,
     pub thread: u32,
     pub index: u64,
+}
+
+/// A database a provider created, as the runner must remember it to drop
+/// it later: its name and what identifies it on the server beyond the name
+/// (PostgreSQL: its oid). A drop checks both, so that lancet removes only
+/// the very database this run created, never one that merely has the name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OwnedDatabase {
+    pub name: String,
+    /// `None` for embedded databases that vanish with their connection.
+    pub identity: Option<String>,
+}
+
+/// A database a provider just created, and the connection to it.
+pub struct CreatedDatabase {
+    pub conn: Box<dyn Connection>,
+    pub owned: OwnedDatabase,
+}
+
+/// Why a provider would not create or drop a database. Carried in an
+/// `anyhow` chain; the runner looks for it with `downcast_ref`.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseError {
+    /// CREATE found the name taken. lancet never replaces a database: it
+    /// picks another name.
+    #[error("a database named {0} exists already")]
+    NameTaken(String),
+    /// DROP refused: the database is not the one this run created (another
+    /// oid), or the role does not own it. Never retried.
+    #[error("not dropping database {name}: {why}")]
+    NotOurs { name: String, why: String },
 }
 
 impl DatabaseId {
@@ -116,10 +151,21 @@ pub trait Provider: Send + Sync {
     /// The DBMS version actually in use, for summaries and findings.
     fn version(&self) -> anyhow::Result<String>;
     fn expected_errors(&self) -> &ExpectedErrors;
-    /// Creates a fresh, empty database and connects to it.
-    fn create_database(&self, id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>>;
-    /// Removes a database this run created (nothing to do for in-memory ones).
-    fn drop_database(&self, id: &DatabaseId) -> anyhow::Result<()>;
+    /// Creates a fresh, empty database named `id` and connects to it. It
+    /// never drops or replaces anything first: a taken name is a
+    /// [`DatabaseError::NameTaken`] error, and the caller picks another.
+    fn create_database(&self, id: &DatabaseId) -> anyhow::Result<CreatedDatabase>;
+    /// Removes a database this run created, after checking that it is still
+    /// that database (its identity) and that the role owns it (else
+    /// [`DatabaseError::NotOurs`]). `Ok(false)` if it no longer exists.
+    /// Nothing to do for in-memory databases.
+    fn drop_database(&self, db: &OwnedDatabase) -> anyhow::Result<bool>;
+    /// Where this provider's databases live, for ledgers and messages:
+    /// `user@host:port` for a server (never a password), `None` for an
+    /// embedded DBMS whose databases vanish with the process.
+    fn server(&self) -> Option<String> {
+        None
+    }
     /// Fills a fresh database with a random schema and data through `session`.
     fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError>;
     /// A query generator over a populated schema.

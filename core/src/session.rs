@@ -18,8 +18,9 @@ pub enum ExecError {
     Expected(DbError),
     /// An error not on the list: a finding.
     Unexpected { sql: String, error: DbError },
-    /// The connection broke (a crash or restart): a finding, and the
-    /// database must be abandoned.
+    /// The connection broke (a crash or restart) or the DBMS hung (the
+    /// error's kind says which): a finding, and the database must be
+    /// abandoned.
     Lost { sql: String, error: DbError },
 }
 
@@ -28,6 +29,9 @@ impl std::fmt::Display for ExecError {
         match self {
             ExecError::Expected(e) => write!(f, "expected error: {e}"),
             ExecError::Unexpected { sql, error } => write!(f, "unexpected error {error} in: {sql}"),
+            ExecError::Lost { sql, error } if error.kind == FailureKind::Hang => {
+                write!(f, "the DBMS hung ({error}) in: {sql}")
+            }
             ExecError::Lost { sql, error } => write!(f, "connection lost ({error}) in: {sql}"),
         }
     }
@@ -87,7 +91,7 @@ impl<'e> Session<'e> {
 
     fn classify(&self, kind: StatementKind, sql: String, error: DbError) -> ExecError {
         match error.kind {
-            FailureKind::ConnectionLost => ExecError::Lost { sql, error },
+            FailureKind::ConnectionLost | FailureKind::Hang => ExecError::Lost { sql, error },
             // A statement over the time limit says nothing about correctness:
             // it had no effect and its check is skipped, like an expected error.
             FailureKind::Timeout => ExecError::Expected(error),

@@ -126,7 +126,8 @@ fn run_pair(
         thread: 0,
         index,
     };
-    let mut conn = provider.create_database(&id).ok()?;
+    let created = provider.create_database(&id).ok()?;
+    let (mut conn, owned) = (created.conn, created.owned);
     let mut results = (None, None);
     for (i, s) in statements.iter().enumerate() {
         if i == first || i == second {
@@ -144,7 +145,7 @@ fn run_pair(
         }
     }
     drop(conn);
-    let _ = provider.drop_database(&id);
+    let _ = provider.drop_database(&owned);
     Some((results.0?, results.1?))
 }
 

@@ -135,14 +135,15 @@ impl<'a> Reducer<'a> {
             thread: 0,
             index: self.next_database.fetch_add(1, Ordering::Relaxed),
         };
-        let conn = self.provider.create_database(&id).ok()?;
+        let created = self.provider.create_database(&id).ok()?;
+        let (conn, owned) = (created.conn, created.owned);
         let mut conn: Box<dyn Connection> = match self.fault {
             Some(fault) => Box::new(FaultyConnection::new(conn, fault)),
             None => conn,
         };
         let out = f(&mut *conn);
         drop(conn);
-        let _ = self.provider.drop_database(&id);
+        let _ = self.provider.drop_database(&owned);
         Some(out)
     }
 

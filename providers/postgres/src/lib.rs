@@ -25,8 +25,8 @@ pub mod url;
 use anyhow::{bail, Context};
 use connection::PgConnection;
 use lancet_core::{
-    Connection, DatabaseId, Dialect, ExecError, ExpectedErrors, Knob, KnobSetting, Provider,
-    QueryGenerator, Rng, Schema, Session,
+    Connection, CreatedDatabase, DatabaseId, Dialect, ExecError, ExpectedErrors, Knob, KnobSetting,
+    OwnedDatabase, Provider, QueryGenerator, Rng, Schema, Session,
 };
 use postgres::NoTls;
 use schema::PgTable;
@@ -235,13 +235,8 @@ impl Provider for PostgresProvider {
         &self.expected
     }
 
-    fn create_database(&self, id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>> {
+    fn create_database(&self, id: &DatabaseId) -> anyhow::Result<CreatedDatabase> {
         let name = checked_name(id)?;
-        // A leftover of an earlier run with the same name is ours to replace.
-        self.admin_execute(
-            &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
-            &format!("drop database {name}"),
-        )?;
         self.admin_execute(
             &format!("CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"),
             &format!("create database {name}"),
@@ -254,15 +249,23 @@ impl Provider for PostgresProvider {
             conn.execute(&stmt)
                 .map_err(|e| anyhow::anyhow!("cannot prepare database {name}: {e}"))?;
         }
-        Ok(Box::new(conn))
+        Ok(CreatedDatabase {
+            conn: Box::new(conn),
+            owned: OwnedDatabase {
+                name,
+                identity: None,
+            },
+        })
     }
 
-    fn drop_database(&self, id: &DatabaseId) -> anyhow::Result<()> {
-        let name = checked_name(id)?;
+    fn drop_database(&self, db: &OwnedDatabase) -> anyhow::Result<bool> {
+        let name = db.name.clone();
+        ensure_ours(&name)?;
         self.admin_execute(
             &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
             &format!("drop database {name}"),
-        )
+        )?;
+        Ok(true)
     }
 
     fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError> {

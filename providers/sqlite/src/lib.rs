@@ -31,8 +31,8 @@ pub mod schema_gen;
 pub mod types;
 
 use lancet_core::{
-    Connection, DatabaseId, Dialect, ExecError, ExpectedErrors, Knob, KnobSetting, Provider,
-    QueryGenerator, Rng, Schema, Session,
+    Connection, CreatedDatabase, DatabaseId, Dialect, ExecError, ExpectedErrors, Knob, KnobSetting,
+    OwnedDatabase, Provider, QueryGenerator, Rng, Schema, Session,
 };
 
 pub use connection::SqliteConnection;
@@ -125,16 +125,23 @@ impl Provider for SqliteProvider {
         &self.expected
     }
 
-    fn create_database(&self, _id: &DatabaseId) -> anyhow::Result<Box<dyn Connection>> {
-        Ok(match &self.library {
+    fn create_database(&self, id: &DatabaseId) -> anyhow::Result<CreatedDatabase> {
+        let conn: Box<dyn Connection> = match &self.library {
             Some(lib) => Box::new(DynamicConnection::open(Arc::clone(lib), self.time_limit)?),
             None => Box::new(SqliteConnection::open_with_time_limit(self.time_limit)?),
+        };
+        Ok(CreatedDatabase {
+            conn,
+            owned: OwnedDatabase {
+                name: id.name(),
+                identity: None,
+            },
         })
     }
 
-    fn drop_database(&self, _id: &DatabaseId) -> anyhow::Result<()> {
+    fn drop_database(&self, _db: &OwnedDatabase) -> anyhow::Result<bool> {
         // In-memory databases vanish with their connection.
-        Ok(())
+        Ok(true)
     }
 
     fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError> {

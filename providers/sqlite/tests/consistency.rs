@@ -22,7 +22,7 @@ fn partitions_and_counts_agree() {
             thread: 0,
             index: k,
         };
-        let conn = provider.create_database(&id).unwrap();
+        let conn = provider.create_database(&id).unwrap().conn;
         let mut s = Session::new(conn, Dialect::Sqlite, provider.expected_errors());
         let mut rng = database_rng(77, 0, k);
         let schema = provider.populate(&mut rng, &mut s).unwrap();

@@ -149,7 +149,7 @@ fn the_provider_runs_on_the_loaded_library() {
         thread: 0,
         index: 0,
     };
-    let mut c = provider.create_database(&id).unwrap();
+    let mut c = provider.create_database(&id).unwrap().conn;
     assert_eq!(
         c.query("SELECT sqlite_version()").unwrap(),
         vec![vec![Value::Text("3.40.1".into())]]

@@ -22,7 +22,7 @@ fn id(k: u64) -> DatabaseId {
 }
 
 fn session<'e>(provider: &'e SqliteProvider, k: u64) -> Session<'e> {
-    let conn = provider.create_database(&id(k)).unwrap();
+    let conn = provider.create_database(&id(k)).unwrap().conn;
     Session::new(conn, Dialect::Sqlite, provider.expected_errors())
 }
 

@@ -35,7 +35,7 @@ fn session(provider: &SqliteProvider, k: u64) -> Session<'_> {
         thread: 0,
         index: k,
     };
-    let conn = provider.create_database(&id).unwrap();
+    let conn = provider.create_database(&id).unwrap().conn;
     Session::new(conn, Dialect::Sqlite, provider.expected_errors())
 }
 

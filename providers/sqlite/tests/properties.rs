@@ -231,7 +231,8 @@ fn generated_queries_keep_the_determinism_rules() {
                     thread: 0,
                     index: k,
                 })
-                .unwrap();
+                .unwrap()
+                .conn;
             let mut session = Session::new(conn, Dialect::Sqlite, provider.expected_errors());
             let schema = provider.populate(&mut rng, &mut session).unwrap();
             let mut generator = SqliteQueryGenerator::new(&schema, version);
