@@ -21,8 +21,11 @@ pub enum FindingKind {
     Logic,
     /// The DBMS raised an error that no rule expects.
     UnexpectedError,
-    /// The connection broke or a statement hung: a crash, restart or hang.
+    /// The connection broke: a crash or restart of the server.
     Crash,
+    /// A statement neither finished within its time limit nor answered a
+    /// cancel request: the DBMS hung.
+    Hang,
 }
 
 impl FindingKind {
@@ -31,6 +34,7 @@ impl FindingKind {
             FindingKind::Logic => "logic",
             FindingKind::UnexpectedError => "unexpected-error",
             FindingKind::Crash => "crash",
+            FindingKind::Hang => "hang",
         }
     }
 }
@@ -114,9 +118,76 @@ impl Finding {
             + self.queries.iter().map(|q| q.sql.len() + 2).sum::<usize>()
     }
 
-    /// Reads a finding's JSON record; a `.sql` reproducer is read through
-    /// the record lancet wrote beside it.
+    /// Reads a finding: its JSON record, and the `.sql` reproducer beside
+    /// it as the user may have edited it. Edited or removed setup
+    /// statements are taken from the `.sql`; the compared queries must
+    /// still be the record's (the oracle's relation is defined over them),
+    /// or the file is refused with a message that says so.
     pub fn load(path: &Path) -> anyhow::Result<Finding> {
+        let mut finding = Finding::load_record(path)?;
+        let sql = path.with_extension("sql");
+        let text = match fs::read_to_string(&sql) {
+            Ok(t) => t,
+            Err(e) if path.extension().is_some_and(|x| x == "json") => {
+                log::info!("{}: {e}; replaying the record alone", sql.display());
+                return Ok(finding);
+            }
+            Err(e) => anyhow::bail!("cannot read {}: {e}", sql.display()),
+        };
+        let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
+            anyhow::bail!(
+                "the record names a DBMS lancet does not know: {}",
+                finding.dbms
+            );
+        };
+        let split = |t: &str| -> Vec<String> {
+            crate::reduce::sql_text::split_statements(t, dialect)
+                .iter()
+                .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect()
+        };
+        let joined = |stmts: &mut dyn Iterator<Item = &String>| -> String {
+            stmts.map(|s| format!("{s};\n")).collect()
+        };
+        let in_file = split(&text);
+        let queries = split(&joined(&mut finding.queries.iter().map(|q| &q.sql)));
+        let recorded = split(&joined(&mut finding.setup.iter())).len() + queries.len();
+        if in_file.len() == recorded
+            && in_file
+                == split(&joined(
+                    &mut finding
+                        .setup
+                        .iter()
+                        .chain(finding.queries.iter().map(|q| &q.sql)),
+                ))
+        {
+            return Ok(finding);
+        }
+        let n = in_file.len();
+        if n < queries.len() || in_file[n - queries.len()..] != queries[..] {
+            anyhow::bail!(
+                "{} no longer matches its record {}: its last {} statement(s) must be the compared \
+                 queries as recorded (the oracle's relation is defined over them); edit only the \
+                 statements before them, or reduce the file as SQL with `lancet reduce --dbms {} \
+                 --check-differs`",
+                sql.display(),
+                path.with_extension("json").display(),
+                queries.len(),
+                finding.dbms
+            );
+        }
+        log::info!(
+            "{}: {} setup statement(s) as edited (the record has {})",
+            sql.display(),
+            n - queries.len(),
+            finding.setup.len()
+        );
+        finding.setup = in_file[..n - queries.len()].to_vec();
+        Ok(finding)
+    }
+
+    /// Reads a finding's JSON record only.
+    pub fn load_record(path: &Path) -> anyhow::Result<Finding> {
         let json = if path.extension().is_some_and(|e| e == "json") {
             path.to_path_buf()
         } else {
@@ -147,7 +218,7 @@ impl Finding {
                 count(&self.queries, 0),
                 count(&self.queries, 1)
             ),
-            FindingKind::UnexpectedError | FindingKind::Crash => format!(
+            FindingKind::UnexpectedError | FindingKind::Crash | FindingKind::Hang => format!(
                 "{}: {}",
                 self.kind.name(),
                 self.error
@@ -323,9 +394,47 @@ impl FindingWriter {
         &self.dir
     }
 
-    /// Writes the reproducer and the JSON record, synced to disk.
+    /// Writes the reproducer and the JSON record, synced to disk, among
+    /// the findings (a crash or hang: nothing to confirm).
     pub fn write(
         &self,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        self.write_into(&self.dir, f, comment, client_command)
+    }
+
+    /// Writes a finding that waits for confirmation into `pending/`: on
+    /// disk before the run goes on, but never among the confirmed ones
+    /// until [`FindingWriter::promote`] moves it there.
+    pub fn write_pending(
+        &self,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        let dir = self.dir.join(PENDING_DIR);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        self.write_into(&dir, f, comment, client_command)
+    }
+
+    /// Rewrites a confirmed finding and moves it from `pending/` into the
+    /// findings.
+    pub fn promote(
+        &self,
+        w: &WrittenFinding,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        self.update(w, f, comment, client_command)?;
+        self.move_to(w, &self.dir)
+    }
+
+    fn write_into(
+        &self,
+        dir: &Path,
         f: &Finding,
         comment: &str,
         client_command: &str,
@@ -338,8 +447,8 @@ impl FindingWriter {
             f.origin.database
         );
         let written = WrittenFinding {
-            sql: self.dir.join(format!("{stem}.sql")),
-            json: self.dir.join(format!("{stem}.json")),
+            sql: dir.join(format!("{stem}.sql")),
+            json: dir.join(format!("{stem}.json")),
         };
         self.update(&written, f, comment, client_command)?;
         Ok(written)
@@ -364,7 +473,7 @@ impl FindingWriter {
             &w.sql,
             render_reproducer(f, comment, client_command, &sql_name).as_bytes(),
         )?;
-        if let Ok(d) = fs::File::open(&self.dir) {
+        if let Some(d) = w.sql.parent().and_then(|d| fs::File::open(d).ok()) {
             let _ = d.sync_all();
         }
         Ok(())
@@ -374,6 +483,12 @@ impl FindingWriter {
     /// the findings into `dir`: kept for lancet's developers (it points at
     /// non-determinism in a generator), never reported as a DBMS bug.
     pub fn demote(&self, w: &WrittenFinding, dir: &Path) -> anyhow::Result<WrittenFinding> {
+        self.move_to(w, dir)
+    }
+
+    /// Moves both files into `dir`: the record first, so that a kill in
+    /// between leaves the reproducer where the leftover scan looks.
+    fn move_to(&self, w: &WrittenFinding, dir: &Path) -> anyhow::Result<WrittenFinding> {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let moved = |from: &Path| -> anyhow::Result<PathBuf> {
             let to = dir.join(from.file_name().unwrap_or_default());
@@ -381,10 +496,12 @@ impl FindingWriter {
                 .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
             Ok(to)
         };
-        Ok(WrittenFinding {
-            sql: moved(&w.sql)?,
-            json: moved(&w.json)?,
-        })
+        let json = moved(&w.json)?;
+        let sql = moved(&w.sql)?;
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(WrittenFinding { sql, json })
     }
 }
 
@@ -413,15 +530,42 @@ impl WrittenFinding {
     }
 }
 
+/// The first reproducer in a findings directory (not the index, not a
+/// reduced one), in file-name order.
+pub fn first_reproducer(dir: &Path) -> Option<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            name.ends_with(".sql") && !name.ends_with(".reduced.sql") && !name.starts_with("index.")
+        })
+        .collect();
+    files.sort();
+    files.into_iter().next()
+}
+
+/// Where findings wait for confirmation, inside the findings directory.
+pub const PENDING_DIR: &str = "pending";
+
 /// Writes a file through a temporary name and renames it, so that a reader
-/// never sees half a file, and syncs it.
+/// never sees half a file, and syncs it. A kill leaves at most a
+/// `NAME.tmp` beside it, which the next run recognises and removes.
 pub fn write_synced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
     let mut file =
         fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    file.write_all(bytes)
-        .and_then(|_| file.sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    if let Err(e) = file.write_all(bytes).and_then(|_| file.sync_all()) {
+        drop(file);
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
     fs::rename(&tmp, path)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }

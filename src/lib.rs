@@ -3,8 +3,11 @@
 //! provider registry. `main.rs` is a thin command line over it.
 
 pub mod campaign;
+pub mod cleanup;
+pub mod databases;
 pub mod dedup;
 pub mod findings;
+pub mod leftovers;
 pub mod reduce;
 pub mod registry;
 pub mod replay;
@@ -14,8 +17,10 @@ pub mod summary;
 /// lancet's version, as findings record it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A run's id: UTC time and the seed, e.g. `20261122-071502-s42`.
-pub fn run_id(seed: u64) -> String {
+/// A run's id: UTC time, the seed and the process's random token, e.g.
+/// `20261122-071502-s42-3fa9c1d2e4b7`: readable, and unique even for two
+/// runs with one seed started in the same second.
+pub fn run_id(seed: u64, token: &databases::RunToken) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -23,7 +28,7 @@ pub fn run_id(seed: u64) -> String {
     let (days, secs) = (now / 86_400, now % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
     format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-s{seed}",
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-s{seed}-{token}",
         secs / 3600,
         secs / 60 % 60,
         secs % 60

@@ -3,9 +3,10 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
+use lancet::databases::{Databases, Ledger, RunToken};
 use lancet::findings::FindingWriter;
 use lancet::registry::{self, ProviderOptions};
-use lancet::runner::{self, OracleSet, RunOptions};
+use lancet::runner::{self, OracleSet, RunOptions, RunSetup};
 use lancet_core::fault::Fault;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +19,9 @@ use std::time::Duration;
     name = "lancet",
     version,
     about = "Finds logic bugs in SQL database systems: queries that silently return wrong results",
-    after_help = "Exit status: 0 no findings, 1 findings were written, 2 bad input or an error."
+    after_help = "Exit status: 0 no findings; 1 findings were written; 2 bad input, or lancet could not \
+start (nothing ran); 3 no findings, but the run ended early on an error (a worker stopped; the summary \
+says what failed), or an interrupted selftest or a cleanup that could not drop everything."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,6 +40,25 @@ enum Command {
     Reduce(ReduceArgs),
     /// Re-run reproducers: "still fails" or "passes" for each (exit 1 if any still fails).
     Replay(ReplayArgs),
+    /// Drop the databases that earlier, killed runs left on a server (from their ledgers).
+    Cleanup(CleanupArgs),
+}
+
+#[derive(Args)]
+#[command(after_help = "\
+Reads the ledger (run.ledger) of every run directory under --out whose run is no longer alive, \
+and drops each database it lists as created and not dropped, if it still exists with the identity \
+recorded at creation (its oid) and is owned by the role of --url. Prints one line per database.")]
+struct CleanupArgs {
+    /// The DBMS whose databases to drop.
+    #[arg(long, default_value = "postgres", value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    dbms: String,
+    /// The server [default: $LANCET_PG_URL].
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The output directory the runs wrote into.
+    #[arg(long, value_name = "DIR", default_value = "lancet-out")]
+    out: PathBuf,
 }
 
 /// How to reach the DBMS a reproducer names.
@@ -113,7 +135,7 @@ struct TargetArgs {
     #[arg(long, value_name = "URL")]
     url: Option<String>,
     /// Checks per database before a new database is generated.
-    #[arg(long, default_value_t = 500, value_name = "N")]
+    #[arg(long, default_value_t = 500, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     checks_per_database: u64,
     /// Plant a fault that perturbs results (for testing lancet itself).
     #[arg(long, hide = true, value_name = "FAULT")]
@@ -174,7 +196,8 @@ struct BenchArgs {
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     seconds: u64,
     /// Thread counts to measure, comma-separated.
-    #[arg(long, default_value = "1,2", value_delimiter = ',', value_name = "N,N")]
+    #[arg(long, default_value = "1,2", value_delimiter = ',', value_name = "N,N",
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Vec<u32>,
     #[arg(long, default_value_t = 1, value_name = "S")]
     seed: u64,
@@ -235,7 +258,7 @@ fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
     }
 }
 
-fn make_provider(t: &TargetArgs) -> anyhow::Result<Box<dyn lancet_core::Provider>> {
+fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Provider>> {
     registry::provider(
         &t.dbms,
         &ProviderOptions {
@@ -244,6 +267,7 @@ fn make_provider(t: &TargetArgs) -> anyhow::Result<Box<dyn lancet_core::Provider
             url: t.url.clone(),
         },
     )
+    .map(Arc::from)
 }
 
 fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
@@ -255,9 +279,11 @@ fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
     }
 }
 
-/// Ctrl-C stops the run after the current checks; a second one exits at
-/// once. Returns a flag that stays set after Ctrl-C, for commands that run
-/// several measurements (the runner itself also sets `stop` on a timeout).
+/// Ctrl-C, SIGTERM and SIGHUP (what systemd, Docker, `timeout`, Kubernetes
+/// and CI cancellation send) stop the run after the current checks, and
+/// the run ends with its summary; a second signal exits at once. Returns a
+/// flag that stays set after the first, for commands that run several
+/// measurements (the runner itself also sets `stop` on a timeout).
 fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<Arc<AtomicBool>> {
     let presses = AtomicU32::new(0);
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -265,14 +291,18 @@ fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<Arc<AtomicBool>> {
     ctrlc::set_handler(move || {
         flag.store(true, Ordering::SeqCst);
         if presses.fetch_add(1, Ordering::SeqCst) == 0 {
-            eprintln!("\nlancet: stopping (findings so far are on disk); press Ctrl-C again to quit at once");
+            eprintln!(
+                "\nlancet: stopping: the summary follows within {} s (findings so far are on disk); \
+                 signal again to quit at once",
+                lancet::runner::STOP_GRACE.as_secs() + 6
+            );
             stop.store(true, Ordering::SeqCst);
         } else {
-            eprintln!("\nlancet: quitting; findings so far are on disk");
+            eprintln!("\nlancet: quitting at once, without a summary; findings so far are on disk");
             std::process::exit(130);
         }
     })
-    .context("cannot install the Ctrl-C handler")?;
+    .context("cannot install the signal handler")?;
     Ok(interrupted)
 }
 
@@ -309,14 +339,69 @@ fn default_seed() -> u64 {
     (nanos ^ (u64::from(std::process::id()) << 32)) % 1_000_000_000_000
 }
 
+/// Checks before anything runs that the summary can be written where
+/// `--summary-json` says (a missing directory would otherwise fail only
+/// after the whole run).
+fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(drop)
+        .with_context(|| format!("cannot write the summary to {}", path.display()))
+}
+
+/// Creates a run's directory and its ledger, after saying what killed
+/// runs left in the same output directory.
+fn start_run_dir(out: &std::path::Path, run_id: &str) -> anyhow::Result<(PathBuf, Ledger)> {
+    for left in lancet::leftovers::scan(out) {
+        eprintln!("{}", left.describe());
+    }
+    let run_dir = out.join(run_id);
+    std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("cannot create the run directory {}", run_dir.display()))?;
+    let ledger = Ledger::create(&run_dir)?;
+    Ok((run_dir, ledger))
+}
+
+/// Prints the summary and writes `summary.json` (and `--summary-json`).
+/// A summary that cannot be written (a full disk) is printed on stderr
+/// too, with why, so that it is never lost.
+fn publish(summary: &lancet::summary::Summary, run_dir: &std::path::Path, extra: Option<&PathBuf>) {
+    print!("{}", summary.render());
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let json = match serde_json::to_string_pretty(summary) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("lancet: cannot serialize the summary: {e}");
+            return;
+        }
+    };
+    let mut targets = vec![run_dir.join("summary.json")];
+    targets.extend(extra.cloned());
+    for path in targets {
+        if let Err(e) = lancet::findings::write_synced(&path, json.as_bytes()) {
+            eprintln!(
+                "lancet: cannot write the summary to {}: {e:#}; here it is:\n{}",
+                path.display(),
+                summary.render()
+            );
+        }
+    }
+}
+
 fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let t = &args.target;
+    if let Some(path) = &args.summary_json {
+        check_writable(path)?;
+    }
     let provider = make_provider(t)?;
-    let oracles = oracle_set(&t.oracle)?;
+    let oracles = Arc::new(oracle_set(&t.oracle)?);
     let seed = args.seed.unwrap_or_else(default_seed);
-    let run_id = lancet::run_id(seed);
-    let run_dir = args.out.join(&run_id);
-    let writer = FindingWriter::new(&run_dir.join("findings"))?;
+    let token = RunToken::new();
+    let run_id = lancet::run_id(seed, &token);
+    let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
+    let writer = Arc::new(FindingWriter::new(&run_dir.join("findings"))?);
     let log_dir = if args.log_statements {
         let dir = run_dir.join("statements");
         std::fs::create_dir_all(&dir)
@@ -353,25 +438,24 @@ fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         oracles.names().join(", "),
         run_dir.display()
     );
-    let summary = runner::run(&*provider, &oracles, &options, &writer, &stop)?;
-    print!("{}", summary.render());
-    let json = serde_json::to_string_pretty(&summary)?;
-    lancet::findings::write_synced(&run_dir.join("summary.json"), json.as_bytes())?;
-    if let Some(path) = &args.summary_json {
-        std::fs::write(path, &json)
-            .with_context(|| format!("cannot write the summary to {}", path.display()))?;
-    }
-    Ok(if summary.findings > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
+    let summary = runner::run(RunSetup {
+        provider,
+        oracles,
+        options,
+        writer,
+        databases,
+        stop,
+    })?;
+    publish(&summary, &run_dir, args.summary_json.as_ref());
+    Ok(ExitCode::from(summary.exit_code()))
 }
 
 fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let t = &args.target;
     let provider = make_provider(t)?;
-    let scratch = std::env::temp_dir().join(format!("lancet-bench-{}", std::process::id()));
+    let token = RunToken::new();
+    let scratch = std::env::temp_dir().join(format!("lancet-bench-{token}"));
     println!(
         "lancet bench: {} ({}), oracle {}, {} s per measurement",
         t.dbms,
@@ -385,16 +469,23 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     );
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
+    let databases = Arc::new(Databases::new(provider.clone(), token, None));
     for &threads in &args.threads {
-        let oracles = oracle_set(&t.oracle)?;
         let run_id = format!("bench-{threads}");
-        let writer = FindingWriter::new(&scratch.join(&run_id).join("findings"))?;
+        let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
         let options = RunOptions {
             timeout: Some(Duration::from_secs(args.seconds)),
             fault: fault(&t.inject_fault)?,
             ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
         };
-        let s = runner::run(&*provider, &oracles, &options, &writer, &stop)?;
+        let s = runner::run(RunSetup {
+            provider: provider.clone(),
+            oracles: Arc::new(oracle_set(&t.oracle)?),
+            options,
+            writer,
+            databases: databases.clone(),
+            stop: stop.clone(),
+        })?;
         println!(
             "{:>8} {:>12.0} {:>14.0} {:>11.0}% {:>9}",
             threads,
@@ -403,6 +494,9 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             100.0 * s.dbms_time_share,
             s.findings
         );
+        for f in &s.failures {
+            println!("         FAILED {f}");
+        }
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
@@ -413,16 +507,17 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
-    let provider = registry::provider(
+    let provider: Arc<dyn lancet_core::Provider> = Arc::from(registry::provider(
         &args.dbms,
         &ProviderOptions {
             expected_errors: args.expected_errors.clone(),
             url: args.url.clone(),
             ..ProviderOptions::default()
         },
-    )?;
-    let run_id = format!("selftest-{}", lancet::run_id(args.seed));
-    let run_dir = args.out.join(&run_id);
+    )?);
+    let token = RunToken::new();
+    let run_id = format!("selftest-{}", lancet::run_id(args.seed, &token));
+    let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
     println!(
         "lancet selftest: {} ({}); each oracle must catch its planted fault within {} checks",
         args.dbms,
@@ -435,13 +530,19 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
     );
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
-    let mut missed = Vec::new();
-    for registered in lancet_oracles::all() {
+    let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
+    let all = lancet_oracles::all();
+    let total = all.len();
+    let (mut missed, mut ran, mut broken) = (Vec::new(), 0, Vec::new());
+    for registered in all {
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
         let name = registered.oracle.name();
         let fault = registered.oracle.planted_fault();
-        let oracles = OracleSet::new(vec![(registered.oracle, 1)]);
+        let oracles = Arc::new(OracleSet::new(vec![(registered.oracle, 1)]));
         let dir = run_dir.join(name);
-        let writer = FindingWriter::new(&dir.join("findings"))?;
+        let writer = Arc::new(FindingWriter::new(&dir.join("findings"))?);
         let options = RunOptions {
             max_checks: Some(args.max_checks),
             // A safety net: an oracle that generates no checks here would run forever.
@@ -450,34 +551,54 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
             stop_after_findings: Some(1),
             ..plain_options(format!("{run_id}-{name}"), args.seed, 1, 200, &dir)
         };
-        let s = match runner::run(&*provider, &oracles, &options, &writer, &stop) {
-            Ok(s) => s,
-            // An oracle this DBMS offers nothing to (PQS without an evaluator).
-            Err(e) if format!("{e:#}").contains("found nothing to test") => {
-                println!(
-                    "{:<15} {:<14} {:>7} {:>8}  not supported on {}: no checks generated",
-                    name,
-                    fault.name(),
-                    "n/a",
-                    0,
-                    args.dbms
-                );
-                stop.store(false, Ordering::SeqCst);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+        let s = runner::run(RunSetup {
+            provider: provider.clone(),
+            oracles,
+            options,
+            writer: writer.clone(),
+            databases: databases.clone(),
+            stop: stop.clone(),
+        })?;
+        let _ = std::fs::write(
+            dir.join("summary.json"),
+            serde_json::to_string_pretty(&s).unwrap_or_default(),
+        );
+        if interrupted.load(Ordering::SeqCst) && s.findings == 0 {
+            println!(
+                "{name:<15} {:<14} {:>7} {:>8}  interrupted",
+                fault.name(),
+                "-",
+                s.checks
+            );
+            break;
+        }
+        ran += 1;
+        // An oracle this DBMS offers nothing to (PQS without an evaluator).
+        if s.findings == 0
+            && s.failures
+                .iter()
+                .any(|f| f.contains("found nothing to test"))
+        {
+            println!(
+                "{:<15} {:<14} {:>7} {:>8}  not supported on {}: no checks generated",
+                name,
+                fault.name(),
+                "n/a",
+                0,
+                args.dbms
+            );
+            stop.store(false, Ordering::SeqCst);
+            continue;
+        }
         let caught = s.findings > 0;
         let reproducer = if caught {
-            std::fs::read_dir(writer.dir())
-                .ok()
-                .and_then(|rd| {
-                    rd.filter_map(Result::ok)
-                        .map(|e| e.path())
-                        .find(|p| p.extension().is_some_and(|x| x == "sql"))
-                })
+            lancet::findings::first_reproducer(writer.dir())
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
+        } else if !s.failures.is_empty() {
+            broken.push(format!("{name}: {}", s.failures.join("; ")));
+            missed.push(name);
+            format!("could not run: {}", s.failures.join("; "))
         } else {
             missed.push(name);
             String::new()
@@ -490,33 +611,41 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
             s.checks,
             reproducer
         );
-        if interrupted.load(Ordering::SeqCst) {
-            break;
+        for l in &s.leftover_databases {
+            println!("  left on the server: {}: {}", l.name, l.why);
         }
         stop.store(false, Ordering::SeqCst);
+    }
+    if ran < total {
+        println!(
+            "selftest interrupted: {ran} of {total} oracles ran; this proves nothing about the others"
+        );
+        return Ok(ExitCode::from(3));
     }
     if missed.is_empty() {
         println!("selftest passed: every oracle caught its fault");
         Ok(ExitCode::SUCCESS)
+    } else if !broken.is_empty() {
+        println!("selftest FAILED: {} could not run", broken.join("; "));
+        Ok(ExitCode::from(3))
     } else {
         println!("selftest FAILED: {} missed their fault", missed.join(", "));
         Ok(ExitCode::from(1))
     }
 }
 
-/// The provider a recorded finding names, reached as `connect` says.
-fn provider_for(
-    dbms: &str,
-    connect: &ConnectArgs,
-) -> anyhow::Result<Box<dyn lancet_core::Provider>> {
-    registry::provider(
+/// The provider a recorded finding names, reached as `connect` says, with
+/// its databases kept in memory (a replay or reduction keeps no ledger).
+fn provider_for(dbms: &str, connect: &ConnectArgs) -> anyhow::Result<Databases> {
+    let provider = registry::provider(
         dbms,
         &ProviderOptions {
             sqlite_lib: connect.sqlite_lib.clone(),
             url: connect.url.clone(),
             ..ProviderOptions::default()
         },
-    )
+    )?;
+    Ok(Databases::new(Arc::from(provider), RunToken::new(), None))
 }
 
 /// `FILE.sql` → `FILE.reduced.sql` (a reduced file reduces onto itself).
@@ -543,10 +672,10 @@ fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
             .dbms
             .as_deref()
             .context("--dbms is needed to reduce a SQL file with --check-cmd or --check-differs")?;
-        let provider = provider_for(dbms, &args.connect)?;
+        let databases = provider_for(dbms, &args.connect)?;
         let text = std::fs::read_to_string(&args.file)
             .with_context(|| format!("cannot read {}", args.file.display()))?;
-        let dialect = provider.dialect();
+        let dialect = databases.provider().dialect();
         let check = match (&args.check_cmd, &args.check_differs) {
             (Some(cmd), _) => lancet::reduce::foreign::Check::Command(cmd.clone()),
             (None, Some(spec)) => {
@@ -575,7 +704,7 @@ fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
                     }
                 };
                 lancet::reduce::foreign::Check::Differs {
-                    provider: &*provider,
+                    databases: &databases,
                     first,
                     second,
                 }
@@ -609,10 +738,11 @@ fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
         bail!("--dbms is for SQL files from elsewhere, with --check-cmd or --check-differs; a lancet reproducer names its DBMS");
     }
     let finding = lancet::findings::Finding::load(&args.file)?;
-    let provider = provider_for(&finding.dbms, &args.connect)?;
+    let databases = provider_for(&finding.dbms, &args.connect)?;
+    let provider = databases.provider();
+    lancet::replay::check_case(&finding, provider.dialect())?;
     let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
-    let run = format!("reduce{}", std::process::id());
-    let reducer = lancet::reduce::Reducer::new(&*provider, fault, &run)
+    let reducer = lancet::reduce::Reducer::new(&databases, fault)
         .with_time_limit(limit)
         .with_abort(&stop);
     let sql_name = name.replace(".json", ".sql");
@@ -653,12 +783,13 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut broken = 0;
     for file in &args.files {
         let outcome = lancet::findings::Finding::load(file).and_then(|finding| {
-            let provider = provider_for(&finding.dbms, &args.connect)?;
+            let databases = provider_for(&finding.dbms, &args.connect)?;
             let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
+            lancet::replay::check_case(&finding, databases.provider().dialect())?;
             let note = fault
                 .map(|f| format!(" [with planted fault {}]", f.name()))
                 .unwrap_or_default();
-            Ok((lancet::replay::replay(&finding, &*provider, fault)?, note))
+            Ok((lancet::replay::replay(&finding, &databases, fault)?, note))
         });
         match outcome {
             Ok((lancet::replay::Replayed::StillFails(why), note)) => {
@@ -683,6 +814,43 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else if broken > 0 {
         ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn cleanup(args: CleanupArgs) -> anyhow::Result<ExitCode> {
+    let provider = registry::provider(
+        &args.dbms,
+        &ProviderOptions {
+            url: args.url.clone(),
+            ..ProviderOptions::default()
+        },
+    )?;
+    let (report, live) = lancet::cleanup::cleanup(&*provider, &args.out)?;
+    for dir in &live {
+        println!("skipped {}: its run is still alive", dir.display());
+    }
+    let mut failed = 0;
+    for c in &report {
+        use lancet::cleanup::Outcome;
+        match &c.outcome {
+            Outcome::Dropped => println!("dropped {} (run {})", c.name, c.run_dir.display()),
+            Outcome::Gone => println!("gone {} (run {})", c.name, c.run_dir.display()),
+            Outcome::Refused(why) => println!("refused {}: {why}", c.name),
+            Outcome::Failed(why) => {
+                failed += 1;
+                println!("failed {}: {why}", c.name);
+            }
+        }
+    }
+    println!(
+        "lancet cleanup: {} database(s) listed by dead runs' ledgers under {}; {failed} could not be dropped",
+        report.len(),
+        args.out.display()
+    );
+    Ok(if failed > 0 {
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     })
@@ -717,6 +885,19 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
         args.target.url = args.target.url.take().or(c.url);
     }
     args.target.expected_errors = args.target.expected_errors.take().or(c.expected_errors);
+    // The campaign file gets the same checks as the flags.
+    if let Some(n) = c.threads.filter(|n| !(1..=1024).contains(n)) {
+        bail!(
+            "{}: threads must be from 1 to 1024, not {n}",
+            path.display()
+        );
+    }
+    if c.checks_per_database == Some(0) {
+        bail!("{}: checks_per_database must be at least 1", path.display());
+    }
+    if c.reduce_time == Some(0) {
+        bail!("{}: reduce_time must be at least 1 second", path.display());
+    }
     args.threads = args.threads.or(c.threads);
     args.seed = args.seed.or(c.seed);
     args.timeout = args.timeout.or(c.timeout);
@@ -758,6 +939,7 @@ fn main() -> ExitCode {
         Command::Selftest(args) => selftest(args),
         Command::Reduce(args) => reduce(args),
         Command::Replay(args) => replay(args),
+        Command::Cleanup(args) => cleanup(args),
     };
     match result {
         Ok(code) => code,

@@ -20,6 +20,16 @@ pub struct ProviderOptions {
     pub url: Option<String>,
 }
 
+/// The SQL dialect of a `--dbms` name, as a finding's record names it.
+pub fn dialect_of(dbms: &str) -> Option<lancet_core::Dialect> {
+    match dbms {
+        "sqlite" => Some(lancet_core::Dialect::Sqlite),
+        "postgres" | "citus" => Some(lancet_core::Dialect::Postgres),
+        "mysql" | "mariadb" => Some(lancet_core::Dialect::MySql),
+        _ => None,
+    }
+}
+
 /// The environment variable that gives PostgreSQL's URL when `--url` does not.
 pub const PG_URL_VAR: &str = "LANCET_PG_URL";
 

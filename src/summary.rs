@@ -142,6 +142,16 @@ pub struct Summary {
     pub reduced: u64,
     /// One line per unique bug: signature, count, oracle, size, reproducer.
     pub bugs: Vec<BugLine>,
+    /// Workers that stopped on an error (the others went on).
+    pub failures: Vec<String>,
+    /// What did not stop the run but should be known (statement logs that
+    /// could not be written).
+    pub warnings: Vec<String>,
+    /// Workers still inside a DBMS call when the run ended (left behind).
+    pub unstopped_workers: Vec<u32>,
+    /// Databases lancet created but could not drop (`lancet cleanup`
+    /// retries them later), with the reason.
+    pub leftover_databases: Vec<crate::databases::Leftover>,
 }
 
 /// A unique bug, as the summary lists it.
@@ -206,6 +216,10 @@ impl Summary {
             unique_bugs: 0,
             reduced: 0,
             bugs: Vec::new(),
+            failures: Vec::new(),
+            warnings: Vec::new(),
+            unstopped_workers: Vec::new(),
+            leftover_databases: Vec::new(),
         }
     }
 
@@ -278,6 +292,41 @@ impl Summary {
                 ));
             }
         }
+        for f in &self.failures {
+            s.push_str(&format!("  FAILED      {f}\n"));
+        }
+        if !self.unstopped_workers.is_empty() {
+            let list: Vec<String> = self.unstopped_workers.iter().map(u32::to_string).collect();
+            s.push_str(&format!(
+                "  unstopped   worker(s) {} were still inside a DBMS call at the end\n",
+                list.join(", ")
+            ));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("  warning     {w}\n"));
+        }
+        if !self.leftover_databases.is_empty() {
+            s.push_str(&format!(
+                "  left on the server: {} database(s) lancet created but could not drop \
+                 (`lancet cleanup` drops them later):\n",
+                self.leftover_databases.len()
+            ));
+            for l in &self.leftover_databases {
+                s.push_str(&format!("    {}: {}\n", l.name, l.why));
+            }
+        }
         s
+    }
+
+    /// The exit status of a run: 1 with findings; else 3 if a worker
+    /// stopped on an error; else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.findings > 0 {
+            1
+        } else if !self.failures.is_empty() {
+            3
+        } else {
+            0
+        }
     }
 }

@@ -383,6 +383,32 @@ pub enum JoinConstraint {
     Natural,
 }
 
+/// How a record keeps an index hint: plain JSON would write both `None`
+/// and `Some(None)` (`NOT INDEXED`) as `null` and read back `None`. Here
+/// `NOT INDEXED` is `""` (no index has an empty name); `null` stays "no
+/// hint", as older records have it.
+mod index_hint {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Option<String>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            None => s.serialize_none(),
+            Some(None) => "".serialize(s),
+            Some(Some(name)) => name.serialize(s),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<String>>, D::Error> {
+        Ok(match Option::<String>::deserialize(d)? {
+            None => None,
+            Some(name) if name.is_empty() => Some(None),
+            Some(name) => Some(Some(name)),
+        })
+    }
+}
+
 /// A table, view or derived table in FROM.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TableFactor {
@@ -390,6 +416,7 @@ pub enum TableFactor {
         name: String,
         alias: Option<String>,
         /// SQLite `INDEXED BY idx` / `NOT INDEXED` (`Some(None)`).
+        #[serde(default, with = "index_hint")]
         indexed_by: Option<Option<String>>,
     },
     Derived {
@@ -675,5 +702,36 @@ impl Statement {
             }
             Statement::Pragma { .. } | Statement::Set { .. } => StatementKind::Setting,
         }
+    }
+}
+
+#[cfg(test)]
+mod serde_tests {
+    use super::TableFactor;
+
+    #[test]
+    fn index_hints_survive_a_json_round_trip() {
+        for hint in [None, Some(None), Some(Some("i1".to_string()))] {
+            let t = TableFactor::Table {
+                name: "t0".into(),
+                alias: None,
+                indexed_by: hint,
+            };
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(
+                serde_json::from_str::<TableFactor>(&json).unwrap(),
+                t,
+                "{json}"
+            );
+        }
+        // Older records wrote no hint as null.
+        let old = r#"{"Table":{"name":"t0","alias":null,"indexed_by":null}}"#;
+        assert!(matches!(
+            serde_json::from_str::<TableFactor>(old).unwrap(),
+            TableFactor::Table {
+                indexed_by: None,
+                ..
+            }
+        ));
     }
 }

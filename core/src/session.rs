@@ -50,6 +50,8 @@ pub struct Session<'e> {
     expected: &'e ExpectedErrors,
     setup: Vec<String>,
     log: Option<Box<dyn Write + Send>>,
+    /// The first error writing the log (a full disk), kept to be reported.
+    log_error: Option<String>,
     pub stats: SessionStats,
 }
 
@@ -61,6 +63,7 @@ impl<'e> Session<'e> {
             expected,
             setup: Vec::new(),
             log: None,
+            log_error: None,
             stats: SessionStats::default(),
         }
     }
@@ -82,9 +85,15 @@ impl<'e> Session<'e> {
 
     fn log_line(&mut self, sql: &str, result: Option<&DbError>) {
         if let Some(log) = &mut self.log {
-            let _ = writeln!(log, "{sql};");
+            let mut written = writeln!(log, "{sql};");
             if let Some(e) = result {
-                let _ = writeln!(log, "-- error: {}", e.to_string().replace('\n', " "));
+                written = written
+                    .and_then(|()| writeln!(log, "-- error: {}", e.to_string().replace('\n', " ")));
+            }
+            if let Err(e) = written {
+                // The log stops here; the error is reported, not swallowed.
+                self.log_error.get_or_insert_with(|| e.to_string());
+                self.log = None;
             }
         }
     }
@@ -148,8 +157,16 @@ impl<'e> Session<'e> {
     /// Flushes the statement log, if any.
     pub fn flush_log(&mut self) {
         if let Some(log) = &mut self.log {
-            let _ = log.flush();
+            if let Err(e) = log.flush() {
+                self.log_error.get_or_insert_with(|| e.to_string());
+                self.log = None;
+            }
         }
+    }
+
+    /// Why the statement log could not be written, if it could not.
+    pub fn log_error(&self) -> Option<&str> {
+        self.log_error.as_deref()
     }
 }
 

@@ -11,9 +11,10 @@
 use super::ddmin::ddmin;
 use super::sql_text::{split_statements, statement_variants};
 use super::Direction;
+use crate::databases::{Databases, Purpose};
 use anyhow::{bail, Context};
 use lancet_core::compare::multiset_diff;
-use lancet_core::{DatabaseId, Dialect, Provider, Row};
+use lancet_core::{Dialect, Row};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,7 +27,7 @@ pub enum Check<'a> {
     /// Statements `first` and `second` (0-based) are queries whose results
     /// must differ as multisets, the same way as in the original.
     Differs {
-        provider: &'a dyn Provider,
+        databases: &'a Databases,
         first: usize,
         second: usize,
     },
@@ -115,19 +116,15 @@ fn script(statements: &[String]) -> String {
 /// two compared queries; other statements may fail (a foreign file may
 /// expect errors), the compared queries may not.
 fn run_pair(
-    provider: &dyn Provider,
+    databases: &Databases,
     statements: &[String],
     first: usize,
     second: usize,
-    index: u64,
 ) -> Option<(Vec<Row>, Vec<Row>)> {
-    let id = DatabaseId {
-        run: format!("reduce{}", std::process::id()),
-        thread: 0,
-        index,
-    };
-    let created = provider.create_database(&id).ok()?;
-    let (mut conn, owned) = (created.conn, created.owned);
+    let mut scratch = databases
+        .create(Purpose::Reduce, 0, databases.next_index())
+        .ok()?;
+    let conn = scratch.conn();
     let mut results = (None, None);
     for (i, s) in statements.iter().enumerate() {
         if i == first || i == second {
@@ -144,8 +141,7 @@ fn run_pair(
             let _ = conn.execute(s);
         }
     }
-    drop(conn);
-    let _ = provider.drop_database(&owned);
+    drop(scratch);
     Some((results.0?, results.1?))
 }
 
@@ -196,18 +192,17 @@ pub fn reduce_foreign(
     };
     let direction = match check {
         Check::Differs {
-            provider,
+            databases,
             first,
             second,
         } => {
-            let (a, b) =
-                run_pair(*provider, &statements, *first, *second, 0).with_context(|| {
-                    format!(
-                        "statements {} and {} of {file_name} do not both run as queries",
-                        first + 1,
-                        second + 1
-                    )
-                })?;
+            let (a, b) = run_pair(databases, &statements, *first, *second).with_context(|| {
+                format!(
+                    "statements {} and {} of {file_name} do not both run as queries",
+                    first + 1,
+                    second + 1
+                )
+            })?;
             let diff = multiset_diff(&a, &b);
             if diff.is_empty() {
                 bail!(
@@ -227,13 +222,12 @@ pub fn reduce_foreign(
             Check::Command(_) => command
                 .as_ref()
                 .is_some_and(|c| c.interesting(&script(&texts)).unwrap_or(false)),
-            Check::Differs { provider, .. } => {
+            Check::Differs { databases, .. } => {
                 let pos = |orig: usize| cand.iter().position(|(i, _)| *i == orig);
                 let (Some(f), Some(s)) = (pos(pinned[0]), pos(pinned[1])) else {
                     return false;
                 };
-                let index = tests.load(Ordering::Relaxed);
-                match run_pair(*provider, &texts, f, s, index) {
+                match run_pair(databases, &texts, f, s) {
                     Some((a, b)) => {
                         let diff = multiset_diff(&a, &b);
                         !diff.is_empty() && Some(Direction::of(&diff)) == direction

@@ -18,24 +18,19 @@ pub mod ddmin;
 pub mod foreign;
 pub mod sql_text;
 
+use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, FindingKind, FoundQuery, ReductionInfo};
 use lancet_core::compare::RowDiff;
 use lancet_core::fault::{Fault, FaultyConnection};
-use lancet_core::{
-    Case, Connection, DatabaseId, Disagreement, FailureKind, Oracle, Provider, ToSql, Value,
-    Verdict,
-};
+use lancet_core::{Case, Connection, Disagreement, FailureKind, Oracle, ToSql, Value, Verdict};
 use std::cmp::Ordering as CmpOrdering;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Replays candidates on fresh databases of one provider.
 pub struct Reducer<'a> {
-    provider: &'a dyn Provider,
+    databases: &'a Databases,
     fault: Option<Fault>,
-    /// The run part of the scratch databases' names.
-    run: String,
-    next_database: AtomicU64,
     time_limit: Duration,
     abort: Option<&'a AtomicBool>,
 }
@@ -104,12 +99,10 @@ struct Shown {
 impl<'a> Reducer<'a> {
     /// `fault` is the planted fault the finding was made with, if any: it
     /// is part of how the finding reproduces.
-    pub fn new(provider: &'a dyn Provider, fault: Option<Fault>, run: &str) -> Reducer<'a> {
+    pub fn new(databases: &'a Databases, fault: Option<Fault>) -> Reducer<'a> {
         Reducer {
-            provider,
+            databases,
             fault,
-            run: run.to_string(),
-            next_database: AtomicU64::new(0),
             time_limit: Duration::from_secs(60),
             abort: None,
         }
@@ -130,20 +123,18 @@ impl<'a> Reducer<'a> {
     /// the run (the planted fault included), then drops the database.
     /// `None` if no database could be made.
     fn on_fresh_database<R>(&self, f: impl FnOnce(&mut dyn Connection) -> R) -> Option<R> {
-        let id = DatabaseId {
-            run: self.run.clone(),
-            thread: 0,
-            index: self.next_database.fetch_add(1, Ordering::Relaxed),
-        };
-        let created = self.provider.create_database(&id).ok()?;
-        let (conn, owned) = (created.conn, created.owned);
+        let mut scratch = self
+            .databases
+            .create(Purpose::Reduce, 0, self.databases.next_index())
+            .ok()?;
+        let conn = scratch.take_conn();
         let mut conn: Box<dyn Connection> = match self.fault {
             Some(fault) => Box::new(FaultyConnection::new(conn, fault)),
             None => conn,
         };
         let out = f(&mut *conn);
         drop(conn);
-        let _ = self.provider.drop_database(&owned);
+        drop(scratch);
         Some(out)
     }
 
@@ -174,6 +165,9 @@ impl<'a> Reducer<'a> {
                 code: original.error.as_ref().and_then(|e| e.code.clone()),
             },
             FindingKind::Crash => Target::Crash,
+            FindingKind::Hang => {
+                anyhow::bail!("a hang is not reduced: each candidate could hang the server again")
+            }
         };
         let tests = AtomicU64::new(0);
         let mut stopped = false;
@@ -263,8 +257,10 @@ impl<'a> Reducer<'a> {
                 (Target::Error { .. }, _) => {
                     if let Some(stmt) = &mut statement {
                         'stmt: loop {
-                            for cand in sql_text::statement_variants(stmt, self.provider.dialect())
-                            {
+                            for cand in sql_text::statement_variants(
+                                stmt,
+                                self.databases.provider().dialect(),
+                            ) {
                                 if out_of_time(&mut stopped) {
                                     break 'stmt;
                                 }
@@ -288,7 +284,9 @@ impl<'a> Reducer<'a> {
                     continue;
                 }
                 let mut improved = false;
-                for cand in sql_text::statement_variants(&setup[i], self.provider.dialect()) {
+                for cand in
+                    sql_text::statement_variants(&setup[i], self.databases.provider().dialect())
+                {
                     if out_of_time(&mut stopped) {
                         break;
                     }
@@ -390,7 +388,7 @@ impl<'a> Reducer<'a> {
         else {
             return None;
         };
-        let dialect = self.provider.dialect();
+        let dialect = self.databases.provider().dialect();
         self.on_fresh_database(|conn| {
             for stmt in setup {
                 conn.execute(stmt).ok()?;

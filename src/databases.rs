@@ -1,0 +1,541 @@
+//! The databases one lancet process creates on a DBMS, and the promise
+//! that it drops only those.
+//!
+//! - Names carry a token drawn from the operating system's randomness for
+//!   each process ([`RunToken`]), so no other process can predict or share
+//!   them; a name that is taken anyway is never replaced: another is drawn.
+//! - Every database created is remembered in memory and, for a server, in
+//!   a ledger file in the run directory ([`Ledger`]), so that `lancet
+//!   cleanup` can drop what a killed run left.
+//! - A drop goes through the provider, which checks that the database is
+//!   still the one created (its oid on PostgreSQL) and owned by the role.
+//!   A drop that fails (sessions of other roles still connected, a hung
+//!   backend) is retried later with back-off; what is still there at the
+//!   end is named in the summary.
+//!
+//! [`Scratch`] is a database in use; dropping the value drops the database.
+
+use anyhow::Context;
+use lancet_core::{Connection, DatabaseError, DatabaseId, OwnedDatabase, Provider};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The environment variable that forces a run token, for tests that need
+/// a name collision on purpose. Never set it otherwise.
+pub const TOKEN_VAR: &str = "LANCET_TEST_RUN_TOKEN";
+
+/// A per-process token from the OS's randomness: 12 lowercase hex digits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunToken(String);
+
+impl RunToken {
+    /// A fresh token (or the one forced by [`TOKEN_VAR`], if valid).
+    pub fn new() -> RunToken {
+        if let Ok(forced) = std::env::var(TOKEN_VAR) {
+            if forced.len() == 12 && forced.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return RunToken(forced.to_ascii_lowercase());
+            }
+        }
+        RunToken::random()
+    }
+
+    /// A token that ignores [`TOKEN_VAR`]: what a collision falls back to.
+    pub fn random() -> RunToken {
+        let bits: u64 = rand::random::<u64>() & 0xffff_ffff_ffff;
+        RunToken(format!("{bits:012x}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for RunToken {
+    fn default() -> Self {
+        RunToken::new()
+    }
+}
+
+impl std::fmt::Display for RunToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a database is for; a letter in its name, so that a listing of a
+/// server shows which databases are a run's workers and which scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A worker's generated database.
+    Worker,
+    /// Replaying a disagreement on a fresh database before reporting it.
+    Confirm,
+    /// A reduction candidate.
+    Reduce,
+    /// `lancet replay`.
+    Replay,
+}
+
+impl Purpose {
+    fn letter(self) -> char {
+        match self {
+            Purpose::Worker => 'w',
+            Purpose::Confirm => 'c',
+            Purpose::Reduce => 'x',
+            Purpose::Replay => 'p',
+        }
+    }
+}
+
+/// One line of a ledger.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LedgerLine {
+    /// `created` or `dropped`.
+    pub event: String,
+    /// `user@host:port`, never a password.
+    pub server: String,
+    pub database: OwnedDatabase,
+}
+
+/// The ledger file of a run: every database created and every drop, one
+/// JSON line each, synced. A live run holds an exclusive lock on it, so
+/// `lancet cleanup` and the leftover scan leave a running run alone.
+pub struct Ledger {
+    file: Mutex<File>,
+    path: PathBuf,
+}
+
+/// The ledger's file name in a run directory.
+pub const LEDGER_FILE: &str = "run.ledger";
+
+impl Ledger {
+    /// Creates the ledger in `run_dir` and locks it for this process's life.
+    pub fn create(run_dir: &Path) -> anyhow::Result<Ledger> {
+        let path = run_dir.join(LEDGER_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot create the ledger {}", path.display()))?;
+        file.try_lock()
+            .map_err(|e| anyhow::anyhow!("cannot lock the ledger {}: {e}", path.display()))?;
+        Ok(Ledger {
+            file: Mutex::new(file),
+            path,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn append(&self, line: &LedgerLine) -> anyhow::Result<()> {
+        let mut text = serde_json::to_string(line).context("serializing a ledger line")?;
+        text.push('\n');
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_data())
+            .with_context(|| format!("cannot write the ledger {}", self.path.display()))
+    }
+
+    /// Reads a ledger: the databases created and not (yet) dropped, in order.
+    pub fn read_open(path: &Path) -> anyhow::Result<Vec<LedgerLine>> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the ledger {}", path.display()))?;
+        let mut open: Vec<LedgerLine> = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            if raw.trim().is_empty() {
+                continue;
+            }
+            // A line cut short by a kill is the last one; earlier ones are whole.
+            let Ok(line) = serde_json::from_str::<LedgerLine>(raw) else {
+                if i + 1 == text.lines().count() {
+                    continue;
+                }
+                anyhow::bail!("{}: line {} is not a ledger line", path.display(), i + 1);
+            };
+            match line.event.as_str() {
+                "created" => open.push(line),
+                "dropped" => {
+                    open.retain(|l| !(l.database == line.database && l.server == line.server))
+                }
+                _ => {}
+            }
+        }
+        Ok(open)
+    }
+
+    /// The run directories under `out` that have a ledger, sorted.
+    pub fn run_dirs(out: &Path) -> std::io::Result<Vec<PathBuf>> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join(LEDGER_FILE).exists())
+            .collect();
+        dirs.sort();
+        Ok(dirs)
+    }
+
+    /// Whether a live process holds the ledger at `path`.
+    pub fn is_live(path: &Path) -> bool {
+        match File::open(path) {
+            Ok(f) => match f.try_lock() {
+                Ok(()) => {
+                    let _ = f.unlock();
+                    false
+                }
+                Err(_) => true,
+            },
+            Err(_) => false,
+        }
+    }
+
+    /// Appends `dropped` lines (for `lancet cleanup`, on a ledger no run holds).
+    pub fn mark_dropped(path: &Path, lines: &[LedgerLine]) -> anyhow::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open the ledger {}", path.display()))?;
+        for l in lines {
+            let line = LedgerLine {
+                event: "dropped".into(),
+                ..l.clone()
+            };
+            let mut text = serde_json::to_string(&line)?;
+            text.push('\n');
+            file.write_all(text.as_bytes())?;
+        }
+        file.sync_data()
+            .with_context(|| format!("cannot write the ledger {}", path.display()))
+    }
+}
+
+/// A database whose drop failed, waiting for another try.
+#[derive(Clone, Debug)]
+struct PendingDrop {
+    db: OwnedDatabase,
+    attempts: u32,
+    next_try: Instant,
+    last_error: String,
+}
+
+/// A database that lancet could not drop, for the summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct Leftover {
+    pub name: String,
+    pub why: String,
+}
+
+/// The databases of one process on one provider.
+pub struct Databases {
+    provider: Arc<dyn Provider>,
+    token: Mutex<RunToken>,
+    ledger: Option<Ledger>,
+    next: AtomicU64,
+    /// Created and not dropped: in use, or waiting for a retried drop.
+    live: Mutex<Vec<OwnedDatabase>>,
+    pending: Mutex<Vec<PendingDrop>>,
+    /// Databases whose drop the provider refused as not ours (never retried).
+    refused: Mutex<Vec<Leftover>>,
+}
+
+/// How many fresh names to try when names are taken.
+const NAME_ATTEMPTS: u32 = 5;
+
+impl Databases {
+    /// `ledger`: where to record a server's databases (a run directory's
+    /// ledger); `None` for commands that keep them in memory only.
+    pub fn new(provider: Arc<dyn Provider>, token: RunToken, ledger: Option<Ledger>) -> Databases {
+        Databases {
+            provider,
+            token: Mutex::new(token),
+            ledger,
+            next: AtomicU64::new(0),
+            live: Mutex::new(Vec::new()),
+            pending: Mutex::new(Vec::new()),
+            refused: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn provider(&self) -> &dyn Provider {
+        &*self.provider
+    }
+
+    pub fn token(&self) -> String {
+        self.token
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .to_string()
+    }
+
+    /// A number for a scratch database (confirmation, reduction, replay).
+    pub fn next_index(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Creates a database for `purpose` as (thread, index). A taken name is
+    /// left alone and another token drawn. Errors are the provider's (the
+    /// caller decides whether they are worth waiting out).
+    pub fn create(&self, purpose: Purpose, thread: u32, index: u64) -> anyhow::Result<Scratch<'_>> {
+        let mut attempt = 0;
+        loop {
+            let id = DatabaseId {
+                run: format!("{}{}", self.token(), purpose.letter()),
+                thread,
+                index,
+            };
+            match self.provider.create_database(&id) {
+                Ok(created) => {
+                    self.record("created", &created.owned);
+                    self.live
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(created.owned.clone());
+                    return Ok(Scratch {
+                        conn: Some(created.conn),
+                        owned: created.owned,
+                        databases: self,
+                    });
+                }
+                Err(e) if is_name_taken(&e) && attempt + 1 < NAME_ATTEMPTS => {
+                    attempt += 1;
+                    log::warn!("{e:#}; drawing another name");
+                    // Everyone in this process moves to the new token: the
+                    // old one is known to someone else.
+                    *self.token.lock().unwrap_or_else(|e| e.into_inner()) = RunToken::random();
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn record(&self, event: &str, db: &OwnedDatabase) {
+        let (Some(ledger), Some(server)) = (&self.ledger, self.provider.server()) else {
+            return;
+        };
+        let line = LedgerLine {
+            event: event.into(),
+            server,
+            database: db.clone(),
+        };
+        if let Err(e) = ledger.append(&line) {
+            // The database is still remembered in memory and dropped at the
+            // end; only `lancet cleanup` after a kill would miss it.
+            log::warn!("{e:#}");
+        }
+    }
+
+    fn forget(&self, db: &OwnedDatabase) {
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|d| d != db);
+    }
+
+    /// One attempt to drop `db`; a failure queues it for later.
+    fn drop_or_queue(&self, db: OwnedDatabase, attempts: u32) {
+        match self.provider.drop_database(&db) {
+            Ok(_) => {
+                self.record("dropped", &db);
+                self.forget(&db);
+            }
+            Err(e) if is_not_ours(&e) => {
+                log::warn!("{e:#}");
+                self.forget(&db);
+                self.refused
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Leftover {
+                        name: db.name.clone(),
+                        why: format!("{e:#}"),
+                    });
+            }
+            Err(e) => {
+                let wait = Duration::from_millis(500) * 2u32.saturating_pow(attempts.min(6));
+                self.pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(PendingDrop {
+                        db,
+                        attempts: attempts + 1,
+                        next_try: Instant::now() + wait.min(Duration::from_secs(30)),
+                        last_error: format!("{e:#}"),
+                    });
+            }
+        }
+    }
+
+    /// Retries the drops that are due.
+    pub fn retry_due_drops(&self) {
+        let due: Vec<PendingDrop> = {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let now = Instant::now();
+            let (due, later) = pending.drain(..).partition(|p| p.next_try <= now);
+            *pending = later;
+            due
+        };
+        for p in due {
+            self.drop_or_queue(p.db, p.attempts);
+        }
+    }
+
+    /// At the end of a run: retries failed drops until `within` has passed,
+    /// then returns every database still there (failed drops, databases of
+    /// workers that did not stop, and refused drops) with the reason.
+    pub fn finish(&self, within: Duration) -> Vec<Leftover> {
+        let deadline = Instant::now() + within;
+        loop {
+            let next = {
+                let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+                pending.iter().map(|p| p.next_try).min()
+            };
+            match next {
+                None => break,
+                Some(t) if t > deadline => break,
+                Some(t) => {
+                    std::thread::sleep(t.saturating_duration_since(Instant::now()));
+                    self.retry_due_drops();
+                }
+            }
+        }
+        let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut left: Vec<Leftover> = self
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|db| Leftover {
+                name: db.name.clone(),
+                why: pending
+                    .iter()
+                    .find(|p| &p.db == db)
+                    .map_or("still in use when the run ended".into(), |p| {
+                        format!("drop failed {} times: {}", p.attempts, p.last_error)
+                    }),
+            })
+            .collect();
+        left.extend(
+            self.refused
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
+        left
+    }
+}
+
+/// A database in use. Dropping it closes the connection (if still held)
+/// and drops the database, or queues the drop for a later try.
+pub struct Scratch<'a> {
+    conn: Option<Box<dyn Connection>>,
+    owned: OwnedDatabase,
+    databases: &'a Databases,
+}
+
+impl Scratch<'_> {
+    /// Takes the connection (for a `Session`). The session must be dropped
+    /// before this value, which then drops the database.
+    pub fn take_conn(&mut self) -> Box<dyn Connection> {
+        self.conn
+            .take()
+            .expect("a scratch database's connection is taken once")
+    }
+
+    pub fn conn(&mut self) -> &mut dyn Connection {
+        &mut **self
+            .conn
+            .as_mut()
+            .expect("the connection of a scratch database was taken")
+    }
+
+    pub fn name(&self) -> &str {
+        &self.owned.name
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        drop(self.conn.take());
+        self.databases.drop_or_queue(self.owned.clone(), 0);
+    }
+}
+
+fn is_name_taken(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<DatabaseError>(),
+            Some(DatabaseError::NameTaken(_))
+        )
+    })
+}
+
+/// Whether the provider refused a drop as not this run's (never retried).
+pub fn is_not_ours(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<DatabaseError>(),
+            Some(DatabaseError::NotOurs { .. })
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_twelve_hex_digits_and_differ() {
+        let a = RunToken::random();
+        let b = RunToken::random();
+        assert_eq!(a.as_str().len(), 12);
+        assert!(a.as_str().bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+        // The longest name stays within PostgreSQL's 63 bytes.
+        let id = DatabaseId {
+            run: format!("{a}w"),
+            thread: 1023,
+            index: u64::MAX,
+        };
+        assert!(id.name().len() <= 63, "{}", id.name());
+    }
+
+    #[test]
+    fn the_ledger_lists_what_was_created_and_not_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::create(dir.path()).unwrap();
+        assert!(Ledger::is_live(ledger.path()));
+        let db = |n: &str| OwnedDatabase {
+            name: n.into(),
+            identity: Some("1".into()),
+        };
+        for (event, name) in [("created", "a"), ("created", "b"), ("dropped", "a")] {
+            ledger
+                .append(&LedgerLine {
+                    event: event.into(),
+                    server: "u@h:1".into(),
+                    database: db(name),
+                })
+                .unwrap();
+        }
+        let path = ledger.path().to_path_buf();
+        let open = Ledger::read_open(&path).unwrap();
+        assert_eq!(open.len(), 1);
+        assert_eq!(open[0].database.name, "b");
+        drop(ledger);
+        assert!(!Ledger::is_live(&path));
+        // A line cut short by a kill is ignored.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"event\":\"crea")
+            .unwrap();
+        assert_eq!(Ledger::read_open(&path).unwrap().len(), 1);
+    }
+}
