@@ -400,11 +400,10 @@ impl Provider for PostgresProvider {
     fn drop_database(&self, db: &OwnedDatabase) -> anyhow::Result<bool> {
         ensure_ours(&db.name)?;
         let shown = self.url.display_name();
-        let what = || format!("cannot drop database {} on {shown}", db.name);
         let mut admin = admin(&self.url)?;
         // A plain DROP first: it waits for (and stops) autovacuum workers
         // itself and fails with 55006 while other sessions are connected.
-        match self.drop_checked(&mut admin, db, false) {
+        let dropped = match self.drop_checked(&mut admin, db, false) {
             Err(e)
                 if e.downcast_ref::<DbError>()
                     .is_some_and(|d| sqlstate(d) == Some("55006")) =>
@@ -414,16 +413,16 @@ impl Provider for PostgresProvider {
                 // superuser's session or an autovacuum worker (42501). The
                 // error goes back to the caller, who retries later.
                 self.drop_checked(&mut admin, db, true)
-                    .map_err(|e| e.context(what()))
             }
-            other => other.map_err(|e| {
-                if e.downcast_ref::<DatabaseError>().is_some() {
-                    e
-                } else {
-                    e.context(what())
-                }
-            }),
-        }
+            other => other,
+        };
+        dropped.map_err(|e| {
+            if e.downcast_ref::<DatabaseError>().is_some() {
+                e
+            } else {
+                e.context(format!("cannot drop database {} on {shown}", db.name))
+            }
+        })
     }
 
     fn server(&self) -> Option<String> {
