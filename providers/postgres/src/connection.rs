@@ -1,19 +1,39 @@
-//! One open PostgreSQL database, through the `postgres` driver's simple
-//! query protocol: every value comes back as text, so every type maps the
-//! same way without per-type decoding, and both queries of a check go
-//! through the same path.
+//! One open PostgreSQL database, through `tokio-postgres`' simple query
+//! protocol: every value comes back as text, so every type maps the same
+//! way without per-type decoding, and both queries of a check go through
+//! the same path.
 //!
-//! A statement has two time limits: the server's `statement_timeout`, and a
-//! watchdog thread that sends a cancel request (the driver's cancel token)
-//! if the server has not stopped it shortly after, so that a hung backend
-//! never stalls a worker.
+//! Every call is bounded, so that a hung server never freezes a worker:
+//!
+//! 1. the server's `statement_timeout` is the time limit; a statement that
+//!    runs longer ends with 57014, a [`FailureKind::Timeout`];
+//! 2. if no answer has come [`margin`] after the limit, lancet sends a
+//!    cancel request (itself bounded by [`CANCEL_LIMIT`]);
+//! 3. if the statement still has not ended [`HANG_GRACE`] later, lancet
+//!    closes the connection and the call returns [`FailureKind::Hang`].
+//!
+//! After a hang or a lost connection every later call fails at once with
+//! [`FailureKind::ConnectionLost`]. Connecting is bounded as a whole
+//! ([`CONNECT_LIMIT`]), not only its TCP connect.
+//!
+//! Why an async client: the sync `postgres` client cannot close a socket
+//! that another thread is blocked on, so a watchdog could only send a
+//! cancel request and then wait forever with it. Here each connection owns
+//! a current-thread runtime that runs only inside its own calls (one
+//! `block_on` per call, no thread hop): a call can stop waiting, and
+//! aborting the connection's task closes the socket.
 
 use lancet_core::{DbError, FailureKind, KnobSetting, Row, Value};
-use postgres::error::SqlState;
-use postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage};
 
 /// Settings every lancet session starts with, so that results do not depend
 /// on the server's configuration.
@@ -21,100 +41,247 @@ const SESSION_SETTINGS: &str = "SET client_min_messages = error; SET TimeZone = 
      SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
      SET bytea_output = 'hex'";
 
-pub struct PgConnection {
-    client: Client,
-    watchdog: Arc<Watchdog>,
+/// The longest a connection attempt may take as a whole (TCP connect,
+/// authentication, start-up), unless the URL's `connect_timeout` is longer.
+pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+/// The longest lancet waits for a cancel request to be delivered.
+pub const CANCEL_LIMIT: Duration = Duration::from_secs(2);
+/// How long a statement may take to end after its cancel request before
+/// lancet calls it a hang and closes the connection.
+pub const HANG_GRACE: Duration = Duration::from_secs(3);
+/// How long the orderly goodbye of a closing connection may take.
+const CLOSE_LIMIT: Duration = Duration::from_millis(500);
+
+/// How long after the server's time limit lancet sends a cancel request:
+/// half the limit and half a second, at most 5 s.
+pub fn margin(limit: Duration) -> Duration {
+    (limit / 2).min(Duration::from_millis(4500)) + Duration::from_millis(500)
 }
 
-/// The deadline of the running statement, watched by a thread.
-struct Watchdog {
-    deadline: Mutex<Option<Instant>>,
-    closed: AtomicBool,
+/// The longest a call may take with time limit `limit`: the limit, the
+/// margin, the cancel request and the grace before a hang.
+pub fn worst_case(limit: Duration) -> Duration {
+    limit + margin(limit) + CANCEL_LIMIT + HANG_GRACE
+}
+
+pub struct PgConnection {
+    /// `None` once the connection is closed (a hang or a lost connection).
+    open: Option<Open>,
+    /// Why the connection is closed, for the errors of later calls.
+    closed: String,
+    time_limit: Duration,
+    /// Runs the connection's task, only inside this connection's calls.
+    /// Declared last: dropped after the client and the task.
+    rt: Runtime,
+}
+
+/// A call of the driver, holding its client.
+type Call<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + 'a>>;
+
+struct Open {
+    /// Shared with the running call's future only.
+    client: Arc<Client>,
     cancel: CancelToken,
+    /// The task that owns the socket; aborting it closes the socket.
+    task: JoinHandle<()>,
+}
+
+fn lost(message: impl Into<String>) -> DbError {
+    DbError {
+        kind: FailureKind::ConnectionLost,
+        code: None,
+        message: message.into(),
+    }
 }
 
 impl PgConnection {
     /// Connects with `config` and applies lancet's session settings and the
     /// statement time limit.
     pub fn open(config: &Config, time_limit: Duration) -> Result<PgConnection, DbError> {
-        let mut client = config.connect(NoTls).map_err(|e| map_error(&e))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| lost(format!("cannot start the connection's runtime: {e}")))?;
+        let limit = config
+            .get_connect_timeout()
+            .map_or(CONNECT_LIMIT, |t| (*t).max(CONNECT_LIMIT));
+        let (client, connection) = rt
+            .block_on(async { timeout(limit, config.connect(NoTls)).await })
+            .map_err(|_| {
+                lost(format!(
+                    "no answer from the server within {} s while connecting",
+                    limit.as_secs()
+                ))
+            })?
+            .map_err(|e| map_error(&e))?;
+        let task = rt.spawn(async move {
+            let _ = connection.await;
+        });
+        let cancel = client.cancel_token();
+        let mut conn = PgConnection {
+            open: Some(Open {
+                client: Arc::new(client),
+                cancel,
+                task,
+            }),
+            closed: String::new(),
+            time_limit,
+            rt,
+        };
         let settings = format!(
             "{SESSION_SETTINGS}; SET statement_timeout = {}",
             time_limit.as_millis()
         );
-        client.batch_execute(&settings).map_err(|e| map_error(&e))?;
-        let watchdog = Arc::new(Watchdog {
-            deadline: Mutex::new(None),
-            closed: AtomicBool::new(false),
-            cancel: client.cancel_token(),
-        });
-        let margin = time_limit / 2 + Duration::from_millis(500);
-        let w = watchdog.clone();
-        std::thread::Builder::new()
-            .name("lancet-pg-watchdog".into())
-            .spawn(move || w.watch(time_limit + margin))
-            .map_err(|e| DbError {
-                kind: FailureKind::ConnectionLost,
-                code: None,
-                message: format!("cannot start the statement watchdog: {e}"),
-            })?;
-        Ok(PgConnection { client, watchdog })
+        conn.execute_sql(&settings)?;
+        Ok(conn)
     }
 
-    fn timed<R>(
+    /// The time limit of this connection's statements.
+    pub fn time_limit(&self) -> Duration {
+        self.time_limit
+    }
+
+    /// The open client, or the error that closed it.
+    fn client(&self) -> Result<&Open, DbError> {
+        match &self.open {
+            Some(open) if !open.client.is_closed() => Ok(open),
+            Some(_) => Err(lost("the server closed the connection")),
+            None => Err(lost(format!("the connection is closed: {}", self.closed))),
+        }
+    }
+
+    /// Closes the connection after a hang or a lost connection, so that
+    /// later calls fail at once.
+    fn settle<T>(&mut self, out: Result<T, DbError>) -> Result<T, DbError> {
+        if let Err(e) = &out {
+            let gone = matches!(e.kind, FailureKind::Hang | FailureKind::ConnectionLost)
+                || self.open.as_ref().is_some_and(|o| o.client.is_closed());
+            if gone {
+                self.close(&e.message);
+            }
+        }
+        out
+    }
+
+    /// Drops the client and aborts the task that owns the socket: the
+    /// socket is closed without waiting for the server.
+    fn close(&mut self, why: &str) {
+        if let Some(open) = self.open.take() {
+            self.closed = why.to_string();
+            drop(open.client);
+            open.task.abort();
+            // Awaiting the aborted task makes the runtime drop it (and its
+            // socket) now rather than when the connection is dropped.
+            let _ = self
+                .rt
+                .block_on(async { timeout(CLOSE_LIMIT, open.task).await });
+        }
+    }
+
+    /// Runs one call of the driver within the connection's bounds.
+    fn call<'a, T>(&mut self, f: impl FnOnce(Arc<Client>) -> Call<'a, T>) -> Result<T, DbError> {
+        let out = match self.client() {
+            Ok(open) => bounded(
+                &self.rt,
+                &open.cancel,
+                self.time_limit,
+                f(open.client.clone()),
+            ),
+            Err(e) => Err(e),
+        };
+        self.settle(out)
+    }
+
+    fn execute_sql(&mut self, sql: &str) -> Result<(), DbError> {
+        self.call(|c| Box::pin(async move { c.batch_execute(sql).await }))
+    }
+
+    /// Runs a query with text parameters through the extended protocol
+    /// (for lancet's own lookups, never for generated SQL); every column
+    /// must be of type text (cast it).
+    pub fn query_text(
         &mut self,
-        f: impl FnOnce(&mut Client) -> Result<R, postgres::Error>,
-    ) -> Result<R, DbError> {
-        *self
-            .watchdog
-            .deadline
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-        let out = f(&mut self.client);
-        *self
-            .watchdog
-            .deadline
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = None;
-        out.map_err(|e| map_error(&e))
+        sql: &str,
+        params: &[&str],
+    ) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        let params: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let rows = self.call(|c| Box::pin(async move { c.query(sql, &params).await }))?;
+        rows.iter()
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| r.try_get::<_, Option<String>>(i))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| DbError::statement(None, e.to_string()))
     }
 }
 
-impl Watchdog {
-    /// Cancels a statement that has run longer than `limit`.
-    fn watch(&self, limit: Duration) {
-        while !self.closed.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(100));
-            let started = *self.deadline.lock().unwrap_or_else(|e| e.into_inner());
-            if started.is_some_and(|s| s.elapsed() > limit) {
-                let _ = self.cancel.cancel_query(NoTls);
-                // One cancel per statement; the next one sets a new start.
-                *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = None;
-            }
+/// Runs one call of a connection within its bounds (see the module's
+/// documentation).
+fn bounded<T>(
+    rt: &Runtime,
+    cancel: &CancelToken,
+    limit: Duration,
+    call: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, DbError> {
+    let started = Instant::now();
+    rt.block_on(async {
+        let mut call = pin!(call);
+        if let Ok(out) = timeout(limit + margin(limit), &mut call).await {
+            return out.map_err(|e| map_error(&e));
         }
-    }
+        // Whether or not the cancel request gets through, the statement
+        // has HANG_GRACE more to end.
+        let _ = timeout(CANCEL_LIMIT, cancel.cancel_query(NoTls)).await;
+        match timeout(HANG_GRACE, &mut call).await {
+            Ok(out) => out.map_err(|e| map_error(&e)),
+            Err(_) => Err(DbError {
+                kind: FailureKind::Hang,
+                code: None,
+                message: format!(
+                    "no answer within {:.1} s, nor to a cancel request; lancet closed the connection",
+                    started.elapsed().as_secs_f64()
+                ),
+            }),
+        }
+    })
 }
 
 impl Drop for PgConnection {
     fn drop(&mut self) {
-        self.watchdog.closed.store(true, Ordering::Relaxed);
+        // An orderly goodbye (the task sends Terminate once the client is
+        // gone), so that the backend leaves before a DROP DATABASE; bounded,
+        // as the server may not be reading.
+        if let Some(open) = self.open.take() {
+            drop(open.client);
+            let _ = self
+                .rt
+                .block_on(async { timeout(CLOSE_LIMIT, open.task).await });
+        }
     }
 }
 
-/// Maps a driver error to lancet's: the SQLSTATE as the code, a lost
-/// connection (backend terminated, server shut down, socket closed) as
-/// `ConnectionLost`, a cancelled statement as `Timeout`.
-pub fn map_error(e: &postgres::Error) -> DbError {
+/// Maps a driver error to lancet's: the SQLSTATE as the code; a cancelled
+/// statement as `Timeout`; a lost or refused connection (backend
+/// terminated, server shutting down or starting, too many connections,
+/// class 08, or any error that did not come from the server) as
+/// `ConnectionLost`, which the runner treats as transient.
+pub fn map_error(e: &tokio_postgres::Error) -> DbError {
     if let Some(db) = e.as_db_error() {
         let code = db.code();
         let kind = if *code == SqlState::QUERY_CANCELED {
             FailureKind::Timeout
         } else if [
+            SqlState::TOO_MANY_CONNECTIONS,
             SqlState::ADMIN_SHUTDOWN,
             SqlState::CRASH_SHUTDOWN,
             SqlState::CANNOT_CONNECT_NOW,
         ]
         .contains(code)
+            || code.code().starts_with("08")
         {
             FailureKind::ConnectionLost
         } else {
@@ -126,13 +293,16 @@ pub fn map_error(e: &postgres::Error) -> DbError {
             message: db.message().to_string(),
         };
     }
-    DbError {
-        // Anything but an error from the server is the connection: closed,
-        // refused, reset, or a protocol failure.
-        kind: FailureKind::ConnectionLost,
-        code: None,
-        message: e.to_string(),
+    // Anything but an error from the server is the connection: closed,
+    // refused, reset, or a protocol failure. The driver's Display leaves
+    // out the cause (connection refused, timed out): add it.
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
     }
+    lost(message)
 }
 
 /// A value as PostgreSQL printed it. Integers and decimal numbers become
@@ -165,11 +335,11 @@ pub fn parse_value(text: Option<&str>) -> Value {
 
 impl lancet_core::Connection for PgConnection {
     fn execute(&mut self, sql: &str) -> Result<(), DbError> {
-        self.timed(|c| c.batch_execute(sql))
+        self.execute_sql(sql)
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
-        let messages = self.timed(|c| c.simple_query(sql))?;
+        let messages = self.call(|c| Box::pin(async move { c.simple_query(sql).await }))?;
         Ok(messages
             .iter()
             .filter_map(|m| match m {

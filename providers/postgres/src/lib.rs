@@ -2,8 +2,10 @@
 //!
 //! lancet creates its own databases on the server (`lancet_<run>_<thread>_<n>`,
 //! from template0 with a fixed encoding and the "C" locale, so results do not
-//! depend on the server's locale) and drops only databases whose names carry
-//! that prefix.
+//! depend on the server's locale). It never drops anything before creating
+//! (a taken name is [`DatabaseError::NameTaken`]) and drops only a database
+//! it can prove it created: the `lancet_` prefix, the oid it recorded at
+//! creation, and the role it connects as for owner.
 //!
 //! Built to be extended: Citus is PostgreSQL plus table kinds (distributed,
 //! reference, local), colocation, its own errors and knobs. A [`Flavor`]
@@ -22,13 +24,13 @@ pub mod schema;
 pub mod types;
 pub mod url;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use connection::PgConnection;
 use lancet_core::{
-    Connection, CreatedDatabase, DatabaseId, Dialect, ExecError, ExpectedErrors, Knob, KnobSetting,
-    OwnedDatabase, Provider, QueryGenerator, Rng, Schema, Session,
+    Connection, CreatedDatabase, DatabaseError, DatabaseId, DbError, Dialect, ExecError,
+    ExpectedErrors, Knob, KnobSetting, OwnedDatabase, Provider, QueryGenerator, Rng, Schema,
+    Session,
 };
-use postgres::NoTls;
 use schema::PgTable;
 use std::time::Duration;
 pub use url::ServerUrl;
@@ -124,6 +126,24 @@ pub fn ensure_ours(name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The time limit of lancet's own statements on the maintenance database
+/// (CREATE and DROP DATABASE, lookups); CREATE DATABASE from template0
+/// takes 0.1 to 1 s, a plain DROP waits up to 5 s for other sessions.
+pub const ADMIN_LIMIT: Duration = Duration::from_secs(30);
+
+/// A database as the server knows it: its oid and its owner, and the role
+/// lancet is connected as.
+struct Found {
+    oid: String,
+    owner: String,
+    current: String,
+}
+
+/// The SQLSTATE of a DbError in `e`.
+fn sqlstate(e: &DbError) -> Option<&str> {
+    e.code.as_deref()
+}
+
 impl PostgresProvider {
     /// Parses and checks the URL: connects to the database it names, checks
     /// that the server answers and that the role may create databases.
@@ -135,28 +155,30 @@ impl PostgresProvider {
     /// As [`PostgresProvider::connect`], for an extension of PostgreSQL.
     pub fn connect_flavor(url: &str, flavor: Box<dyn Flavor>) -> anyhow::Result<PostgresProvider> {
         let url = ServerUrl::parse(url)?;
-        let shown = url.redacted().to_string();
-        let mut client = url
-            .config_for(&url.maintenance_database())
-            .connect(NoTls)
+        let shown = url.display_name();
+        let mut admin = admin(&url)?;
+        let version = admin
+            .query_text("SELECT version()", &[])
             .map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot connect to {shown}: {}",
-                    connection::map_error(&e).message
-                )
-            })?;
-        let version = client
-            .query_one("SELECT version()", &[])
-            .and_then(|r| r.try_get::<_, String>(0))
-            .with_context(|| format!("cannot read the server version of {shown}"))?;
-        let may_create: bool = client
-            .query_one(
-                "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user",
+                anyhow::Error::new(e).context(format!("cannot read the server version of {shown}"))
+            })?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+            .unwrap_or_default();
+        let may_create = admin
+            .query_text(
+                "SELECT (rolcreatedb OR rolsuper)::text FROM pg_roles WHERE rolname = current_user",
                 &[],
             )
-            .and_then(|r| r.try_get(0))
-            .with_context(|| format!("cannot read the privileges of the role on {shown}"))?;
-        if !may_create {
+            .map_err(|e| {
+                anyhow::Error::new(e)
+                    .context(format!("cannot read the privileges of the role on {shown}"))
+            })?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten());
+        if may_create.as_deref() != Some("true") {
             bail!(
                 "role '{}' on {shown} may not create databases; lancet needs CREATEDB \
                  (ALTER ROLE {} CREATEDB) to make its own lancet_* databases",
@@ -191,31 +213,120 @@ impl PostgresProvider {
         self
     }
 
-    /// The URL with any password replaced by `***`.
-    pub fn redacted_url(&self) -> String {
-        self.url.redacted().to_string()
+    /// The server as `user@host:port/database` (never a password).
+    pub fn display_name(&self) -> String {
+        self.url.display_name()
     }
 
-    /// A connection to the maintenance database, for CREATE/DROP DATABASE.
-    fn admin(&self) -> anyhow::Result<postgres::Client> {
-        self.url
-            .config_for(&self.url.maintenance_database())
-            .connect(NoTls)
-            .map_err(|e| {
-                // The DbError stays in the chain: the runner retries while
-                // it says the connection is lost (a restarting server).
-                anyhow::Error::new(connection::map_error(&e))
-                    .context(format!("cannot connect to {}", self.url.redacted()))
+    /// Why `name` must not be dropped, if it is not the database this run
+    /// created: it must still have the oid lancet recorded and belong to
+    /// the role lancet is connected as. `Ok(None)` if it no longer exists.
+    fn check_ours(
+        &self,
+        admin: &mut PgConnection,
+        db: &OwnedDatabase,
+    ) -> anyhow::Result<Option<()>> {
+        let Some(found) = self.find(admin, &db.name)? else {
+            return Ok(None);
+        };
+        let not_ours = |why: String| {
+            anyhow::Error::new(DatabaseError::NotOurs {
+                name: db.name.clone(),
+                why,
             })
+        };
+        match &db.identity {
+            None => Err(not_ours(
+                "lancet has no record of the oid it created it with".into(),
+            )),
+            Some(oid) if *oid != found.oid => Err(not_ours(format!(
+                "it has oid {}, not the oid {oid} of the database this run created: \
+                 someone re-created the name",
+                found.oid
+            ))),
+            Some(_) if found.owner != found.current => Err(not_ours(format!(
+                "it belongs to role '{}', not to '{}'",
+                found.owner, found.current
+            ))),
+            Some(_) => Ok(Some(())),
+        }
     }
 
-    /// Runs one statement on the maintenance database.
-    fn admin_execute(&self, sql: &str, what: &str) -> anyhow::Result<()> {
-        self.admin()?.batch_execute(sql).map_err(|e| {
-            anyhow::Error::new(connection::map_error(&e))
-                .context(format!("cannot {what} on {}", self.url.redacted()))
-        })
+    /// The oid and owner of database `name`, if it exists.
+    fn find(&self, admin: &mut PgConnection, name: &str) -> anyhow::Result<Option<Found>> {
+        let rows = admin
+            .query_text(
+                "SELECT oid::text, pg_get_userbyid(datdba)::text, current_user::text \
+                 FROM pg_database WHERE datname = $1",
+                &[name],
+            )
+            .map_err(|e| {
+                anyhow::Error::new(e).context(format!(
+                    "cannot look up database {name} on {}",
+                    self.url.display_name()
+                ))
+            })?;
+        Ok(rows.into_iter().next().map(|r| {
+            let mut r = r.into_iter().map(Option::unwrap_or_default);
+            Found {
+                oid: r.next().unwrap_or_default(),
+                owner: r.next().unwrap_or_default(),
+                current: r.next().unwrap_or_default(),
+            }
+        }))
     }
+
+    /// Connects to a database this run just created and prepares it.
+    fn open_created(&self, name: &str) -> anyhow::Result<PgConnection> {
+        let mut conn =
+            PgConnection::open(&self.url.config_for(name), self.time_limit).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
+            })?;
+        for stmt in self.flavor.database_setup() {
+            conn.execute(&stmt).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot prepare database {name}"))
+            })?;
+        }
+        Ok(conn)
+    }
+
+    /// Drops `name` after checking (again) that it is ours; `force` adds
+    /// `WITH (FORCE)`, which ends the other sessions in it. `Ok(false)` if
+    /// it no longer exists.
+    fn drop_checked(
+        &self,
+        admin: &mut PgConnection,
+        db: &OwnedDatabase,
+        force: bool,
+    ) -> Result<bool, anyhow::Error> {
+        // The check and the DROP are two round trips: in between, someone
+        // could drop the database and create another under its name. That
+        // window of one round trip is accepted; PostgreSQL offers no DROP
+        // by oid.
+        if self.check_ours(admin, db)?.is_none() {
+            return Ok(false);
+        }
+        let sql = format!(
+            "DROP DATABASE \"{}\"{}",
+            db.name,
+            if force { " WITH (FORCE)" } else { "" }
+        );
+        match admin.execute(&sql) {
+            Ok(()) => Ok(true),
+            Err(e) if sqlstate(&e) == Some("3D000") => Ok(false),
+            Err(e) => Err(anyhow::Error::new(e)),
+        }
+    }
+}
+
+/// A connection to the maintenance database the URL names, for lancet's
+/// own statements.
+fn admin(url: &ServerUrl) -> anyhow::Result<PgConnection> {
+    PgConnection::open(&url.config_for(&url.maintenance_database()), ADMIN_LIMIT).map_err(|e| {
+        // The DbError stays in the chain: the runner retries while it
+        // says the connection is lost (a restarting server).
+        anyhow::Error::new(e).context(format!("cannot connect to {}", url.display_name()))
+    })
 }
 
 impl Provider for PostgresProvider {
@@ -237,35 +348,85 @@ impl Provider for PostgresProvider {
 
     fn create_database(&self, id: &DatabaseId) -> anyhow::Result<CreatedDatabase> {
         let name = checked_name(id)?;
-        self.admin_execute(
-            &format!("CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"),
-            &format!("create database {name}"),
-        )?;
-        let mut conn =
-            PgConnection::open(&self.url.config_for(&name), self.time_limit).map_err(|e| {
-                anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
-            })?;
-        for stmt in self.flavor.database_setup() {
-            conn.execute(&stmt)
-                .map_err(|e| anyhow::anyhow!("cannot prepare database {name}: {e}"))?;
+        let shown = self.url.display_name();
+        let mut admin = admin(&self.url)?;
+        // Nothing is dropped first: a taken name is the caller's to change.
+        let create = format!(
+            "CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"
+        );
+        if let Err(e) = admin.execute(&create) {
+            if sqlstate(&e) == Some("42P04") {
+                return Err(anyhow::Error::new(DatabaseError::NameTaken(name))
+                    .context(format!("cannot create a database on {shown}")));
+            }
+            return Err(
+                anyhow::Error::new(e).context(format!("cannot create database {name} on {shown}"))
+            );
         }
-        Ok(CreatedDatabase {
-            conn: Box::new(conn),
-            owned: OwnedDatabase {
-                name,
-                identity: None,
-            },
-        })
+        let found = self.find(&mut admin, &name)?;
+        let oid = match found {
+            Some(f) if f.owner == f.current => f.oid,
+            Some(f) => bail!(
+                "database {name} on {shown} belongs to role '{}' right after lancet created it \
+                 as '{}'; lancet leaves it alone",
+                f.owner,
+                f.current
+            ),
+            None => bail!("database {name} on {shown} vanished right after lancet created it"),
+        };
+        drop(admin);
+        let owned = OwnedDatabase {
+            name: name.clone(),
+            identity: Some(oid),
+        };
+        match self.open_created(&name) {
+            Ok(conn) => Ok(CreatedDatabase {
+                conn: Box::new(conn),
+                owned,
+            }),
+            Err(e) => {
+                // The caller gets no record of it: drop it now if possible.
+                let dropped = self.drop_database(&owned);
+                let left = if dropped.is_ok() {
+                    "it was dropped again"
+                } else {
+                    "it is left on the server"
+                };
+                Err(e.context(format!("database {name} on {shown} is not usable; {left}")))
+            }
+        }
     }
 
     fn drop_database(&self, db: &OwnedDatabase) -> anyhow::Result<bool> {
-        let name = db.name.clone();
-        ensure_ours(&name)?;
-        self.admin_execute(
-            &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
-            &format!("drop database {name}"),
-        )?;
-        Ok(true)
+        ensure_ours(&db.name)?;
+        let shown = self.url.display_name();
+        let mut admin = admin(&self.url)?;
+        // A plain DROP first: it waits for (and stops) autovacuum workers
+        // itself and fails with 55006 while other sessions are connected.
+        let dropped = match self.drop_checked(&mut admin, db, false) {
+            Err(e)
+                if e.downcast_ref::<DbError>()
+                    .is_some_and(|d| sqlstate(d) == Some("55006")) =>
+            {
+                // WITH (FORCE) ends those sessions; a role that is neither
+                // superuser nor member of pg_signal_backend may not end a
+                // superuser's session or an autovacuum worker (42501). The
+                // error goes back to the caller, who retries later.
+                self.drop_checked(&mut admin, db, true)
+            }
+            other => other,
+        };
+        dropped.map_err(|e| {
+            if e.downcast_ref::<DatabaseError>().is_some() {
+                e
+            } else {
+                e.context(format!("cannot drop database {} on {shown}", db.name))
+            }
+        })
+    }
+
+    fn server(&self) -> Option<String> {
+        Some(self.url.server())
     }
 
     fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError> {
@@ -281,8 +442,8 @@ impl Provider for PostgresProvider {
     fn client_command(&self) -> String {
         format!(
             "createdb -h {host} -p {port} -U {user} lancet_repro && psql -X -h {host} -p {port} -U {user} -d lancet_repro -f {{file}}",
-            host = self.url.host_port().rsplit_once(':').map_or("localhost".to_string(), |(h, _)| h.to_string()),
-            port = self.url.host_port().rsplit_once(':').map_or("5432".to_string(), |(_, p)| p.to_string()),
+            host = self.url.host(),
+            port = self.url.port(),
             user = self.url.user(),
         )
     }
