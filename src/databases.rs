@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -224,6 +224,14 @@ struct PendingDrop {
     last_error: String,
 }
 
+/// Drops are made on two lanes: first tries, and retries of drops that
+/// failed (which may wait seconds each for sessions that do not leave).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lane {
+    First,
+    Retry,
+}
+
 /// A database that lancet could not drop, for the summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct Leftover {
@@ -242,6 +250,11 @@ pub struct Databases {
     pending: Mutex<Vec<PendingDrop>>,
     /// Databases whose drop the provider refused as not ours (never retried).
     refused: Mutex<Vec<Leftover>>,
+    /// Whether drops are left to a dropper thread ([`Databases::dropper`])
+    /// instead of being made by whoever finishes with a database: a drop
+    /// can wait seconds for other sessions to leave, and a worker should
+    /// be generating queries meanwhile.
+    background: AtomicBool,
 }
 
 /// How many fresh names to try when names are taken.
@@ -259,7 +272,22 @@ impl Databases {
             live: Mutex::new(Vec::new()),
             pending: Mutex::new(Vec::new()),
             refused: Mutex::new(Vec::new()),
+            background: AtomicBool::new(false),
         }
+    }
+
+    /// Starts a thread that makes the drops (first tries and retries)
+    /// until `until` is set. For server DBMSs; an embedded one's drops are
+    /// instant.
+    pub fn dropper(self: &Arc<Self>, until: Arc<AtomicBool>) -> std::io::Result<()> {
+        for lane in [Lane::First, Lane::Retry] {
+            let (me, until) = (self.clone(), until.clone());
+            std::thread::Builder::new()
+                .name(format!("lancet-dropper-{lane:?}").to_lowercase())
+                .spawn(move || me.drain_lane(lane, &until, None))?;
+        }
+        self.background.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     pub fn provider(&self) -> &dyn Provider {
@@ -370,39 +398,96 @@ impl Databases {
         }
     }
 
-    /// Retries the drops that are due.
-    pub fn retry_due_drops(&self) {
-        let due: Vec<PendingDrop> = {
+    /// Makes one due drop of a lane (first tries, or retries), if any;
+    /// returns whether there was one. Lanes keep a drop that waits for a
+    /// stuck session from holding up the drops of databases just done.
+    fn drop_one_due(&self, lane: Lane) -> bool {
+        let next = {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             let now = Instant::now();
-            let (due, later) = pending.drain(..).partition(|p| p.next_try <= now);
-            *pending = later;
-            due
+            let pos = pending
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.next_try <= now && (p.attempts == 0) == (lane == Lane::First))
+                .min_by_key(|(_, p)| p.next_try)
+                .map(|(i, _)| i);
+            pos.map(|i| pending.swap_remove(i))
         };
-        for p in due {
-            self.drop_or_queue(p.db, p.attempts);
+        match next {
+            Some(p) => {
+                self.drop_or_queue(p.db, p.attempts);
+                true
+            }
+            None => false,
         }
     }
 
-    /// At the end of a run: retries failed drops until `within` has passed,
-    /// then returns every database still there (failed drops, databases of
-    /// workers that did not stop, and refused drops) with the reason.
-    pub fn finish(&self, within: Duration) -> Vec<Leftover> {
-        let deadline = Instant::now() + within;
-        loop {
-            let next = {
-                let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-                pending.iter().map(|p| p.next_try).min()
-            };
-            match next {
-                None => break,
-                Some(t) if t > deadline => break,
-                Some(t) => {
-                    std::thread::sleep(t.saturating_duration_since(Instant::now()));
-                    self.retry_due_drops();
+    /// Makes every drop of `lane` that is due (or becomes due) until
+    /// `until` is set or `deadline` passes.
+    fn drain_lane(&self, lane: Lane, until: &AtomicBool, deadline: Option<Instant>) {
+        while !until.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
+            if !self.drop_one_due(lane) {
+                if deadline.is_some() && !self.has_pending(lane, deadline) {
+                    return;
                 }
+                std::thread::sleep(Duration::from_millis(50));
             }
         }
+    }
+
+    /// Whether a drop of `lane` waits that is due before `deadline`.
+    fn has_pending(&self, lane: Lane, deadline: Option<Instant>) -> bool {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|p| {
+                (p.attempts == 0) == (lane == Lane::First)
+                    && deadline.is_none_or(|d| p.next_try <= d)
+            })
+    }
+
+    /// At the end of a run: tries every waiting drop once more, and again
+    /// as their back-off allows, for `within` at most (on a thread of its
+    /// own, so that a drop that waits for other sessions cannot hold up
+    /// the end); then returns every database still there (failed drops,
+    /// databases of workers that did not stop, refused drops) with why.
+    pub fn finish(self: &Arc<Self>, within: Duration) -> Vec<Leftover> {
+        let deadline = Instant::now() + within;
+        for p in self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+        {
+            p.next_try = Instant::now();
+        }
+        let (done, finished) = crossbeam_channel::bounded(2);
+        let never = Arc::new(AtomicBool::new(false));
+        let mut started = 0;
+        for lane in [Lane::First, Lane::Retry] {
+            let (me, done, never) = (self.clone(), done.clone(), never.clone());
+            let spawned = std::thread::Builder::new()
+                .name("lancet-final-drops".into())
+                .spawn(move || {
+                    me.drain_lane(lane, &never, Some(deadline));
+                    let _ = done.send(());
+                });
+            started += usize::from(spawned.is_ok());
+        }
+        for _ in 0..started {
+            if finished
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .is_err()
+            {
+                break;
+            }
+        }
+        self.leftovers()
+    }
+
+    /// Every database still there, with why.
+    fn leftovers(&self) -> Vec<Leftover> {
         let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let mut left: Vec<Leftover> = self
             .live
@@ -411,12 +496,16 @@ impl Databases {
             .iter()
             .map(|db| Leftover {
                 name: db.name.clone(),
-                why: pending
-                    .iter()
-                    .find(|p| &p.db == db)
-                    .map_or("still in use when the run ended".into(), |p| {
-                        format!("drop failed {} times: {}", p.attempts, p.last_error)
-                    }),
+                why: pending.iter().find(|p| &p.db == db).map_or(
+                    "in use, or being dropped, when the run ended".into(),
+                    |p| {
+                        if p.attempts == 0 {
+                            "its drop had not been tried yet when the run ended".into()
+                        } else {
+                            format!("drop failed {} times: {}", p.attempts, p.last_error)
+                        }
+                    },
+                ),
             })
             .collect();
         left.extend(
@@ -462,7 +551,21 @@ impl Scratch<'_> {
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         drop(self.conn.take());
-        self.databases.drop_or_queue(self.owned.clone(), 0);
+        let databases = self.databases;
+        if databases.background.load(Ordering::SeqCst) {
+            databases
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(PendingDrop {
+                    db: self.owned.clone(),
+                    attempts: 0,
+                    next_try: Instant::now(),
+                    last_error: String::new(),
+                });
+        } else {
+            databases.drop_or_queue(self.owned.clone(), 0);
+        }
     }
 }
 

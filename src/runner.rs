@@ -320,9 +320,18 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
             });
         }
     }
+    let dropper_stop = Arc::new(AtomicBool::new(false));
+    if shared.provider.server().is_some() {
+        if let Err(e) = shared.databases.dropper(dropper_stop.clone()) {
+            let _ = shared.events.send(Event::Warning(format!(
+                "cannot start the dropper thread: {e}"
+            )));
+        }
+    }
     let mut failures = Vec::new();
     let mut warnings = Vec::new();
     let (stop_reason, unstopped) = report(&rx, &shared, start, &mut failures, &mut warnings);
+    dropper_stop.store(true, Ordering::SeqCst);
     // Workers still running past the grace are left behind; their
     // databases are listed as leftovers.
     let leftovers: Vec<Leftover> = shared.databases.finish(DROP_GRACE);
@@ -561,6 +570,9 @@ fn report(
     while let Ok(event) = rx.try_recv() {
         handle(event, shared, failures, warnings);
     }
+    if reason == StopReason::Finished && shared.stopped() {
+        reason = StopReason::Interrupted;
+    }
     if reason == StopReason::Finished || reason == StopReason::Interrupted {
         if options
             .max_checks
@@ -645,7 +657,6 @@ fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()>
     let mut index = only.unwrap_or(0);
     let mut idle_databases = 0;
     while !shared.should_stop() {
-        shared.databases.retry_due_drops();
         let scratch = wait_for_dbms(shared, thread, || {
             shared.databases.create(Purpose::Worker, thread, index)
         });
