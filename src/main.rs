@@ -518,6 +518,8 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
     let token = RunToken::new();
     let run_id = format!("selftest-{}", lancet::run_id(args.seed, &token));
     let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = install_interrupt(stop.clone())?;
     println!(
         "lancet selftest: {} ({}); each oracle must catch its planted fault within {} checks",
         args.dbms,
@@ -528,8 +530,6 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         "{:<15} {:<14} {:>7} {:>8}  reproducer",
         "oracle", "fault", "caught", "checks"
     );
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = install_interrupt(stop.clone())?;
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
     let all = lancet_oracles::all();
     let total = all.len();

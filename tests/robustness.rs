@@ -1,0 +1,359 @@
+//! Every end of a run is a summary, runs never share a directory, and bad
+//! input is refused before anything runs: each a fault that used to break
+//! lancet, on the embedded SQLite (the PostgreSQL ones are in trust.rs).
+
+mod common;
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+fn spawn_fuzz(out: &Path, extra: &[&str]) -> Child {
+    let mut args = vec![
+        "fuzz",
+        "--status-interval",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    lancet()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting lancet")
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig}");
+}
+
+/// Waits for `child` at most `limit`, killing it (and failing) past that.
+fn wait_within(mut child: Child, limit: Duration) -> std::process::Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "lancet did not end within {limit:?}:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Every `*.tmp` file below `dir`.
+fn tmp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for e in entries.map(|e| e.unwrap().path()) {
+        if e.is_dir() {
+            found.extend(tmp_files(&e));
+        } else if e.extension().is_some_and(|x| x == "tmp") {
+            found.push(e);
+        }
+    }
+    found
+}
+
+#[test]
+fn sigterm_and_sighup_end_a_run_with_its_summary() {
+    for sig in ["TERM", "HUP"] {
+        let out_dir = tempfile::tempdir().unwrap();
+        let child = spawn_fuzz(
+            out_dir.path(),
+            &[
+                "--threads",
+                "2",
+                "--timeout",
+                "300",
+                "--inject-fault",
+                "drop-row",
+            ],
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(&child, sig);
+        let out = wait_within(child, Duration::from_secs(15));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("interrupted after"),
+            "SIG{sig}: no summary:\n{stdout}"
+        );
+        assert!(matches!(out.status.code(), Some(0 | 1)), "SIG{sig}");
+        let run = run_dir(out_dir.path());
+        read_json(&run.join("summary.json"));
+        assert!(
+            tmp_files(&run).is_empty(),
+            "SIG{sig}: {:?}",
+            tmp_files(&run)
+        );
+        // Nothing waits for confirmation among, or beside, the findings.
+        let pending = run.join("findings").join("pending");
+        assert!(
+            finding_files(&pending, "sql").is_empty(),
+            "SIG{sig}: unconfirmed findings left in {}",
+            pending.display()
+        );
+    }
+}
+
+#[test]
+fn two_runs_with_one_seed_in_one_second_keep_their_own_directories() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let args = ["--seed", "7", "--threads", "1", "--queries", "500"];
+    let a = spawn_fuzz(out_dir.path(), &args);
+    let b = spawn_fuzz(out_dir.path(), &args);
+    let (a, b) = (
+        wait_within(a, Duration::from_secs(60)),
+        wait_within(b, Duration::from_secs(60)),
+    );
+    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)));
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for run in &runs {
+        let summary = read_json(&run.join("summary.json"));
+        assert_eq!(summary["checks"], 500, "{}", run.display());
+        assert!(run.file_name().unwrap().to_string_lossy().contains("-s7-"));
+    }
+}
+
+#[test]
+fn an_interrupted_selftest_says_so_and_exits_non_zero() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut child = lancet()
+        .args([
+            "selftest",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+            "--max-checks",
+            "2000",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The header comes once the signal handler is in place.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut header = String::new();
+    stdout.read_line(&mut header).unwrap();
+    assert!(header.starts_with("lancet selftest"), "{header}");
+    signal(&child, "INT");
+    let mut rest = String::new();
+    for line in stdout.lines() {
+        rest.push_str(&line.unwrap());
+        rest.push('\n');
+    }
+    let out = wait_within(child, Duration::from_secs(30));
+    assert!(
+        rest.contains("selftest interrupted"),
+        "an interrupted selftest must say so:\n{rest}"
+    );
+    assert!(!rest.contains("selftest passed"), "{rest}");
+    assert_eq!(out.status.code(), Some(3), "{rest}");
+}
+
+#[test]
+fn campaign_files_get_the_same_checks_as_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, says) in [
+        ("threads = 0\n", "threads must be from 1 to 1024"),
+        ("threads = 5000\n", "threads must be from 1 to 1024"),
+        ("checks_per_database = 0\n", "checks_per_database"),
+    ] {
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, text).unwrap();
+        let out = run(&[
+            "fuzz",
+            "--config",
+            file.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(says) && err.contains("c.toml"),
+            "{text}: {err}"
+        );
+        assert!(!dir.path().join("out").exists(), "{text}: a run started");
+    }
+}
+
+#[test]
+fn bad_paths_and_counts_are_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("s.json");
+    let out = run(&[
+        "fuzz",
+        "--queries",
+        "100000",
+        "--summary-json",
+        missing.to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no-such-dir"), "{}", stderr(&out));
+    assert!(!dir.path().join("out").exists(), "the run started anyway");
+    for args in [
+        &["bench", "--threads", "0", "--seconds", "1"][..],
+        &["fuzz", "--checks-per-database", "0", "--queries", "1"][..],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn a_killed_runs_leftovers_are_recognised_at_the_next_start() {
+    let out_dir = tempfile::tempdir().unwrap();
+    // What a kill -9 leaves: an unconfirmed finding, a half-written file.
+    let dead = out_dir.path().join("20260101-000000-s1-000000000000");
+    let pending = dead.join("findings").join("pending");
+    std::fs::create_dir_all(&pending).unwrap();
+    std::fs::write(dead.join("run.ledger"), "").unwrap();
+    std::fs::write(pending.join("0001-tlp-where-t0-d3.sql"), "SELECT 1;").unwrap();
+    std::fs::write(pending.join("0001-tlp-where-t0-d3.json"), "{}").unwrap();
+    std::fs::write(dead.join("findings").join("index.json.tmp"), "{").unwrap();
+    let out = fuzz_into(out_dir.path(), &["--queries", "50", "--threads", "1"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("lancet: earlier run") && err.contains("1 finding(s) it had not confirmed"),
+        "{err}"
+    );
+    assert!(dead
+        .join("interrupted")
+        .join("0001-tlp-where-t0-d3.sql")
+        .exists());
+    assert!(finding_files(&dead.join("findings"), "sql").is_empty());
+    assert!(tmp_files(&dead).is_empty());
+}
+
+/// A finding with a planted fault, unreduced, and its run directory.
+fn one_finding(out: &Path) -> PathBuf {
+    let o = fuzz_into(
+        out,
+        &[
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "1",
+            "--seed",
+            "3",
+            "--queries",
+            "300",
+            "--no-reduce",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    finding_files(&run_dir(out).join("findings"), "sql")
+        .into_iter()
+        .next()
+        .expect("a finding")
+}
+
+#[test]
+fn replay_reads_the_sql_as_edited_and_refuses_what_no_longer_fits() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let sql = one_finding(out_dir.path());
+    let json = sql.with_extension("json");
+    let text = std::fs::read_to_string(&sql).unwrap();
+    // A setup statement added by hand is run.
+    let marker = "\n-- query 1";
+    let at = text.find(marker).expect("the queries' comment");
+    let edited = format!(
+        "{}\nCREATE TABLE added_by_hand (x);\nCREATE TABLE added_by_hand (x);{}",
+        &text[..at],
+        &text[at..]
+    );
+    std::fs::write(&sql, &edited).unwrap();
+    let o = run(&["replay", sql.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "the edit is run: its error shows");
+    let said = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(said.contains("added_by_hand"), "{said}");
+    // Truncated: the compared queries are gone.
+    std::fs::write(&sql, &text[..at]).unwrap();
+    let o = run(&["replay", sql.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(said.contains("no longer matches its record"), "{said}");
+    let o = run(&["reduce", sql.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no longer matches its record"));
+    // Restored, but the record names another oracle: refused, not judged
+    // under the wrong relation.
+    std::fs::write(&sql, &text).unwrap();
+    let record = std::fs::read_to_string(&json).unwrap();
+    std::fs::write(
+        &json,
+        record.replace("\"oracle\": \"tlp-where\"", "\"oracle\": \"tlp-distinct\""),
+    )
+    .unwrap();
+    let o = run(&["replay", sql.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(said.contains("does not fit its oracle"), "{said}");
+    assert!(!said.contains("Some("), "{said}");
+    // The record as written replays.
+    std::fs::write(&json, &record).unwrap();
+    let o = run(&["replay", sql.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "still fails with its fault");
+}
+
+#[test]
+fn a_worker_that_cannot_go_on_ends_the_run_with_a_summary_and_exit_3() {
+    let Some(lib) = [
+        "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0",
+        "/usr/lib/aarch64-linux-gnu/libsqlite3.so.0",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists()) else {
+        eprintln!("skipped: no system libsqlite3 to load");
+        return;
+    };
+    // PQS has no evaluator for a library of unknown build: the worker
+    // stops, the run still ends with its summary.
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--sqlite-lib",
+            lib,
+            "--oracle",
+            "pqs",
+            "--threads",
+            "2",
+            "--timeout",
+            "60",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("FAILED") && stdout.contains("found nothing to test"),
+        "{stdout}"
+    );
+    let summary = read_json(&run_dir(out_dir.path()).join("summary.json"));
+    assert_eq!(summary["failures"].as_array().unwrap().len(), 2);
+}
