@@ -147,8 +147,8 @@ impl<'a> Reducer<'a> {
             FindingKind::Logic => {
                 let oracle = oracle_box.as_deref().ok_or_else(|| {
                     anyhow::anyhow!(
-                        "the finding names no oracle lancet knows ({:?})",
-                        original.oracle
+                        "the finding names no oracle lancet knows ({})",
+                        original.oracle.as_deref().unwrap_or("none")
                     )
                 })?;
                 let diff = original
@@ -186,7 +186,7 @@ impl<'a> Reducer<'a> {
                 })?;
                 tests.fetch_add(1, Ordering::Relaxed);
                 if self.logic(&setup, *oracle, &case, &target).is_none() {
-                    anyhow::bail!("{}", self.no_reproduction());
+                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
                 }
                 (original.clone(), Some(case))
             }
@@ -198,7 +198,7 @@ impl<'a> Reducer<'a> {
                     .unwrap_or_default();
                 tests.fetch_add(1, Ordering::Relaxed);
                 if !self.fails(&setup, &stmt, &target) {
-                    anyhow::bail!("{}", self.no_reproduction());
+                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
                 }
                 (original.clone(), None)
             }
@@ -314,7 +314,7 @@ impl<'a> Reducer<'a> {
             (Target::Logic { oracle, .. }, Some(c)) => {
                 let shown = self
                     .logic(&finding.setup, *oracle, c, &target)
-                    .ok_or_else(|| anyhow::anyhow!("{}", self.no_reproduction()))?;
+                    .ok_or_else(|| anyhow::anyhow!("{}", self.no_reproduction(&original.setup)))?;
                 finding.queries = shown.queries;
                 finding.diff = Some(shown.disagreement.diff);
                 finding.relation = Some(shown.disagreement.relation);
@@ -323,7 +323,7 @@ impl<'a> Reducer<'a> {
             _ => {
                 let stmt = statement.unwrap_or_default();
                 if !self.fails(&finding.setup, &stmt, &target) {
-                    anyhow::bail!("{}", self.no_reproduction());
+                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
                 }
                 if let Some(q) = finding.queries.first_mut() {
                     q.sql = stmt;
@@ -345,14 +345,31 @@ impl<'a> Reducer<'a> {
         Ok(Reduction { finding, info })
     }
 
-    fn no_reproduction(&self) -> String {
-        match self.fault {
+    /// Why a finding does not reproduce, naming the setup statement that
+    /// fails now if one does (the usual reason after a hand edit or on
+    /// another DBMS version).
+    fn no_reproduction(&self, setup: &[String]) -> String {
+        let mut why = match self.fault {
             Some(f) => format!(
                 "the finding does not reproduce on a fresh database (with the planted fault {})",
                 f.name()
             ),
             None => "the finding does not reproduce on a fresh database".to_string(),
+        };
+        let failing = self.on_fresh_database(|conn| {
+            setup
+                .iter()
+                .enumerate()
+                .find_map(|(i, stmt)| conn.execute(stmt).err().map(|e| (i, e, stmt.clone())))
+        });
+        match failing {
+            Some(Some((i, e, stmt))) => {
+                why.push_str(&format!(": setup statement {} fails: {e}\n  {stmt}", i + 1));
+            }
+            None => why.push_str(": no database could be created to replay it in"),
+            Some(None) => {}
         }
+        why
     }
 
     /// Whether a candidate still shows the finding.
