@@ -319,27 +319,40 @@ impl Databases {
             };
             match self.provider.create_database(&id) {
                 Ok(created) => {
-                    self.record("created", &created.owned);
-                    self.live
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(created.owned.clone());
+                    self.adopt(&created.owned);
                     return Ok(Scratch {
                         conn: Some(created.conn),
                         owned: created.owned,
                         databases: self,
                     });
                 }
-                Err(e) if is_name_taken(&e) && attempt + 1 < NAME_ATTEMPTS => {
+                Err(e) => {
+                    if let Some(DatabaseError::CreatedUnusable(owned)) = e.downcast_ref() {
+                        // Ours, though unusable: remembered and dropped.
+                        self.adopt(owned);
+                        self.release(owned.clone());
+                        return Err(e);
+                    }
+                    if !is_name_taken(&e) || attempt + 1 >= NAME_ATTEMPTS {
+                        return Err(e);
+                    }
                     attempt += 1;
                     log::warn!("{e:#}; drawing another name");
                     // Everyone in this process moves to the new token: the
                     // old one is known to someone else.
                     *self.token.lock().unwrap_or_else(|e| e.into_inner()) = RunToken::random();
                 }
-                Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Remembers a database this process created (in memory and ledger).
+    fn adopt(&self, db: &OwnedDatabase) {
+        self.record("created", db);
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(db.clone());
     }
 
     fn record(&self, event: &str, db: &OwnedDatabase) {
@@ -395,6 +408,24 @@ impl Databases {
                         last_error: format!("{e:#}"),
                     });
             }
+        }
+    }
+
+    /// Drops a database this process is done with: now, or on the dropper
+    /// thread if one runs.
+    fn release(&self, db: OwnedDatabase) {
+        if self.background.load(Ordering::SeqCst) {
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(PendingDrop {
+                    db,
+                    attempts: 0,
+                    next_try: Instant::now(),
+                    last_error: String::new(),
+                });
+        } else {
+            self.drop_or_queue(db, 0);
         }
     }
 
@@ -551,21 +582,7 @@ impl Scratch<'_> {
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         drop(self.conn.take());
-        let databases = self.databases;
-        if databases.background.load(Ordering::SeqCst) {
-            databases
-                .pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(PendingDrop {
-                    db: self.owned.clone(),
-                    attempts: 0,
-                    next_try: Instant::now(),
-                    last_error: String::new(),
-                });
-        } else {
-            databases.drop_or_queue(self.owned.clone(), 0);
-        }
+        self.databases.release(self.owned.clone());
     }
 }
 

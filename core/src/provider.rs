@@ -56,6 +56,12 @@ pub enum DatabaseError {
     /// picks another name.
     #[error("a database named {0} exists already")]
     NameTaken(String),
+    /// CREATE succeeded but the new database cannot be used (no connection
+    /// slot left for it, say). Carried as the context of the cause, so
+    /// that the caller records the database as its own and drops it later
+    /// instead of leaving it unknown on the server.
+    #[error("database {} was created but cannot be used", .0.name)]
+    CreatedUnusable(OwnedDatabase),
     /// DROP refused: the database is not the one this run created (another
     /// oid), or the role does not own it. Never retried.
     #[error("not dropping database {name}: {why}")]

@@ -384,16 +384,10 @@ impl Provider for PostgresProvider {
                 conn: Box::new(conn),
                 owned,
             }),
-            Err(e) => {
-                // The caller gets no record of it: drop it now if possible.
-                let dropped = self.drop_database(&owned);
-                let left = if dropped.is_ok() {
-                    "it was dropped again"
-                } else {
-                    "it is left on the server"
-                };
-                Err(e.context(format!("database {name} on {shown} is not usable; {left}")))
-            }
+            // The caller records it as its own and drops it (later, if the
+            // server is full now); the cause stays in the chain, so that a
+            // transient one is waited out.
+            Err(e) => Err(e.context(DatabaseError::CreatedUnusable(owned))),
         }
     }
 
