@@ -258,7 +258,7 @@ pub struct Databases {
 }
 
 /// How many fresh names to try when names are taken.
-const NAME_ATTEMPTS: u32 = 5;
+const NAME_ATTEMPTS: u32 = 8;
 
 impl Databases {
     /// `ledger`: where to record a server's databases (a run directory's
@@ -310,10 +310,17 @@ impl Databases {
     /// left alone and another token drawn. Errors are the provider's (the
     /// caller decides whether they are worth waiting out).
     pub fn create(&self, purpose: Purpose, thread: u32, index: u64) -> anyhow::Result<Scratch<'_>> {
-        let mut attempt = 0;
+        let (mut foreign, mut ours) = (0, 0);
         loop {
+            // A name taken by one of our own (an unusable database not yet
+            // dropped) gets a suffix; one taken by someone else, a new token.
+            let suffix = if ours == 0 {
+                String::new()
+            } else {
+                ours.to_string()
+            };
             let id = DatabaseId {
-                run: format!("{}{}", self.token(), purpose.letter()),
+                run: format!("{}{}{suffix}", self.token(), purpose.letter()),
                 thread,
                 index,
             };
@@ -333,14 +340,25 @@ impl Databases {
                         self.release(owned.clone());
                         return Err(e);
                     }
-                    if !is_name_taken(&e) || attempt + 1 >= NAME_ATTEMPTS {
+                    if !is_name_taken(&e) || foreign + ours + 1 >= NAME_ATTEMPTS {
                         return Err(e);
                     }
-                    attempt += 1;
-                    log::warn!("{e:#}; drawing another name");
-                    // Everyone in this process moves to the new token: the
-                    // old one is known to someone else.
-                    *self.token.lock().unwrap_or_else(|e| e.into_inner()) = RunToken::random();
+                    let name = id.name();
+                    let mine = self
+                        .live
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .iter()
+                        .any(|d| d.name == name);
+                    if mine {
+                        ours += 1;
+                    } else {
+                        foreign += 1;
+                        log::warn!("{e:#}; drawing another name");
+                        // Everyone in this process moves to the new token:
+                        // the old one is known to someone else.
+                        *self.token.lock().unwrap_or_else(|e| e.into_inner()) = RunToken::random();
+                    }
                 }
             }
         }

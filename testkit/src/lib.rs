@@ -17,6 +17,32 @@ pub struct PgServer {
     port: u16,
     /// The user the server runs as when we are root.
     run_as: Option<String>,
+    /// Extra `-c name=value` settings the server starts with.
+    settings: Vec<(String, String)>,
+    /// The superuser's password, when host connections need one.
+    password: Option<String>,
+}
+
+/// How to start a throwaway server: extra settings (an aggressive
+/// autovacuum, few connection slots), password authentication.
+#[derive(Clone, Debug, Default)]
+pub struct ServerOptions {
+    pub settings: Vec<(String, String)>,
+    /// Host connections need a password (scram-sha-256); the superuser
+    /// `postgres` gets this one.
+    pub password: Option<String>,
+}
+
+impl ServerOptions {
+    pub fn setting(mut self, name: &str, value: &str) -> Self {
+        self.settings.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn password(mut self, password: &str) -> Self {
+        self.password = Some(password.into());
+        self
+    }
 }
 
 /// Where the PostgreSQL 15 programs are: `LANCET_PG_BINDIR`, Debian's
@@ -60,6 +86,11 @@ fn free_port() -> anyhow::Result<u16> {
 impl PgServer {
     /// Starts a fresh server; fails with what went wrong (and the server log).
     pub fn start() -> anyhow::Result<PgServer> {
+        Self::start_with(ServerOptions::default())
+    }
+
+    /// Starts a fresh server with `options`.
+    pub fn start_with(options: ServerOptions) -> anyhow::Result<PgServer> {
         let bindir = bindir()?;
         let run_as = is_root().then(|| "postgres".to_string());
         let base = std::env::temp_dir().join(format!(
@@ -74,6 +105,8 @@ impl PgServer {
             dir: base,
             port: 0,
             run_as,
+            settings: options.settings,
+            password: options.password,
         };
         if let Some(user) = &server.run_as {
             let status = Command::new("chown")
@@ -86,21 +119,33 @@ impl PgServer {
             }
         }
         let data = server.dir.join("data");
-        let out = server.run(
-            "initdb",
-            &[
-                "-D",
-                path(&data),
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--no-sync",
-            ],
-        )?;
+        let mut initdb = vec![
+            "-D".to_string(),
+            path(&data).to_string(),
+            "-U".into(),
+            "postgres".into(),
+            "-E".into(),
+            "UTF8".into(),
+            "--locale=C".into(),
+            "--no-sync".into(),
+        ];
+        match &server.password {
+            None => initdb.extend(["-A".into(), "trust".into()]),
+            Some(pw) => {
+                let file = server.dir.join("pwfile");
+                std::fs::write(&file, pw).context("writing the password file")?;
+                if let Some(user) = &server.run_as {
+                    let _ = Command::new("chown").arg(user).arg(&file).status();
+                }
+                initdb.extend([
+                    "--auth-local=trust".into(),
+                    "--auth-host=scram-sha-256".into(),
+                    format!("--pwfile={}", path(&file)),
+                ]);
+            }
+        }
+        let args: Vec<&str> = initdb.iter().map(String::as_str).collect();
+        let out = server.run("initdb", &args)?;
         if !out.status.success() {
             bail!("initdb failed: {}", String::from_utf8_lossy(&out.stderr));
         }
@@ -118,12 +163,15 @@ impl PgServer {
     }
 
     fn start_on_port(&self) -> anyhow::Result<()> {
-        let opts = format!(
+        let mut opts = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
              -c full_page_writes=off -c max_connections=60 -c shared_buffers=64MB",
             self.port,
             self.dir.display()
         );
+        for (name, value) in &self.settings {
+            opts.push_str(&format!(" -c {name}={value}"));
+        }
         let out = self.run(
             "pg_ctl",
             &[
@@ -177,10 +225,66 @@ impl PgServer {
         format!("postgres://{user}@127.0.0.1:{}/{database}", self.port)
     }
 
+    /// Stops the server (fast shutdown) until [`PgServer::start_again`].
+    pub fn stop(&self) -> anyhow::Result<()> {
+        let out = self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                path(&self.dir.join("data")),
+                "-m",
+                "fast",
+                "-w",
+                "stop",
+            ],
+        )?;
+        if !out.status.success() {
+            bail!(
+                "pg_ctl stop failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
+    }
+
+    /// Starts a stopped server again on the same port.
+    pub fn start_again(&self) -> anyhow::Result<()> {
+        self.start_on_port()
+    }
+
+    /// The process ids of the backends of `application_name` (lancet's
+    /// sessions say `lancet`) in databases whose name starts with `prefix`.
+    pub fn backends(&self, application: &str, prefix: &str) -> anyhow::Result<Vec<u32>> {
+        let out = self.psql(
+            "postgres",
+            &format!(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = '{application}' \
+                 AND datname LIKE '{prefix}%'"
+            ),
+        )?;
+        Ok(out.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    }
+
+    /// The names of the databases whose name starts with `prefix`, sorted.
+    pub fn databases(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
+        let out = self.psql(
+            "postgres",
+            &format!(
+                "SELECT datname FROM pg_database WHERE starts_with(datname, '{prefix}') ORDER BY 1"
+            ),
+        )?;
+        Ok(out
+            .lines()
+            .map(str::to_string)
+            .filter(|l| !l.is_empty())
+            .collect())
+    }
+
     /// Runs SQL with `psql` as the superuser and returns its unaligned output.
     pub fn psql(&self, database: &str, sql: &str) -> anyhow::Result<String> {
         let out = Command::new(self.bindir.join("psql"))
             .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
+            .envs(self.password.as_ref().map(|pw| ("PGPASSWORD", pw.as_str())))
             .args([
                 "-p",
                 &self.port.to_string(),
@@ -197,6 +301,23 @@ impl PgServer {
             bail!("psql failed: {}", String::from_utf8_lossy(&out.stderr));
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// Opens a session as the superuser in `database` that sleeps for
+    /// `seconds` (a session parked in a database, or one holding a
+    /// connection slot). The session ends when the value is dropped.
+    pub fn park(&self, database: &str, seconds: u32) -> anyhow::Result<Parked> {
+        let child = Command::new(self.bindir.join("psql"))
+            .args(["-X", "-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-d", database])
+            .args(["-c", &format!("SELECT pg_sleep({seconds})")])
+            .envs(self.password.as_ref().map(|pw| ("PGPASSWORD", pw.as_str())))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot run psql")?;
+        Ok(Parked(child))
     }
 
     /// Restarts the server in place (fast shutdown), as a crash test does.
@@ -235,6 +356,23 @@ impl PgServer {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+/// A psql session started by [`PgServer::park`]; killed on drop.
+pub struct Parked(std::process::Child);
+
+impl Parked {
+    /// Whether the session is still there.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
