@@ -95,7 +95,8 @@ impl Purpose {
 /// One line of a ledger.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LedgerLine {
-    /// `created` or `dropped`.
+    /// `creating` (before CREATE, no oid yet), `created`, `not-created`
+    /// (CREATE failed) or `dropped`.
     pub event: String,
     /// `user@host:port`, never a password.
     pub server: String,
@@ -159,11 +160,16 @@ impl Ledger {
                 }
                 anyhow::bail!("{}: line {} is not a ledger line", path.display(), i + 1);
             };
+            // `creating` (no oid yet) is replaced by its `created`; a
+            // `dropped` or `not-created` closes the name.
+            let same =
+                |l: &LedgerLine| l.database.name == line.database.name && l.server == line.server;
             match line.event.as_str() {
-                "created" => open.push(line),
-                "dropped" => {
-                    open.retain(|l| !(l.database == line.database && l.server == line.server))
+                "creating" | "created" => {
+                    open.retain(|l| !same(l));
+                    open.push(line);
                 }
+                "dropped" | "not-created" => open.retain(|l| !same(l)),
                 _ => {}
             }
         }
@@ -324,6 +330,14 @@ impl Databases {
                 thread,
                 index,
             };
+            // The intent goes to the ledger first: a kill between CREATE
+            // and the `created` line must not leave a database no ledger
+            // knows.
+            let intent = OwnedDatabase {
+                name: id.name(),
+                identity: None,
+            };
+            self.record("creating", &intent);
             match self.provider.create_database(&id) {
                 Ok(created) => {
                     self.adopt(&created.owned);
@@ -334,6 +348,12 @@ impl Databases {
                     });
                 }
                 Err(e) => {
+                    if !matches!(
+                        e.downcast_ref::<DatabaseError>(),
+                        Some(DatabaseError::CreatedUnusable(_))
+                    ) {
+                        self.record("not-created", &intent);
+                    }
                     if let Some(DatabaseError::CreatedUnusable(owned)) = e.downcast_ref() {
                         // Ours, though unusable: remembered and dropped.
                         self.adopt(owned);
@@ -652,7 +672,16 @@ mod tests {
             name: n.into(),
             identity: Some("1".into()),
         };
-        for (event, name) in [("created", "a"), ("created", "b"), ("dropped", "a")] {
+        for (event, name) in [
+            ("creating", "a"),
+            ("created", "a"),
+            ("creating", "b"),
+            ("created", "b"),
+            ("dropped", "a"),
+            ("creating", "c"),
+            ("not-created", "c"),
+            ("creating", "d"),
+        ] {
             ledger
                 .append(&LedgerLine {
                     event: event.into(),
@@ -663,8 +692,9 @@ mod tests {
         }
         let path = ledger.path().to_path_buf();
         let open = Ledger::read_open(&path).unwrap();
-        assert_eq!(open.len(), 1);
-        assert_eq!(open[0].database.name, "b");
+        // b was created; d was about to be (a kill before its `created`).
+        let names: Vec<&str> = open.iter().map(|l| l.database.name.as_str()).collect();
+        assert_eq!(names, ["b", "d"]);
         drop(ledger);
         assert!(!Ledger::is_live(&path));
         // A line cut short by a kill is ignored.
@@ -674,6 +704,6 @@ mod tests {
             .unwrap()
             .write_all(b"{\"event\":\"crea")
             .unwrap();
-        assert_eq!(Ledger::read_open(&path).unwrap().len(), 1);
+        assert_eq!(Ledger::read_open(&path).unwrap().len(), 2);
     }
 }

@@ -38,7 +38,10 @@ pub struct DatabaseId {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct OwnedDatabase {
     pub name: String,
-    /// `None` for embedded databases that vanish with their connection.
+    /// `None` for embedded databases that vanish with their connection, and
+    /// in a ledger's record of an intent to create (a run killed between
+    /// CREATE and learning the oid): then the unpredictable name and the
+    /// owner are the proof.
     pub identity: Option<String>,
 }
 

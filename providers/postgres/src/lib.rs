@@ -236,9 +236,15 @@ impl PostgresProvider {
             })
         };
         match &db.identity {
-            None => Err(not_ours(
-                "lancet has no record of the oid it created it with".into(),
-            )),
+            // A run killed between CREATE and learning the oid recorded
+            // only its intent to create this name. The name carries the
+            // run's random token, which no one else can know: if it exists
+            // and the role owns it, it is that run's database.
+            None if found.owner != found.current => Err(not_ours(format!(
+                "it belongs to role '{}', not to '{}' (and lancet has no record of its oid)",
+                found.owner, found.current
+            ))),
+            None => Ok(Some(())),
             Some(oid) if *oid != found.oid => Err(not_ours(format!(
                 "it has oid {}, not the oid {oid} of the database this run created: \
                  someone re-created the name",

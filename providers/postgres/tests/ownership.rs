@@ -112,19 +112,6 @@ fn drop_refuses_what_is_not_provably_ours() {
         "{e:#}"
     );
     assert!(exists(&pg, &name));
-    // No recorded identity: not provably ours.
-    let e = provider
-        .drop_database(&OwnedDatabase {
-            name: name.clone(),
-            identity: None,
-        })
-        .err()
-        .unwrap();
-    assert!(
-        matches!(database_error(&e), Some(DatabaseError::NotOurs { .. })),
-        "{e:#}"
-    );
-    assert!(exists(&pg, &name));
     // Same oid, another owner.
     let second = provider.create_database(&id("owner", 0)).unwrap();
     drop(second.conn);
@@ -136,6 +123,20 @@ fn drop_refuses_what_is_not_provably_ours() {
     let e = provider.drop_database(&second.owned).err().unwrap();
     assert!(
         matches!(database_error(&e), Some(DatabaseError::NotOurs { why, .. }) if why.contains("other")),
+        "{e:#}"
+    );
+    assert!(exists(&pg, &second.owned.name));
+    // No recorded oid (a run killed between CREATE and learning it): the
+    // owner is the proof, so another role's database stays.
+    let e = provider
+        .drop_database(&OwnedDatabase {
+            name: second.owned.name.clone(),
+            identity: None,
+        })
+        .err()
+        .unwrap();
+    assert!(
+        matches!(database_error(&e), Some(DatabaseError::NotOurs { .. })),
         "{e:#}"
     );
     assert!(exists(&pg, &second.owned.name));
@@ -152,6 +153,14 @@ fn drop_refuses_what_is_not_provably_ours() {
     drop(third.conn);
     assert!(provider.drop_database(&third.owned).unwrap());
     assert!(!provider.drop_database(&third.owned).unwrap());
+    // Ours without a recorded oid: the role owns it, so it is dropped.
+    let fourth = provider.create_database(&id("intent", 0)).unwrap();
+    drop(fourth.conn);
+    let intent = OwnedDatabase {
+        name: fourth.owned.name.clone(),
+        identity: None,
+    };
+    assert!(provider.drop_database(&intent).unwrap());
 }
 
 #[test]
