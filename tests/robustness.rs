@@ -7,7 +7,7 @@ use common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn spawn_fuzz(out: &Path, extra: &[&str]) -> Child {
     let mut args = vec![
@@ -26,49 +26,6 @@ fn spawn_fuzz(out: &Path, extra: &[&str]) -> Child {
         .expect("starting lancet")
 }
 
-fn signal(child: &Child, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([&format!("-{sig}"), &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill -{sig}");
-}
-
-/// Waits for `child` at most `limit`, killing it (and failing) past that.
-fn wait_within(mut child: Child, limit: Duration) -> std::process::Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "lancet did not end within {limit:?}:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
-}
-
-/// Every `*.tmp` file below `dir`.
-fn tmp_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for e in entries.map(|e| e.unwrap().path()) {
-        if e.is_dir() {
-            found.extend(tmp_files(&e));
-        } else if e.extension().is_some_and(|x| x == "tmp") {
-            found.push(e);
-        }
-    }
-    found
-}
-
 #[test]
 fn sigterm_and_sighup_end_a_run_with_its_summary() {
     for sig in ["TERM", "HUP"] {
@@ -85,7 +42,7 @@ fn sigterm_and_sighup_end_a_run_with_its_summary() {
             ],
         );
         std::thread::sleep(Duration::from_millis(1500));
-        signal(&child, sig);
+        signal(child.id(), sig);
         let out = wait_within(child, Duration::from_secs(15));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -96,9 +53,9 @@ fn sigterm_and_sighup_end_a_run_with_its_summary() {
         let run = run_dir(out_dir.path());
         read_json(&run.join("summary.json"));
         assert!(
-            tmp_files(&run).is_empty(),
+            files_below(&run, ".tmp").is_empty(),
             "SIG{sig}: {:?}",
-            tmp_files(&run)
+            files_below(&run, ".tmp")
         );
         // Nothing waits for confirmation among, or beside, the findings.
         let pending = run.join("findings").join("pending");
@@ -154,7 +111,7 @@ fn an_interrupted_selftest_says_so_and_exits_non_zero() {
     let mut header = String::new();
     stdout.read_line(&mut header).unwrap();
     assert!(header.starts_with("lancet selftest"), "{header}");
-    signal(&child, "INT");
+    signal(child.id(), "INT");
     let mut rest = String::new();
     for line in stdout.lines() {
         rest.push_str(&line.unwrap());
@@ -245,7 +202,7 @@ fn a_killed_runs_leftovers_are_recognised_at_the_next_start() {
         .join("0001-tlp-where-t0-d3.sql")
         .exists());
     assert!(finding_files(&dead.join("findings"), "sql").is_empty());
-    assert!(tmp_files(&dead).is_empty());
+    assert!(files_below(&dead, ".tmp").is_empty());
 }
 
 /// A finding with a planted fault, unreduced, and its run directory.

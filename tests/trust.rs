@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use lancet_testkit::{PgServer, ServerOptions};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn server_with(options: ServerOptions) -> PgServer {
@@ -31,39 +31,6 @@ fn spawn_fuzz(url: &str, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Ch
         .stderr(Stdio::piped())
         .spawn()
         .expect("starting lancet")
-}
-
-fn signal(pid: u32, sig: &str) {
-    let ok = Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "kill -{sig} {pid}");
-}
-
-/// Waits for `child` at most `limit`; kills it and fails past that.
-fn wait_within(mut child: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "lancet did not end within {limit:?}:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    eprintln!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// Polls `f` until it gives a value, for at most `limit`.
@@ -467,19 +434,15 @@ fn two_replays_in_separate_pid_namespaces_do_not_collide() {
 fn sigterm_leaves_no_database_and_cleanup_drops_a_killed_runs_only() {
     let pg = server();
     let out_dir = tempfile::tempdir().unwrap();
-    let child = spawn_fuzz(
-        &pg.url(),
-        out_dir.path(),
-        &[
-            "--threads",
-            "2",
-            "--timeout",
-            "120",
-            "--status-interval",
-            "0",
-        ],
-        &[],
-    );
+    let two_threads = [
+        "--threads",
+        "2",
+        "--timeout",
+        "120",
+        "--status-interval",
+        "0",
+    ];
+    let child = spawn_fuzz(&pg.url(), out_dir.path(), &two_threads, &[]);
     eventually(Duration::from_secs(30), "lancet databases", || {
         (pg.databases("lancet_").ok()?.len() >= 2).then_some(())
     });
@@ -498,19 +461,7 @@ fn sigterm_leaves_no_database_and_cleanup_drops_a_killed_runs_only() {
     pg.psql("postgres", "CREATE DATABASE lancet_foreign OWNER other")
         .unwrap();
     let killed_out = tempfile::tempdir().unwrap();
-    let child = spawn_fuzz(
-        &pg.url(),
-        killed_out.path(),
-        &[
-            "--threads",
-            "2",
-            "--timeout",
-            "120",
-            "--status-interval",
-            "0",
-        ],
-        &[],
-    );
+    let child = spawn_fuzz(&pg.url(), killed_out.path(), &two_threads, &[]);
     let theirs = eventually(Duration::from_secs(30), "lancet databases", || {
         let dbs: Vec<String> = pg
             .databases("lancet_")
@@ -556,22 +507,6 @@ fn sigterm_leaves_no_database_and_cleanup_drops_a_killed_runs_only() {
     let left = pg.databases("").unwrap();
     assert!(left.contains(&"keepme".to_string()) && left.contains(&"lancet_foreign".to_string()));
     assert_eq!(pg.databases("lancet_").unwrap(), vec!["lancet_foreign"]);
-}
-
-/// Every file below `dir`, as text (lossy).
-fn all_text(dir: &Path) -> String {
-    let mut text = String::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return text;
-    };
-    for p in entries.map(|e| e.unwrap().path()) {
-        if p.is_dir() {
-            text.push_str(&all_text(&p));
-        } else if let Ok(bytes) = std::fs::read(&p) {
-            text.push_str(&String::from_utf8_lossy(&bytes));
-        }
-    }
-    text
 }
 
 #[test]
@@ -623,7 +558,12 @@ fn no_password_appears_in_any_output_or_file() {
             "{}{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr),
-            all_text(out_dir.path())
+            files_below(out_dir.path(), "")
+                .iter()
+                .map(
+                    |f| String::from_utf8_lossy(&std::fs::read(f).unwrap_or_default()).into_owned()
+                )
+                .collect::<String>()
         );
         assert!(everything.contains("lancet run"), "form {i}");
         assert!(!everything.contains(secret), "form {i} shows the password");

@@ -90,3 +90,54 @@ pub fn fuzz_into(out: &Path, args: &[&str]) -> Output {
     ]);
     run(&all)
 }
+
+/// Sends `kill -SIG` to a process.
+pub fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+/// Waits for `child` at most `limit`; kills it and fails past that. A
+/// test must never hang.
+pub fn wait_within(mut child: std::process::Child, limit: std::time::Duration) -> Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("waiting for lancet").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("lancet's output");
+            panic!(
+                "lancet did not end within {limit:?}:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("lancet's output");
+    eprintln!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Every file below `dir` whose name ends in `suffix`.
+pub fn files_below(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for p in entries.map(|e| e.expect("directory entry").path()) {
+        if p.is_dir() {
+            found.extend(files_below(&p, suffix));
+        } else if p.to_string_lossy().ends_with(suffix) {
+            found.push(p);
+        }
+    }
+    found
+}
