@@ -150,6 +150,23 @@ pub trait QueryGenerator {
     ) -> Option<(Expr, Truth)> {
         None
     }
+
+    /// The argument of the aggregate `function` (upper case: MIN, MAX, SUM,
+    /// AVG, COUNT, TOTAL) that an oracle builds over `scope`: `proposed`
+    /// (a column or expression the oracle drew) if the dialect accepts it
+    /// there, else one of a type it accepts (PostgreSQL has no SUM(text),
+    /// AVG(date) or MIN(boolean)). The default keeps `proposed` and draws
+    /// nothing from `rng`, so a dialect that accepts anything generates
+    /// exactly what it did before this hook existed.
+    fn aggregate_argument(
+        &mut self,
+        _rng: &mut Rng,
+        _scope: &Scope,
+        _function: &str,
+        proposed: Expr,
+    ) -> Expr {
+        proposed
+    }
 }
 
 /// A DBMS that lancet can test.

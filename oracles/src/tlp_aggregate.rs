@@ -126,12 +126,17 @@ impl Oracle for TlpAggregate {
         if generator.is_aggregate("total") {
             names.push("TOTAL");
         }
-        let aggregate = match *names.choose(rng)? {
+        let name = *names.choose(rng)?;
+        // An argument of a type the dialect accepts for this aggregate.
+        let argument = if name == "COUNT*" {
+            argument
+        } else {
+            generator.aggregate_argument(rng, &scope, name, argument)
+        };
+        let aggregate = match name {
             "COUNT*" => Expr::CountStar,
-            name @ ("MIN" | "MAX") => {
-                Expr::func(name, vec![generator.with_exact_equality(argument)])
-            }
-            name => Expr::func(name, vec![argument]),
+            "MIN" | "MAX" => Expr::func(name, vec![generator.with_exact_equality(argument)]),
+            _ => Expr::func(name, vec![argument]),
         };
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);

@@ -49,14 +49,21 @@ impl Oracle for TlpHaving {
         let mut items: Vec<_> = keys.iter().cloned().map(item).collect();
         // Aggregates whose value does not depend on the order of rows.
         let column = scope.columns.choose(rng).map(|c| c.expr.clone())?;
-        items.push(item(
-            match ["count*", "count", "min", "max"].choose(rng).copied() {
-                Some("count") => Expr::func("COUNT", vec![column]),
-                Some("min") => Expr::func("MIN", vec![generator.with_exact_equality(column)]),
-                Some("max") => Expr::func("MAX", vec![generator.with_exact_equality(column)]),
-                _ => Expr::CountStar,
-            },
-        ));
+        let aggregate = match ["count*", "count", "min", "max"].choose(rng).copied() {
+            Some(name @ ("count" | "min" | "max")) => {
+                let name = name.to_ascii_uppercase();
+                // An argument of a type the dialect accepts (no MIN(boolean)).
+                let argument = generator.aggregate_argument(rng, &scope, &name, column);
+                let argument = if name == "COUNT" {
+                    argument
+                } else {
+                    generator.with_exact_equality(argument)
+                };
+                Expr::func(&name, vec![argument])
+            }
+            _ => Expr::CountStar,
+        };
+        items.push(item(aggregate));
         let selection = base_where(rng, generator, &scope);
         // HAVING may refer only to the grouping keys: any other column would
         // be taken from an arbitrary row of the group.

@@ -459,6 +459,7 @@ fn create_view(
     let n = rng.random_range(1..=3);
     let mut g = ExprGen::new(schema, true);
     let mut items = Vec::new();
+    let mut keys = Vec::new();
     let mut vcols = Vec::new();
     for k in 0..n {
         let cat = *[
@@ -484,6 +485,20 @@ fn create_view(
             g.expr(rng, &cols, cat, 2)
         };
         items.push(format!("{} AS c{k}", sql(&e)));
+        // A constant separates no rows, and DISTINCT ON refuses a bare
+        // non-integer one (it would read it as a column position).
+        let constant = matches!(e, Expr::Literal(_));
+        if !constant {
+            keys.push(sql(&e));
+        }
+        if !constant && matches!(cat, Category::Numeric | Category::Float | Category::Text) {
+            // Equal values that print differently (-0 and 0, 1.0 and 1.00,
+            // 'a' and 'a  ' as bpchar) are distinct rows of the view.
+            keys.push(sql(&Expr::Cast {
+                expr: Box::new(e.clone()),
+                ty: lancet_core::TypeName("text".into()),
+            }));
+        }
         let ty = match cat {
             Category::Int => "bigint",
             Category::Numeric => "numeric",
@@ -493,12 +508,23 @@ fn create_view(
         };
         vcols.push((format!("c{k}"), PgType::from_name(ty)));
     }
+    // A DISTINCT view keeps an arbitrary one of several equal rows, and
+    // PostgreSQL pushes a query's WHERE into the view below its DISTINCT:
+    // a predicate that tells equal values apart (`CAST(c0 AS text) = '0'`
+    // over -0 and 0) would then see another row than the view shows. So
+    // the rows are made distinct by the values' text too (DISTINCT ON), and
+    // every row the view keeps is determined.
     let mut stmt = format!(
         "CREATE VIEW v{i} AS SELECT {}{} FROM {} AS a0",
         if rng.random_bool(0.2) {
-            "DISTINCT "
+            if keys.is_empty() {
+                // Only constants: every row is the same row.
+                "DISTINCT ".to_string()
+            } else {
+                format!("DISTINCT ON ({}) ", keys.join(", "))
+            }
         } else {
-            ""
+            String::new()
         },
         items.join(", "),
         t.name

@@ -4,9 +4,10 @@
 use crate::expr::{ExprGen, TypedColumn};
 use crate::schema::PgSchema;
 use crate::types::{Category, PgType};
+use lancet_core::schema::RelationKind;
 use lancet_core::{
-    Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Scope,
-    ScopeColumn, Select, SelectItem, TableFactor, TypeName,
+    BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Scope,
+    ScopeColumn, Select, SelectItem, TableFactor, TypeName, UnaryOp, Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -19,6 +20,14 @@ pub struct PgQueryGenerator {
     last_scope: Vec<TypedColumn>,
     /// PQS: the columns of the last pivot tables the evaluator understands.
     pivot_columns: Vec<Option<crate::pqs::PivotColumn>>,
+    /// The expressions handed out since the last FROM clause, with their
+    /// categories, so that the exact forms of what an oracle passes back
+    /// can be chosen by type.
+    generated: Vec<TypedColumn>,
+    /// The scope columns of the last FROM clause that read a base table's
+    /// column directly. Their values are as stored: equal values are
+    /// identical (a char(n) column pads every value to n characters).
+    stored: Vec<Expr>,
 }
 
 impl PgQueryGenerator {
@@ -28,6 +37,74 @@ impl PgQueryGenerator {
             next_alias: 0,
             last_scope: Vec::new(),
             pivot_columns: Vec::new(),
+            generated: Vec::new(),
+            stored: Vec::new(),
+        }
+    }
+
+    /// The category of an expression this generator made or an oracle
+    /// built from its parts: a column of the last FROM clause, an
+    /// expression it generated, or a cast.
+    fn category_of(&self, expr: &Expr) -> Option<Category> {
+        if let Some(c) = self
+            .last_scope
+            .iter()
+            .chain(self.generated.iter())
+            .find(|c| &c.expr == expr)
+        {
+            return Some(c.category);
+        }
+        // Shapes an oracle or a reducer may build from generated parts.
+        match expr {
+            Expr::Cast { ty, .. } => Some(PgType::from_name(&ty.0).category),
+            Expr::Collate { .. }
+            | Expr::Binary {
+                op: BinaryOp::Concat,
+                ..
+            } => Some(Category::Text),
+            Expr::Literal(v) => match v {
+                Value::Text(_) => Some(Category::Text),
+                Value::Integer(_) => Some(Category::Int),
+                Value::Decimal(_) => Some(Category::Numeric),
+                Value::Real(_) => Some(Category::Float),
+                Value::Boolean(_) => Some(Category::Bool),
+                Value::Blob(_) => Some(Category::Bytea),
+                Value::Null => None,
+            },
+            Expr::Unary {
+                op: UnaryOp::Neg,
+                expr,
+            } => self.category_of(expr),
+            Expr::Function { name, args, .. } => match name.to_ascii_lowercase().as_str() {
+                "coalesce" | "nullif" | "greatest" | "least" => {
+                    common_category(args.iter().filter_map(|a| self.category_of(a)))
+                }
+                "lower" | "upper" | "substr" | "replace" | "btrim" | "ltrim" | "rtrim" | "left"
+                | "right" | "md5" | "reverse" => Some(Category::Text),
+                _ => None,
+            },
+            Expr::Case {
+                branches,
+                otherwise,
+                ..
+            } => common_category(
+                branches
+                    .iter()
+                    .map(|(_, e)| e)
+                    .chain(otherwise.as_deref())
+                    .filter_map(|e| self.category_of(e)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Remembers the category of an expression handed to an oracle.
+    fn record(&mut self, expr: &Expr, category: Category) {
+        if self.category_of(expr).is_none() {
+            self.generated.push(TypedColumn {
+                expr: expr.clone(),
+                category,
+            });
         }
     }
 
@@ -40,7 +117,7 @@ impl PgQueryGenerator {
             .filter_map(|c| {
                 let category = match &c.ty {
                     Some(t) => PgType::from_name(&t.0).category,
-                    None => self.last_scope.iter().find(|s| s.expr == c.expr)?.category,
+                    None => self.category_of(&c.expr)?,
                 };
                 Some(TypedColumn {
                     expr: c.expr.clone(),
@@ -155,6 +232,8 @@ const AGGREGATES: &[&str] = &[
 
 impl QueryGenerator for PgQueryGenerator {
     fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
+        self.generated.clear();
+        self.stored.clear();
         let Some(first_table) = self.schema.relations.choose(rng).cloned() else {
             // No table could be created: a FROM-less query over a constant.
             let (factor, cols) = (
@@ -185,6 +264,12 @@ impl QueryGenerator for PgQueryGenerator {
             );
         };
         let mut scope_cols = first_table.typed_columns("a0");
+        // A view's column may be an expression (COALESCE(c, 'a') is an
+        // unpadded char): only base tables' columns hold stored values.
+        let mut stored: Vec<Expr> = Vec::new();
+        if first_table.kind != RelationKind::View {
+            stored.extend(scope_cols.iter().map(|c| c.expr.clone()));
+        }
         let first = TableFactor::Table {
             name: first_table.name.clone(),
             alias: Some("a0".into()),
@@ -211,6 +296,9 @@ impl QueryGenerator for PgQueryGenerator {
                     let Some(t) = self.schema.relations.choose(rng).cloned() else {
                         continue;
                     };
+                    if t.kind != RelationKind::View {
+                        stored.extend(t.typed_columns(&alias).into_iter().map(|c| c.expr));
+                    }
                     (
                         TableFactor::Table {
                             name: t.name.clone(),
@@ -311,6 +399,7 @@ impl QueryGenerator for PgQueryGenerator {
             columns: Self::scope_of(&scope_cols),
         };
         self.last_scope = scope_cols;
+        self.stored = stored;
         (FromClause { first, joins }, scope)
     }
 
@@ -333,6 +422,7 @@ impl QueryGenerator for PgQueryGenerator {
         g.next_alias = self.next_alias;
         let e = g.expr(rng, &cols, cat, 2);
         self.next_alias = g.next_alias;
+        self.record(&e, cat);
         e
     }
 
@@ -397,5 +487,113 @@ impl QueryGenerator for PgQueryGenerator {
 
     fn is_aggregate(&self, name: &str) -> bool {
         AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+
+    /// Text is cast to `text`: a `bpchar` that is not a stored char(n)
+    /// column (`COALESCE(c, 'a')`, a CASE over one, a derived table's or a
+    /// view's column) may hold `'a'` and `'a  '`, which are equal (trailing
+    /// blanks do not count) but print differently, and DISTINCT, GROUP BY,
+    /// MIN and MAX may return either. The cast strips trailing blanks of a
+    /// bpchar, orders as bpchar does (bpchar compares without its trailing
+    /// blanks), and changes nothing for text and varchar. Other types need
+    /// nothing here: equal numbers that print differently (`-0` and `0`,
+    /// `1.0` and `1.00`) are equal to the result comparison too.
+    fn with_exact_equality(&self, expr: Expr) -> Expr {
+        let is_text_cast = |e: &Expr| matches!(e, Expr::Cast { ty, .. } if ty.0 == "text");
+        if self.category_of(&expr) == Some(Category::Text)
+            && !self.stored.contains(&expr)
+            && !is_text_cast(&expr)
+        {
+            exact_text(expr)
+        } else {
+            expr
+        }
+    }
+
+    /// The exact form of `expr`, and for numbers its text as well: `-0` and
+    /// `0` (floats), `1.0` and `1.00` (numerics) are one group, and a HAVING
+    /// predicate that reads the key's text (`CAST(c AS text) = '0'`) tells
+    /// them apart. PostgreSQL evaluates a HAVING without aggregates as a
+    /// WHERE, on every row of the group, so every row must hold the same
+    /// value. With the text as a key, all rows of a group print the same.
+    fn exact_group_keys(&self, expr: Expr) -> Vec<Expr> {
+        let category = self.category_of(&expr);
+        let exact = self.with_exact_equality(expr.clone());
+        match category {
+            // Text: a stored column, or cast to text.
+            Some(
+                Category::Int | Category::Bool | Category::Date | Category::Bytea | Category::Text,
+            ) => vec![exact],
+            // Numbers, and anything whose type is not known: its text.
+            _ => vec![exact, exact_text(expr)],
+        }
+    }
+
+    /// PostgreSQL's SUM and AVG take numbers only, MIN and MAX no boolean
+    /// or bytea; COUNT takes anything. A `proposed` argument of another
+    /// category is replaced by a column (mostly) or an expression of a
+    /// category the aggregate takes.
+    fn aggregate_argument(
+        &mut self,
+        rng: &mut Rng,
+        scope: &Scope,
+        function: &str,
+        proposed: Expr,
+    ) -> Expr {
+        let takes: &[Category] = match function.to_ascii_uppercase().as_str() {
+            "SUM" | "AVG" | "TOTAL" => &[Category::Int, Category::Numeric, Category::Float],
+            "MIN" | "MAX" => &[
+                Category::Int,
+                Category::Numeric,
+                Category::Float,
+                Category::Text,
+                Category::Date,
+            ],
+            _ => return proposed,
+        };
+        match self.category_of(&proposed) {
+            Some(c) if !takes.contains(&c) => {}
+            // Accepted, or not known (then it is the oracle's own).
+            _ => return proposed,
+        }
+        let cols = self.typed(scope);
+        let fitting: Vec<&TypedColumn> = cols
+            .iter()
+            .filter(|c| takes.contains(&c.category))
+            .collect();
+        if rng.random_bool(0.7) {
+            if let Some(c) = fitting.choose(rng) {
+                return c.expr.clone();
+            }
+        }
+        let category = *takes.choose(rng).unwrap_or(&Category::Int);
+        let mut g = ExprGen::new(&self.schema, true);
+        g.next_alias = self.next_alias;
+        let e = g.expr(rng, &cols, category, 2);
+        self.next_alias = g.next_alias;
+        self.record(&e, category);
+        e
+    }
+}
+
+/// The category PostgreSQL resolves CASE, COALESCE, GREATEST... to:
+/// integers widen to numeric, numeric to float.
+fn common_category(categories: impl Iterator<Item = Category>) -> Option<Category> {
+    categories.reduce(|a, b| match (a, b) {
+        _ if a == b => a,
+        (Category::Float, _) | (_, Category::Float) if a.is_number() && b.is_number() => {
+            Category::Float
+        }
+        _ if a.is_number() && b.is_number() => Category::Numeric,
+        // Unlike categories would not type-check; keep the first.
+        _ => a,
+    })
+}
+
+/// `CAST(expr AS text)`.
+fn exact_text(expr: Expr) -> Expr {
+    Expr::Cast {
+        expr: Box::new(expr),
+        ty: TypeName("text".into()),
     }
 }
