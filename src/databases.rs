@@ -16,7 +16,8 @@
 //! [`Scratch`] is a database in use; dropping the value drops the database.
 
 use anyhow::Context;
-use lancet_core::{Connection, DatabaseError, DatabaseId, OwnedDatabase, Provider};
+use lancet_core::fault::{Fault, FaultyConnection};
+use lancet_core::{Connection, DatabaseError, DatabaseId, OwnedDatabase, Provider, Session};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::Write;
@@ -261,6 +262,9 @@ pub struct Databases {
     /// can wait seconds for other sessions to leave, and a worker should
     /// be generating queries meanwhile.
     background: AtomicBool,
+    /// The planted fault every connection is wrapped in (`selftest`, and
+    /// the replay of a finding made with one).
+    fault: Mutex<Option<Fault>>,
 }
 
 /// How many fresh names to try when names are taken.
@@ -279,7 +283,19 @@ impl Databases {
             pending: Mutex::new(Vec::new()),
             refused: Mutex::new(Vec::new()),
             background: AtomicBool::new(false),
+            fault: Mutex::new(None),
         }
+    }
+
+    /// Wraps every connection made from now on in the planted fault
+    /// `fault`, so that fuzzing, confirmation, replay and reduction see
+    /// the same DBMS (`selftest` plants one fault per oracle in turn).
+    pub fn set_fault(&self, fault: Option<Fault>) {
+        *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = fault;
+    }
+
+    pub fn fault(&self) -> Option<Fault> {
+        *self.fault.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Starts a thread that makes the drops (first tries and retries)
@@ -341,8 +357,17 @@ impl Databases {
             match self.provider.create_database(&id) {
                 Ok(created) => {
                     self.adopt(&created.owned);
+                    let conn: Box<dyn Connection> = match self.fault() {
+                        Some(f) => Box::new(FaultyConnection::new(created.conn, f)),
+                        None => created.conn,
+                    };
+                    let provider = &*self.provider;
                     return Ok(Scratch {
-                        conn: Some(created.conn),
+                        session: Some(Session::new(
+                            conn,
+                            provider.dialect(),
+                            provider.expected_errors(),
+                        )),
                         owned: created.owned,
                         databases: self,
                     });
@@ -588,28 +613,27 @@ impl Databases {
     }
 }
 
-/// A database in use. Dropping it closes the connection (if still held)
-/// and drops the database, or queues the drop for a later try.
+/// A database this process created, with a session on it (through the
+/// planted fault, if the run has one), dropped when this value is: the
+/// one guard fuzzing, confirmation, replay and reduction all use, so that
+/// no path can forget the drop.
 pub struct Scratch<'a> {
-    conn: Option<Box<dyn Connection>>,
+    session: Option<Session<'a>>,
     owned: OwnedDatabase,
     databases: &'a Databases,
 }
 
-impl Scratch<'_> {
-    /// Takes the connection (for a `Session`). The session must be dropped
-    /// before this value, which then drops the database.
-    pub fn take_conn(&mut self) -> Box<dyn Connection> {
-        self.conn
-            .take()
-            .expect("a scratch database's connection is taken once")
+impl<'a> Scratch<'a> {
+    pub fn session(&mut self) -> &mut Session<'a> {
+        self.session
+            .as_mut()
+            .expect("a scratch database has its session until it is dropped")
     }
 
+    /// The connection itself, for text run outside any oracle (reducing a
+    /// foreign reproducer as SQL).
     pub fn conn(&mut self) -> &mut dyn Connection {
-        &mut **self
-            .conn
-            .as_mut()
-            .expect("the connection of a scratch database was taken")
+        self.session().connection()
     }
 
     pub fn name(&self) -> &str {
@@ -619,7 +643,8 @@ impl Scratch<'_> {
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
-        drop(self.conn.take());
+        // The connection closes before the drop, which waits for it.
+        drop(self.session.take());
         self.databases.release(self.owned.clone());
     }
 }

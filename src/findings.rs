@@ -5,8 +5,12 @@
 
 use anyhow::Context;
 use lancet_core::compare::RowDiff;
+use lancet_core::fault::Fault;
 use lancet_core::value::format_row;
-use lancet_core::{Case, DbError};
+use lancet_core::{
+    Case, DbError, Disagreement, ExecError, FailureKind, KnobSetting, Provider, QueryContext,
+    RanQuery,
+};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
@@ -45,6 +49,54 @@ pub struct FoundQuery {
     pub role: String,
     pub sql: String,
     pub row_count: Option<usize>,
+    /// Where the query ran (its knob setting); the default for most.
+    #[serde(default, skip_serializing_if = "QueryContext::is_default")]
+    pub context: QueryContext,
+    /// The DBMS client's commands the reproducer runs just before this
+    /// query to give it its context (`SET enable_hashjoin = off;`,
+    /// `.testctrl optimizations 0x..`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_lines: Vec<String>,
+}
+
+impl FoundQuery {
+    /// The failing statement of an error, crash or hang finding.
+    pub fn failing(sql: String) -> FoundQuery {
+        FoundQuery {
+            role: "failing statement".into(),
+            sql,
+            row_count: None,
+            context: QueryContext::default(),
+            client_lines: Vec::new(),
+        }
+    }
+}
+
+/// The queries of a check as a finding records them: each with the
+/// client commands that move the configuration from the previous query's
+/// to its own.
+pub fn found_queries(provider: &dyn Provider, ran: &[RanQuery]) -> Vec<FoundQuery> {
+    let mut in_force = KnobSetting::default();
+    ran.iter()
+        .map(|q| {
+            let client_lines = provider.knob_commands(&in_force, &q.context.knobs);
+            in_force = q.context.knobs.clone();
+            FoundQuery {
+                role: q.role.clone(),
+                sql: q.sql.clone(),
+                row_count: Some(q.rows),
+                context: q.context.clone(),
+                client_lines,
+            }
+        })
+        .collect()
+}
+
+/// What every finding of a run says about where it came from.
+pub struct FindingSource<'a> {
+    pub provider: &'a dyn Provider,
+    pub dbms_version: &'a str,
+    pub fault: Option<Fault>,
 }
 
 /// Where in a run a finding came from: enough to regenerate it.
@@ -107,6 +159,77 @@ pub struct ReductionInfo {
 }
 
 impl Finding {
+    fn new(
+        source: &FindingSource,
+        kind: FindingKind,
+        origin: Origin,
+        setup: Vec<String>,
+    ) -> Finding {
+        Finding {
+            kind,
+            lancet_version: crate::VERSION.to_string(),
+            dbms: source.provider.name().to_string(),
+            dbms_version: source.dbms_version.to_string(),
+            oracle: None,
+            origin,
+            relation: None,
+            setup,
+            queries: Vec::new(),
+            diff: None,
+            error: None,
+            case: None,
+            confirmed: false,
+            fault: source.fault.map(|f| f.name().to_string()),
+            reduction: None,
+            signature: None,
+        }
+    }
+
+    /// A broken relation: the oracle's case, the queries as they ran and
+    /// how their results differ.
+    pub fn logic(
+        source: &FindingSource,
+        origin: Origin,
+        setup: Vec<String>,
+        case: Case,
+        disagreement: Disagreement,
+        ran: &[RanQuery],
+    ) -> Finding {
+        Finding {
+            oracle: Some(case.oracle.clone()),
+            relation: Some(disagreement.relation),
+            queries: found_queries(source.provider, ran),
+            diff: Some(disagreement.diff),
+            case: Some(case),
+            ..Finding::new(source, FindingKind::Logic, origin, setup)
+        }
+    }
+
+    /// A statement that failed in a way that is a finding by itself: an
+    /// unexpected error, a lost connection (crash) or a hang.
+    pub fn failure(
+        source: &FindingSource,
+        oracle: Option<&str>,
+        origin: Origin,
+        setup: Vec<String>,
+        error: ExecError,
+    ) -> Finding {
+        let (kind, sql, error) = match error {
+            ExecError::Unexpected { sql, error } => (FindingKind::UnexpectedError, sql, error),
+            ExecError::Lost { sql, error } if error.kind == FailureKind::Hang => {
+                (FindingKind::Hang, sql, error)
+            }
+            ExecError::Lost { sql, error } => (FindingKind::Crash, sql, error),
+            ExecError::Expected(error) => (FindingKind::UnexpectedError, String::new(), error),
+        };
+        Finding {
+            oracle: oracle.map(str::to_string),
+            queries: vec![FoundQuery::failing(sql)],
+            error: Some(error),
+            ..Finding::new(source, kind, origin, setup)
+        }
+    }
+
     /// Statements a reproducer runs: setup and queries.
     pub fn statement_count(&self) -> usize {
         self.setup.len() + self.queries.len()
@@ -134,6 +257,7 @@ impl Finding {
             }
             Err(e) => anyhow::bail!("cannot read {}: {e}", sql.display()),
         };
+        let text = without_client_lines(&text, &finding);
         let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
             anyhow::bail!(
                 "the record names a DBMS lancet does not know: {}",
@@ -205,8 +329,15 @@ impl Finding {
                 )
             }
         })?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a valid lancet finding record", json.display()))
+        let mut finding: Finding = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a valid lancet finding record", json.display()))?;
+        // Records made before cases named their oracle.
+        if let (Some(case), Some(oracle)) = (&mut finding.case, &finding.oracle) {
+            if case.oracle.is_empty() {
+                case.oracle = oracle.clone();
+            }
+        }
+        Ok(finding)
     }
 
     /// A one-line description for status output.
@@ -235,6 +366,29 @@ fn count(queries: &[FoundQuery], i: usize) -> String {
         .get(i)
         .and_then(|q| q.row_count)
         .map_or("?".into(), |c| c.to_string())
+}
+
+/// A reproducer's text without the client commands (knob settings) that
+/// the record's queries carry: they are not SQL, and they sit among the
+/// compared queries, after the first query's comment.
+fn without_client_lines(text: &str, finding: &Finding) -> String {
+    let lines: Vec<&str> = finding
+        .queries
+        .iter()
+        .flat_map(|q| q.client_lines.iter().map(String::as_str))
+        .collect();
+    if lines.is_empty() {
+        return text.to_string();
+    }
+    let mut in_queries = false;
+    text.lines()
+        .filter(|l| {
+            let t = l.trim();
+            in_queries |= t.starts_with("-- query 1 (") || t.starts_with("# query 1 (");
+            !(in_queries && lines.contains(&t))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 /// The most rows of a diff a reproducer's header lists per side.
@@ -361,6 +515,10 @@ pub fn render_reproducer(
             None => format!("statement {} ({})", i + 1, q.role),
         };
         out.push_str(&format!("{comment} {what}\n"));
+        for line in &q.client_lines {
+            out.push_str(line);
+            out.push('\n');
+        }
         out.push_str(&q.sql);
         out.push_str(";\n");
     }

@@ -322,7 +322,6 @@ fn plain_options(
         max_checks: None,
         checks_per_database,
         only_database: None,
-        fault: None,
         log_dir: None,
         unconfirmed_dir: run_dir.join("unconfirmed"),
         status_interval: None,
@@ -417,7 +416,6 @@ fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         timeout: args.timeout.map(Duration::from_secs),
         max_checks: args.queries,
         only_database: args.thread.zip(args.database),
-        fault: fault(&t.inject_fault)?,
         log_dir,
         status_interval: (args.status_interval > 0)
             .then(|| Duration::from_secs(args.status_interval)),
@@ -439,6 +437,7 @@ fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_dir.display()
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
+    databases.set_fault(fault(&t.inject_fault)?);
     let summary = runner::run(RunSetup {
         provider,
         oracles,
@@ -470,12 +469,12 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
     let databases = Arc::new(Databases::new(provider.clone(), token, None));
+    databases.set_fault(fault(&t.inject_fault)?);
     for &threads in &args.threads {
         let run_id = format!("bench-{threads}");
         let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
         let options = RunOptions {
             timeout: Some(Duration::from_secs(args.seconds)),
-            fault: fault(&t.inject_fault)?,
             ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
         };
         let s = runner::run(RunSetup {
@@ -540,6 +539,7 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         }
         let name = registered.oracle.name();
         let fault = registered.oracle.planted_fault();
+        databases.set_fault(Some(fault));
         let oracles = Arc::new(OracleSet::new(vec![(registered.oracle, 1)]));
         let dir = run_dir.join(name);
         let writer = Arc::new(FindingWriter::new(&dir.join("findings"))?);
@@ -547,7 +547,6 @@ fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
             max_checks: Some(args.max_checks),
             // A safety net: an oracle that generates no checks here would run forever.
             timeout: Some(Duration::from_secs(120)),
-            fault: Some(fault),
             stop_after_findings: Some(1),
             ..plain_options(format!("{run_id}-{name}"), args.seed, 1, 200, &dir)
         };
@@ -741,8 +740,11 @@ fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
     let databases = provider_for(&finding.dbms, &args.connect)?;
     let provider = databases.provider();
     lancet::replay::check_case(&finding, provider.dialect())?;
-    let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
-    let reducer = lancet::reduce::Reducer::new(&databases, fault)
+    databases.set_fault(lancet::replay::recorded_fault(
+        &finding,
+        args.connect.no_fault,
+    )?);
+    let reducer = lancet::reduce::Reducer::new(&databases)
         .with_time_limit(limit)
         .with_abort(&stop);
     let sql_name = name.replace(".json", ".sql");
@@ -789,10 +791,11 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             let note = fault
                 .map(|f| format!(" [with planted fault {}]", f.name()))
                 .unwrap_or_default();
-            Ok((lancet::replay::replay(&finding, &databases, fault)?, note))
+            databases.set_fault(fault);
+            Ok((lancet::replay::replay(&finding, &databases)?, note))
         });
         match outcome {
-            Ok((lancet::replay::Replayed::StillFails(why), note)) => {
+            Ok((lancet::replay::Replayed::StillFails { why, .. }, note)) => {
                 failing += 1;
                 println!("{}: still fails{note}: {why}", file.display());
             }

@@ -5,42 +5,36 @@
 use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, FindingKind};
 use anyhow::{bail, Context};
-use lancet_core::fault::{Fault, FaultyConnection};
-use lancet_core::{Connection, FailureKind, Verdict};
+use lancet_core::compare::same_diff;
+use lancet_core::fault::Fault;
+use lancet_core::{run_check, Case, CheckOutcome, FailureKind, Oracle, Session};
 
 /// What replaying one reproducer showed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Replayed {
     /// The relation still breaks (or the error or crash still happens).
-    StillFails(String),
+    /// `same`: exactly as recorded (the same rows differ; the same error
+    /// code), which is what confirming a finding on a fresh database asks.
+    StillFails { why: String, same: bool },
     /// The reproducer runs and the relation holds.
     Passes(String),
 }
 
-/// Replays `finding` on a fresh database, through `fault` if given (the
-/// planted fault a selftest finding was made with).
-pub fn replay(
-    finding: &Finding,
-    databases: &Databases,
-    fault: Option<Fault>,
-) -> anyhow::Result<Replayed> {
+/// Replays `finding` on a fresh database (through the planted fault the
+/// databases were made with, if any).
+pub fn replay(finding: &Finding, databases: &Databases) -> anyhow::Result<Replayed> {
     let mut scratch = databases
         .create(Purpose::Replay, 0, databases.next_index())
         .context("cannot create a database to replay in")?;
-    let conn = scratch.take_conn();
-    let mut conn: Box<dyn Connection> = match fault {
-        Some(f) => Box::new(FaultyConnection::new(conn, f)),
-        None => conn,
-    };
-    let outcome = replay_on(finding, &mut *conn);
-    drop(conn);
-    drop(scratch);
-    outcome
+    replay_on(finding, scratch.session())
 }
 
-fn replay_on(finding: &Finding, conn: &mut dyn Connection) -> anyhow::Result<Replayed> {
+/// Replays `finding` on the fresh database of `session`: its setup, then
+/// its oracle's check through the one check executor (or its failing
+/// statement).
+pub fn replay_on(finding: &Finding, session: &mut Session) -> anyhow::Result<Replayed> {
     for (i, stmt) in finding.setup.iter().enumerate() {
-        conn.execute(stmt).map_err(|e| {
+        session.connection().execute(stmt).map_err(|e| {
             anyhow::anyhow!(
                 "setup statement {} fails now, so the reproducer no longer runs: {e}\n  {stmt}",
                 i + 1
@@ -49,35 +43,32 @@ fn replay_on(finding: &Finding, conn: &mut dyn Connection) -> anyhow::Result<Rep
     }
     match finding.kind {
         FindingKind::Logic => {
-            let oracle = finding
-                .oracle
-                .as_deref()
-                .and_then(lancet_oracles::by_name)
-                .with_context(|| {
-                    format!(
-                        "the record names no oracle lancet knows ({})",
-                        finding.oracle.as_deref().unwrap_or("none")
-                    )
-                })?;
-            let case = finding
-                .case
-                .as_ref()
-                .context("the record has no oracle case to compare with")?;
-            let mut results = Vec::new();
-            for q in &finding.queries {
-                let rows = conn
-                    .query(&q.sql)
-                    .map_err(|e| anyhow::anyhow!("query `{}` fails now: {e}", q.role))?;
-                results.push(rows);
-            }
-            let counts: Vec<String> = results.iter().map(|r| r.len().to_string()).collect();
-            Ok(match oracle.compare(case, &results) {
-                Verdict::Disagree(d) => {
-                    Replayed::StillFails(format!("{} ({} rows)", d.relation, counts.join(" vs ")))
+            let (oracle, case) = oracle_and_case(finding)?;
+            let counts = |queries: &[lancet_core::RanQuery]| {
+                queries
+                    .iter()
+                    .map(|q| q.rows.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" vs ")
+            };
+            Ok(match run_check(session, &*oracle, case)? {
+                CheckOutcome::Disagreed {
+                    disagreement,
+                    queries,
+                } => Replayed::StillFails {
+                    why: format!("{} ({} rows)", disagreement.relation, counts(&queries)),
+                    same: finding
+                        .diff
+                        .as_ref()
+                        .is_some_and(|f| same_diff(f, &disagreement.diff)),
+                },
+                CheckOutcome::Agreed { queries, .. } => {
+                    Replayed::Passes(format!("the relation holds ({} rows)", counts(&queries)))
                 }
-                Verdict::Agree { .. } => {
-                    Replayed::Passes(format!("the relation holds ({} rows)", counts.join(" vs ")))
+                CheckOutcome::Skipped(e) => {
+                    bail!("a query fails now with an error lancet expects: {e}")
                 }
+                CheckOutcome::Failed(e) => bail!("a query fails now: {e}"),
             })
         }
         FindingKind::UnexpectedError | FindingKind::Crash | FindingKind::Hang => {
@@ -86,10 +77,11 @@ fn replay_on(finding: &Finding, conn: &mut dyn Connection) -> anyhow::Result<Rep
                 .first()
                 .context("the record has no failing statement")?;
             let expected = finding.error.as_ref();
-            Ok(match conn.query(&stmt.sql) {
+            let still = |why: String| Replayed::StillFails { why, same: true };
+            Ok(match session.connection().query(&stmt.sql) {
                 Err(e) if finding.kind == FindingKind::Hang => {
                     if e.kind == FailureKind::Hang {
-                        Replayed::StillFails(format!("the DBMS hangs again: {e}"))
+                        still(format!("the DBMS hangs again: {e}"))
                     } else {
                         Replayed::Passes(format!("no hang; the statement ends with {e}"))
                     }
@@ -99,19 +91,41 @@ fn replay_on(finding: &Finding, conn: &mut dyn Connection) -> anyhow::Result<Rep
                 }
                 Err(e) if finding.kind == FindingKind::Crash => {
                     if e.kind == FailureKind::ConnectionLost {
-                        Replayed::StillFails(format!("the connection is lost again: {e}"))
+                        still(format!("the connection is lost again: {e}"))
                     } else {
                         Replayed::Passes(format!("no crash; the statement fails with {e}"))
                     }
                 }
-                Err(e) if Some(&e.code) == expected.map(|x| &x.code) => {
-                    Replayed::StillFails(format!("fails again: {e}"))
+                Err(e)
+                    if e.kind == FailureKind::Statement
+                        && Some(&e.code) == expected.map(|x| &x.code) =>
+                {
+                    still(format!("fails again: {e}"))
                 }
                 Err(e) => Replayed::Passes(format!("fails with another error now: {e}")),
                 Ok(_) => Replayed::Passes("the statement succeeds now".into()),
             })
         }
     }
+}
+
+/// The oracle a logic finding names and its case.
+pub fn oracle_and_case(finding: &Finding) -> anyhow::Result<(Box<dyn Oracle>, &Case)> {
+    let oracle = finding
+        .oracle
+        .as_deref()
+        .and_then(lancet_oracles::by_name)
+        .with_context(|| {
+            format!(
+                "the record names no oracle lancet knows ({})",
+                finding.oracle.as_deref().unwrap_or("none")
+            )
+        })?;
+    let case = finding
+        .case
+        .as_ref()
+        .context("the record has no oracle case to compare with")?;
+    Ok((oracle, case))
 }
 
 /// Checks that a logic finding's record is one its oracle could have made:
@@ -124,22 +138,15 @@ pub fn check_case(finding: &Finding, dialect: lancet_core::Dialect) -> anyhow::R
         return Ok(());
     }
     let name = finding.oracle.as_deref().unwrap_or("none");
-    let oracle = lancet_oracles::by_name(name)
-        .with_context(|| format!("the record names no oracle lancet knows ({name})"))?;
-    let case = finding
-        .case
-        .as_ref()
-        .context("the record has no oracle case to compare with")?;
-    let rebuilt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        oracle
-            .queries(case)
-            .iter()
-            .map(|q| lancet_core::ToSql::to_sql(&q.query, dialect))
-            .collect::<Vec<_>>()
-    }))
-    .map_err(|_| {
-        anyhow::anyhow!("the record's case is not one oracle {name} can build queries from")
-    })?;
+    let (oracle, case) = oracle_and_case(finding)?;
+    let rebuilt: Vec<String> = oracle
+        .queries(case)
+        .with_context(|| {
+            format!("the record's case is not one oracle {name} can build queries from")
+        })?
+        .iter()
+        .map(|q| lancet_core::ToSql::to_sql(&q.query, dialect))
+        .collect();
     let recorded: Vec<&str> = finding.queries.iter().map(|q| q.sql.as_str()).collect();
     if let Some((built, had)) = rebuilt
         .iter()

@@ -1,7 +1,6 @@
 //! Run statistics: shared counters the workers bump, the status line, and
 //! the summary printed at the end (and written with `--summary-json`).
 
-use crate::runner::{OracleSet, RunOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -166,40 +165,41 @@ pub struct BugLine {
     pub reproducer: String,
 }
 
+/// What a summary states about the run besides its counters.
+pub struct RunFacts<'a> {
+    pub run_id: &'a str,
+    pub dbms: &'a str,
+    pub dbms_version: &'a str,
+    pub seed: u64,
+    /// Workers the run had.
+    pub workers: u32,
+    pub oracles: Vec<&'static str>,
+    pub elapsed: Duration,
+    pub stopped_by: StopReason,
+    pub findings_dir: &'a Path,
+}
+
 impl Summary {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        options: &RunOptions,
-        dbms: &str,
-        dbms_version: &str,
-        oracles: &OracleSet,
-        counters: &Counters,
-        elapsed: Duration,
-        stopped_by: StopReason,
-        findings_dir: &Path,
-    ) -> Summary {
+    pub fn new(facts: &RunFacts, counters: &Counters) -> Summary {
+        let elapsed = facts.elapsed;
         let secs = elapsed.as_secs_f64().max(1e-9);
         let checks = counters.checks();
         let statements = counters.statements.load(Relaxed);
-        let workers = if options.only_database.is_some() {
-            1
-        } else {
-            options.threads.max(1)
-        };
+        let workers = facts.workers.max(1);
         let dbms_secs = counters.dbms_nanos.load(Relaxed) as f64 / 1e9;
         Summary {
-            run_id: options.run_id.clone(),
-            dbms: dbms.to_string(),
-            dbms_version: dbms_version.to_string(),
-            seed: options.seed,
+            run_id: facts.run_id.to_string(),
+            dbms: facts.dbms.to_string(),
+            dbms_version: facts.dbms_version.to_string(),
+            seed: facts.seed,
             threads: workers,
-            oracles: oracles.names().iter().map(|s| s.to_string()).collect(),
-            stopped_by,
+            oracles: facts.oracles.iter().map(|s| s.to_string()).collect(),
+            stopped_by: facts.stopped_by,
             elapsed_seconds: elapsed.as_secs_f64(),
             checks,
             checks_per_second: checks as f64 / secs,
-            checks_per_oracle: oracles
-                .names()
+            checks_per_oracle: facts
+                .oracles
                 .iter()
                 .zip(&counters.per_oracle)
                 .map(|(n, c)| (n.to_string(), c.load(Relaxed)))
@@ -212,7 +212,7 @@ impl Summary {
             unconfirmed: counters.unconfirmed.load(Relaxed),
             nonempty_share: share(counters.nonempty.load(Relaxed), checks),
             dbms_time_share: (dbms_secs / (secs * f64::from(workers))).min(1.0),
-            findings_dir: findings_dir.display().to_string(),
+            findings_dir: facts.findings_dir.display().to_string(),
             unique_bugs: 0,
             reduced: 0,
             bugs: Vec::new(),

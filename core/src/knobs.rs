@@ -25,6 +25,11 @@ impl KnobSetting {
         KnobSetting::default()
     }
 
+    /// Whether this is the DBMS's default configuration.
+    pub fn is_default(&self) -> bool {
+        self.off.is_empty()
+    }
+
     pub fn with_off(names: &[&str]) -> KnobSetting {
         KnobSetting {
             off: names.iter().map(|s| s.to_string()).collect(),

@@ -6,6 +6,8 @@
 //! never on each other; the `lancet` binary wires them together.
 
 pub mod ast;
+pub mod case;
+pub mod check;
 pub mod compare;
 pub mod connection;
 pub mod expected_errors;
@@ -21,16 +23,20 @@ pub mod shrink;
 pub mod value;
 
 pub use ast::*;
+pub use case::{Case, CaseError, CaseInputs, CasePolicy, ItemPolicy};
+pub use check::{run_check, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
 pub use expected_errors::ExpectedErrors;
 pub use knobs::{Knob, KnobSetting};
-pub use oracle::{Case, DataReader, Disagreement, Oracle, OracleQuery, Verdict};
+pub use oracle::{
+    Disagreement, GenerateContext, Oracle, OracleQuery, QueryContext, TableSet, Verdict,
+};
 pub use print::{Dialect, ToSql};
 pub use provider::{
-    CreatedDatabase, DatabaseError, DatabaseId, OwnedDatabase, Provider, QueryGenerator, Scope,
-    ScopeColumn, Truth,
+    CreatedDatabase, DatabaseError, DatabaseId, GeneratedDatabase, OwnedDatabase, Provider,
+    QueryGenerator, Scope, ScopeColumn, Truth,
 };
 pub use rng::Rng;
 pub use schema::Schema;
-pub use session::{ExecError, Session};
+pub use session::{DataReader, ExecError, Session};
 pub use value::{Row, Value};

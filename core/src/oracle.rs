@@ -3,26 +3,56 @@
 //! An oracle is split in three so that the reducer can shrink its inputs
 //! and rebuild the queries with the same oracle: `generate` draws a
 //! [`Case`], `queries` builds the queries whose results must stand in the
-//! oracle's relation, and `compare` checks the relation.
+//! oracle's relation, and `compare` checks the relation. The one check
+//! executor ([`crate::check`]) runs the queries, each in its
+//! [`QueryContext`], for fuzzing, confirmation, replay and reduction alike.
 
-use crate::ast::{Expr, Query, Select};
+use crate::ast::Query;
+use crate::case::{Case, CaseError, CasePolicy};
 use crate::compare::RowDiff;
+use crate::knobs::{Knob, KnobSetting};
 use crate::provider::QueryGenerator;
 use crate::rng::Rng;
-use crate::session::ExecError;
+use crate::session::DataReader;
 use crate::value::Row;
 use serde::{Deserialize, Serialize};
 
-/// An oracle's inputs: the base query and the predicate (or pivot) it
-/// transforms. Stored with every finding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Case {
-    /// The base query (`SELECT c FROM f [WHERE w]` for TLP).
-    pub query: Select,
-    /// The predicate the oracle partitions or rectifies on.
-    pub predicate: Option<Expr>,
-    /// PQS: the pivot row the result must contain.
-    pub pivot: Option<Row>,
+/// Where one query of a check runs: the optimizer configuration it runs
+/// under and the tables it reads. Recorded with findings; reproducers
+/// render it with the DBMS client's own commands.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryContext {
+    /// The knobs turned off for this query (none: the DBMS's defaults).
+    /// The check executor applies it before the query and restores the
+    /// defaults after the check.
+    #[serde(default, skip_serializing_if = "KnobSetting::is_default")]
+    pub knobs: KnobSetting,
+    /// Which copy of the tables the query reads. The oracle writes the
+    /// query over that copy itself; this says so in reports.
+    #[serde(default, skip_serializing_if = "TableSet::is_primary")]
+    pub tables: TableSet,
+}
+
+/// A database's tables, or their twins: identical rows in another
+/// placement or storage (Citus: distributed tables and plain local copies).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableSet {
+    #[default]
+    Primary,
+    Twins,
+}
+
+impl TableSet {
+    fn is_primary(&self) -> bool {
+        *self == TableSet::Primary
+    }
+}
+
+impl QueryContext {
+    pub fn is_default(&self) -> bool {
+        *self == QueryContext::default()
+    }
 }
 
 /// One query of an oracle's check, with its role in the relation.
@@ -31,6 +61,23 @@ pub struct OracleQuery {
     /// `original`, `partitioned`, ...: used in reports.
     pub role: String,
     pub query: Query,
+    pub context: QueryContext,
+}
+
+impl OracleQuery {
+    /// A query run in the default context.
+    pub fn new(role: &str, query: Query) -> OracleQuery {
+        OracleQuery {
+            role: role.to_string(),
+            query,
+            context: QueryContext::default(),
+        }
+    }
+
+    pub fn with_context(mut self, context: QueryContext) -> OracleQuery {
+        self.context = context;
+        self
+    }
 }
 
 /// A broken relation, as reported.
@@ -55,11 +102,16 @@ pub enum Verdict {
     Disagree(Disagreement),
 }
 
-/// Read access to the database under test, for oracles that look at its
-/// data (PQS picks a pivot row). Queries run here are logged and counted
-/// like any other.
-pub trait DataReader {
-    fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError>;
+/// What an oracle draws its case from: the database's seeded RNG, the
+/// provider's query generator, read access to the data, and the
+/// provider's optimizer knobs.
+pub struct GenerateContext<'a> {
+    pub rng: &'a mut Rng,
+    pub generator: &'a mut dyn QueryGenerator,
+    pub data: &'a mut dyn DataReader,
+    /// The knobs the provider documents for this DBMS build (its flavor's
+    /// included); empty where it has none.
+    pub knobs: &'a [Knob],
 }
 
 pub trait Oracle: Send + Sync {
@@ -68,17 +120,15 @@ pub trait Oracle: Send + Sync {
     /// One line for `--help`.
     fn description(&self) -> &'static str;
     /// Draws the oracle's inputs; `None` if this database offers nothing to
-    /// test. `data` reads the database (most oracles need not).
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        data: &mut dyn DataReader,
-    ) -> Option<Case>;
-    /// The queries whose results must stand in the relation.
-    fn queries(&self, case: &Case) -> Vec<OracleQuery>;
-    /// Checks the relation on the results of [`Oracle::queries`], in order.
-    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Verdict;
+    /// test.
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case>;
+    /// The queries whose results must stand in the relation. Fails on a
+    /// case this oracle did not draw or that lacks what it needs (an old
+    /// or hand-edited record).
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError>;
+    /// Checks the relation on the results of [`Oracle::queries`], in order
+    /// (as many results as queries).
+    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError>;
     /// The cases one simplification step away from `case` whose queries
     /// still stand in this oracle's relation by construction, for the
     /// reducer (see [`crate::shrink`]). Empty by default: an oracle that
@@ -90,7 +140,7 @@ pub trait Oracle: Send + Sync {
         }
     }
     /// What the default [`Oracle::shrink`] may simplify in this oracle's cases.
-    fn shrink_policy(&self) -> Option<crate::shrink::CasePolicy> {
+    fn shrink_policy(&self) -> Option<CasePolicy> {
         None
     }
     /// Whether this oracle's cases were computed against the database's

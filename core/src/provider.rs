@@ -169,6 +169,19 @@ pub trait QueryGenerator {
     }
 }
 
+/// What a provider generated in one database. The provider keeps its own
+/// model of it (SQLite: partial indexes and WITHOUT ROWID tables;
+/// PostgreSQL: which tables take inserts, inheritance, partitions; Citus:
+/// placements), and the rest of lancet sees it only through this trait.
+pub trait GeneratedDatabase: Send {
+    /// The tables, views, columns and indexes, in the model every provider
+    /// shares: for deduplication, the reducer and tests.
+    fn schema(&self) -> &Schema;
+    /// A query generator over this database. Several may exist at once
+    /// (one per oracle check, say); each draws only from the RNG it is given.
+    fn query_generator(&self) -> Box<dyn QueryGenerator + '_>;
+}
+
 /// A DBMS that lancet can test.
 pub trait Provider: Send + Sync {
     /// The `--dbms` name.
@@ -192,10 +205,13 @@ pub trait Provider: Send + Sync {
     fn server(&self) -> Option<String> {
         None
     }
-    /// Fills a fresh database with a random schema and data through `session`.
-    fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError>;
-    /// A query generator over a populated schema.
-    fn query_generator<'s>(&self, schema: &'s Schema) -> Box<dyn QueryGenerator + 's>;
+    /// Fills a fresh database with a random schema and data through
+    /// `session`, and returns the provider's model of what it made.
+    fn populate(
+        &self,
+        rng: &mut Rng,
+        session: &mut Session,
+    ) -> Result<Box<dyn GeneratedDatabase>, ExecError>;
     /// How a user runs a reproducer with the DBMS's own client; `{file}`
     /// stands for the reproducer's path.
     fn client_command(&self) -> String;
@@ -203,10 +219,16 @@ pub trait Provider: Send + Sync {
     fn knobs(&self) -> Vec<crate::knobs::Knob> {
         Vec::new()
     }
-    /// How a reproducer applies `setting` with the DBMS's own client: lines
-    /// to put before the queries (SQLite: `.testctrl optimizations 0x..`,
-    /// PostgreSQL: `SET enable_hashjoin = off`).
-    fn knob_commands(&self, _setting: &crate::knobs::KnobSetting) -> Vec<String> {
+    /// How a reproducer changes the optimizer configuration from `from` to
+    /// `to` with the DBMS's own client: lines to put before the next query
+    /// (SQLite: `.testctrl optimizations 0x..`, PostgreSQL: `SET
+    /// enable_hashjoin = off;` and `RESET ...;`). Covers every knob of
+    /// [`Provider::knobs`], a flavor's included.
+    fn knob_commands(
+        &self,
+        _from: &crate::knobs::KnobSetting,
+        _to: &crate::knobs::KnobSetting,
+    ) -> Vec<String> {
         Vec::new()
     }
     /// Comment lines for a reproducer's header (`--`, `#`): SQL comment syntax.

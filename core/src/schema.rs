@@ -27,8 +27,6 @@ pub struct Relation {
     pub name: String,
     pub kind: RelationKind,
     pub columns: Vec<Column>,
-    /// SQLite: whether the table has a rowid (not WITHOUT ROWID).
-    pub has_rowid: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

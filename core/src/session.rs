@@ -6,6 +6,7 @@
 use crate::ast::{Query, Statement, StatementKind};
 use crate::connection::{Connection, DbError, FailureKind};
 use crate::expected_errors::ExpectedErrors;
+use crate::knobs::KnobSetting;
 use crate::print::{Dialect, ToSql};
 use crate::value::Row;
 use std::io::Write;
@@ -49,6 +50,8 @@ pub struct Session<'e> {
     dialect: Dialect,
     expected: &'e ExpectedErrors,
     setup: Vec<String>,
+    /// The optimizer configuration in force.
+    knobs: KnobSetting,
     log: Option<Box<dyn Write + Send>>,
     /// The first error writing the log (a full disk), kept to be reported.
     log_error: Option<String>,
@@ -62,6 +65,7 @@ impl<'e> Session<'e> {
             dialect,
             expected,
             setup: Vec::new(),
+            knobs: KnobSetting::default(),
             log: None,
             log_error: None,
             stats: SessionStats::default(),
@@ -76,6 +80,18 @@ impl<'e> Session<'e> {
 
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// The connection itself, bypassing the log and error classification:
+    /// for text that is not lancet's own (a foreign reproducer).
+    pub fn connection(&mut self) -> &mut dyn Connection {
+        &mut *self.conn
+    }
+
+    /// Writes every statement run (and errors, as comments) to `log` from
+    /// now on.
+    pub fn set_log(&mut self, log: Box<dyn Write + Send>) {
+        self.log = Some(log);
     }
 
     /// The statements that succeeded and shaped the database, in order.
@@ -154,6 +170,42 @@ impl<'e> Session<'e> {
         result.map_err(|e| self.classify(StatementKind::Query, sql.to_string(), e))
     }
 
+    /// Applies an optimizer configuration for the queries that follow,
+    /// if it is not the one in force. Logged as a comment: the statement
+    /// log is SQL, and some DBMSs set knobs outside SQL.
+    pub fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), ExecError> {
+        if *setting == self.knobs {
+            return Ok(());
+        }
+        let what = if setting.is_default() {
+            "-- knobs: the defaults".to_string()
+        } else {
+            format!("-- knobs: off {}", setting.off.join(", "))
+        };
+        self.log_comment(&what);
+        match self.conn.set_knobs(setting) {
+            Ok(()) => {
+                self.knobs = setting.clone();
+                Ok(())
+            }
+            Err(error) => Err(match error.kind {
+                FailureKind::ConnectionLost | FailureKind::Hang => {
+                    ExecError::Lost { sql: what, error }
+                }
+                _ => ExecError::Unexpected { sql: what, error },
+            }),
+        }
+    }
+
+    fn log_comment(&mut self, line: &str) {
+        if let Some(log) = &mut self.log {
+            if let Err(e) = writeln!(log, "{line}") {
+                self.log_error.get_or_insert_with(|| e.to_string());
+                self.log = None;
+            }
+        }
+    }
+
     /// Flushes the statement log, if any.
     pub fn flush_log(&mut self) {
         if let Some(log) = &mut self.log {
@@ -170,7 +222,14 @@ impl<'e> Session<'e> {
     }
 }
 
-impl crate::oracle::DataReader for Session<'_> {
+/// Read access to the database under test, for oracles that look at its
+/// data (PQS picks a pivot row). Queries run here are logged and counted
+/// like any other.
+pub trait DataReader {
+    fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError>;
+}
+
+impl DataReader for Session<'_> {
     fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError> {
         self.query(query)
     }

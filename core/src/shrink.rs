@@ -19,50 +19,8 @@
 //!   may be simplified.
 
 use crate::ast::{Expr, JoinConstraint, Query, Select, SelectItem, SetExpr};
-use crate::oracle::Case;
+use crate::case::{Case, CasePolicy, ItemPolicy};
 use crate::value::Value;
-
-/// What a reducer may simplify in one oracle's case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CasePolicy {
-    /// Simplify `case.predicate`.
-    pub predicate: bool,
-    /// Simplify or drop the base query's WHERE.
-    pub selection: bool,
-    /// Drop joins and simplify their ON conditions.
-    pub joins: bool,
-    pub items: ItemPolicy,
-}
-
-impl CasePolicy {
-    /// Everything may be simplified: predicate, WHERE, joins, select items.
-    pub const ALL: CasePolicy = CasePolicy {
-        predicate: true,
-        selection: true,
-        joins: true,
-        items: ItemPolicy::Free,
-    };
-
-    /// [`CasePolicy::ALL`] but with the select list under `items`.
-    pub const fn with_items(items: ItemPolicy) -> CasePolicy {
-        CasePolicy {
-            items,
-            ..CasePolicy::ALL
-        }
-    }
-}
-
-/// What may happen to the base query's select list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ItemPolicy {
-    /// Items may be dropped (one is kept) and simplified.
-    Free,
-    /// Only the arguments of function-call items may be simplified (the
-    /// items themselves are the oracle's, as TLP-aggregate's aggregate).
-    ArgumentsOnly,
-    /// The select list stays as generated.
-    Fixed,
-}
 
 /// Functions that aggregate in some dialect. Conservative: `MIN` and `MAX`
 /// are scalar in SQLite with two arguments, but are never unwrapped either.
@@ -339,11 +297,8 @@ pub fn case_variants(case: &Case, policy: &CasePolicy) -> Vec<Case> {
         })
         .collect();
     if policy.predicate {
-        if let Some(p) = &case.predicate {
-            out.extend(expr_variants(p).into_iter().map(|p| Case {
-                predicate: Some(p),
-                ..case.clone()
-            }));
+        if let Ok(p) = case.predicate() {
+            out.extend(expr_variants(p).into_iter().map(|p| case.with_predicate(p)));
         }
     }
     out

@@ -4,11 +4,11 @@
 //! equal. `f` may contain joins.
 
 use lancet_core::compare::RowDiff;
-use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
-    Case, DataReader, Disagreement, Expr, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row,
-    Select, SelectItem, Value, Verdict,
+    Case, CaseError, CaseInputs, Disagreement, Expr, GenerateContext, Oracle, OracleQuery, Query,
+    Row, Select, SelectItem, Value, Verdict,
 };
+use lancet_core::{CasePolicy, ItemPolicy};
 
 pub struct NoRec;
 
@@ -38,22 +38,19 @@ impl Oracle for NoRec {
         "non-optimizing reference engine: COUNT(*) WHERE p equals SUM(CASE WHEN p THEN 1 ELSE 0 END)"
     }
 
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        _data: &mut dyn DataReader,
-    ) -> Option<Case> {
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
         let (from, scope) = generator.from_clause(rng);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case {
-            query: Select {
+        Some(Case::new(
+            self.name(),
+            Select {
                 from: Some(from),
                 ..Select::default()
             },
-            predicate: Some(predicate),
-            pivot: None,
-        })
+            CaseInputs::Predicate { predicate },
+        ))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
@@ -64,11 +61,9 @@ impl Oracle for NoRec {
         })
     }
 
-    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        let p = case
-            .predicate
-            .clone()
-            .expect("a norec case has a predicate");
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        case.check_oracle(self.name())?;
+        let p = case.predicate()?.clone();
         let optimized = Select {
             items: vec![SelectItem::Expr {
                 expr: Expr::CountStar,
@@ -90,37 +85,34 @@ impl Oracle for NoRec {
             selection: None,
             ..case.query.clone()
         };
-        vec![
-            OracleQuery {
-                role: "optimized".into(),
-                query: Query::select(optimized),
-            },
-            OracleQuery {
-                role: "reference".into(),
-                query: Query::select(reference),
-            },
-        ]
+        Ok(vec![
+            OracleQuery::new("optimized", Query::select(optimized)),
+            OracleQuery::new("reference", Query::select(reference)),
+        ])
     }
 
     fn planted_fault(&self) -> lancet_core::fault::Fault {
         lancet_core::fault::Fault::Miscount { period: 3 }
     }
 
-    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
-        let (a, b) = (count_of(&results[0]), count_of(&results[1]));
+    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
+        let [optimized, reference] = results else {
+            return Err(case.unfit("NoREC compares exactly two results"));
+        };
+        let (a, b) = (count_of(optimized), count_of(reference));
         if a.is_some() && a == b {
-            return Verdict::Agree {
+            return Ok(Verdict::Agree {
                 nonempty: a.unwrap_or(0) > 0,
-            };
+            });
         }
-        Verdict::Disagree(Disagreement {
+        Ok(Verdict::Disagree(Disagreement {
             relation: RELATION.to_string(),
-            row_counts: vec![results[0].len(), results[1].len()],
+            row_counts: vec![optimized.len(), reference.len()],
             diff: RowDiff {
-                only_in_first: results[0].iter().map(|r| (r.clone(), 1)).collect(),
-                only_in_second: results[1].iter().map(|r| (r.clone(), 1)).collect(),
+                only_in_first: optimized.iter().map(|r| (r.clone(), 1)).collect(),
+                only_in_second: reference.iter().map(|r| (r.clone(), 1)).collect(),
             },
-        })
+        }))
     }
 }
 
@@ -130,8 +122,9 @@ mod tests {
     use lancet_core::{Dialect, FromClause, TableFactor, ToSql};
 
     fn case() -> Case {
-        Case {
-            query: Select {
+        Case::new(
+            "norec",
+            Select {
                 from: Some(FromClause {
                     first: TableFactor::Table {
                         name: "t0".into(),
@@ -142,14 +135,15 @@ mod tests {
                 }),
                 ..Select::default()
             },
-            predicate: Some(Expr::column(None, "c0")),
-            pivot: None,
-        }
+            CaseInputs::Predicate {
+                predicate: Expr::column(None, "c0"),
+            },
+        )
     }
 
     #[test]
     fn builds_the_optimized_and_reference_counts() {
-        let qs = NoRec.queries(&case());
+        let qs = NoRec.queries(&case()).unwrap();
         assert_eq!(
             qs[0].query.to_sql(Dialect::Sqlite),
             "SELECT COUNT(*) FROM t0 WHERE c0"
@@ -166,15 +160,15 @@ mod tests {
         let c = case();
         assert_eq!(
             NoRec.compare(&c, &[one(Value::Integer(0)), one(Value::Null)]),
-            Verdict::Agree { nonempty: false }
+            Ok(Verdict::Agree { nonempty: false })
         );
         assert_eq!(
             NoRec.compare(&c, &[one(Value::Integer(3)), one(Value::Integer(3))]),
-            Verdict::Agree { nonempty: true }
+            Ok(Verdict::Agree { nonempty: true })
         );
         assert!(matches!(
             NoRec.compare(&c, &[one(Value::Integer(3)), one(Value::Integer(2))]),
-            Verdict::Disagree(_)
+            Ok(Verdict::Disagree(_))
         ));
     }
 }

@@ -2,10 +2,10 @@
 //! row (or group), so `p`, `NOT p` and `p IS NULL` split any result into
 //! three disjoint parts. Shared by every TLP variant.
 
-use lancet_core::compare::RowDiff;
+use lancet_core::compare::{multiset_diff, set_diff, RowDiff};
 use lancet_core::{
-    Case, Disagreement, Expr, FromClause, JoinConstraint, OracleQuery, Query, QueryGenerator, Rng,
-    Row, Scope, Select, SelectItem, SetOperator, Verdict,
+    Case, CaseError, Disagreement, Expr, FromClause, JoinConstraint, OracleQuery, Query,
+    QueryGenerator, Rng, Row, Scope, Select, SelectItem, SetOperator, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -89,23 +89,46 @@ pub fn base_where(
 }
 
 /// The two queries of a TLP check: the case's base query, and its three
-/// partitions on the case's predicate (made by `partition`) combined with `op`.
+/// partitions on the case's predicate (made by `partition`) combined with
+/// `op`. `oracle` must be the oracle that drew the case.
 pub fn original_and_partitioned(
+    oracle: &str,
     case: &Case,
     partition: fn(&Select, &Expr) -> Vec<Select>,
     op: SetOperator,
-) -> Vec<OracleQuery> {
-    let p = case.predicate.as_ref().expect("a TLP case has a predicate");
-    vec![
-        OracleQuery {
-            role: "original".into(),
-            query: Query::select(case.query.clone()),
-        },
-        OracleQuery {
-            role: "partitioned".into(),
-            query: Query::set_operation(op, partition(&case.query, p)),
-        },
-    ]
+) -> Result<Vec<OracleQuery>, CaseError> {
+    case.check_oracle(oracle)?;
+    let p = case.predicate()?;
+    Ok(vec![
+        OracleQuery::new("original", Query::select(case.query.clone())),
+        OracleQuery::new(
+            "partitioned",
+            Query::set_operation(op, partition(&case.query, p)),
+        ),
+    ])
+}
+
+/// Compares the first two results as multisets of whole rows.
+pub fn multiset_verdict(relation: &str, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
+    let [a, b, ..] = results else {
+        return Err(too_few_results(relation));
+    };
+    Ok(verdict_from_diff(relation, results, multiset_diff(a, b)))
+}
+
+/// Compares the first two results as sets of whole rows.
+pub fn set_verdict(relation: &str, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
+    let [a, b, ..] = results else {
+        return Err(too_few_results(relation));
+    };
+    Ok(verdict_from_diff(relation, results, set_diff(a, b)))
+}
+
+fn too_few_results(relation: &str) -> CaseError {
+    CaseError::Unfit {
+        oracle: String::new(),
+        why: format!("fewer than two results to compare under {relation}"),
+    }
 }
 
 /// The verdict of a two-query check from the diff of its results: agree if

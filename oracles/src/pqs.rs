@@ -10,8 +10,8 @@ use lancet_core::compare::values_equal;
 use lancet_core::compare::RowDiff;
 use lancet_core::value::format_row;
 use lancet_core::{
-    Case, DataReader, Disagreement, Expr, FromClause, JoinKind, Oracle, OracleQuery, Query,
-    QueryGenerator, Rng, Row, Select, SelectItem, TableFactor, Truth, Verdict,
+    Case, CaseError, CaseInputs, Disagreement, Expr, FromClause, GenerateContext, JoinKind, Oracle,
+    OracleQuery, Query, Row, Select, SelectItem, TableFactor, Truth, Verdict,
 };
 use rand::Rng as _;
 
@@ -70,12 +70,10 @@ impl Oracle for Pqs {
         lancet_core::fault::Fault::EmptyResult { period: 5 }
     }
 
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        data: &mut dyn DataReader,
-    ) -> Option<Case> {
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
+        let data = &mut *cx.data;
         let (from, scope) = generator.pivot_tables(rng)?;
         let mut pivot: Row = Vec::with_capacity(scope.columns.len());
         for factor in factors(&from)? {
@@ -114,8 +112,9 @@ impl Oracle for Pqs {
             Truth::False => Expr::not(expr),
             Truth::Null => Expr::is_null(expr),
         };
-        Some(Case {
-            query: Select {
+        Some(Case::new(
+            self.name(),
+            Select {
                 items: scope
                     .columns
                     .iter()
@@ -128,9 +127,11 @@ impl Oracle for Pqs {
                 selection: Some(rectified.clone()),
                 ..Select::default()
             },
-            predicate: Some(rectified),
-            pivot: Some(pivot),
-        })
+            CaseInputs::Pivot {
+                predicate: rectified,
+                pivot,
+            },
+        ))
     }
 
     /// PQS cannot simplify its predicate freely: a simpler predicate need
@@ -139,7 +140,7 @@ impl Oracle for Pqs {
     /// conjunction (`NOT` of a FALSE disjunction), and dropping a column or
     /// a whole table from both the select list and the pivot row.
     fn shrink(&self, case: &Case) -> Vec<Case> {
-        let (Some(pivot), Some(predicate)) = (&case.pivot, &case.predicate) else {
+        let (Ok(pivot), Ok(predicate)) = (case.pivot(), case.predicate()) else {
             return vec![];
         };
         let mut out = Vec::new();
@@ -148,8 +149,7 @@ impl Oracle for Pqs {
                 selection: Some(p.clone()),
                 ..case.query.clone()
             },
-            predicate: Some(p),
-            pivot: case.pivot.clone(),
+            ..case.with_predicate(p)
         };
         for p in true_parts(predicate) {
             out.push(with_predicate(p));
@@ -210,42 +210,44 @@ impl Oracle for Pqs {
     /// shows that the pivot row is in the tables at all, so a reproducer
     /// (or a reduced one, whose setup may have lost the row) proves the bug
     /// by itself.
-    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        vec![
-            OracleQuery {
-                role: "pivot query".into(),
-                query: Query::select(case.query.clone()),
-            },
-            OracleQuery {
-                role: "all rows".into(),
-                query: Query::select(Select {
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        case.check_oracle(self.name())?;
+        case.pivot()?;
+        Ok(vec![
+            OracleQuery::new("pivot query", Query::select(case.query.clone())),
+            OracleQuery::new(
+                "all rows",
+                Query::select(Select {
                     selection: None,
                     ..case.query.clone()
                 }),
-            },
-        ]
+            ),
+        ])
     }
 
-    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Verdict {
-        let pivot = case.pivot.as_ref().expect("a pqs case has a pivot");
+    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
+        let pivot = case.pivot()?;
+        let [with_predicate, all_rows] = results else {
+            return Err(case.unfit("PQS compares exactly two results"));
+        };
         let contains = |rows: &[Row]| rows.iter().any(|r| rows_equal(r, pivot));
         // Without the row in the tables there is nothing to check; the row
         // must be there with identical values (1 is not 1.0: the predicate
         // may tell them apart).
         let identical = |rows: &[Row]| rows.contains(pivot);
-        if contains(&results[0]) || !identical(&results[1]) {
-            return Verdict::Agree {
-                nonempty: !results[0].is_empty(),
-            };
+        if contains(with_predicate) || !identical(all_rows) {
+            return Ok(Verdict::Agree {
+                nonempty: !with_predicate.is_empty(),
+            });
         }
-        Verdict::Disagree(Disagreement {
+        Ok(Verdict::Disagree(Disagreement {
             relation: RELATION.to_string(),
-            row_counts: vec![results[0].len(), results[1].len()],
+            row_counts: vec![with_predicate.len(), all_rows.len()],
             diff: RowDiff {
                 only_in_first: vec![],
                 only_in_second: vec![(pivot.clone(), 1)],
             },
-        })
+        }))
     }
 }
 
@@ -294,15 +296,16 @@ fn keep_columns(case: &Case, pivot: &Row, keep: &[bool]) -> Option<Case> {
                 .collect(),
             ..case.query.clone()
         },
-        predicate: case.predicate.clone(),
-        pivot: Some(
-            pivot
+        inputs: CaseInputs::Pivot {
+            predicate: case.predicate().ok()?.clone(),
+            pivot: pivot
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| pick(*i))
                 .map(|(_, v)| v.clone())
                 .collect(),
-        ),
+        },
+        oracle: case.oracle.clone(),
     })
 }
 

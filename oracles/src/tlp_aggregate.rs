@@ -12,11 +12,11 @@
 
 use crate::partition::{base_where, item, where_partitions};
 use lancet_core::compare::{values_equal, RowDiff};
-use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
-    Case, DataReader, Disagreement, Expr, Oracle, OracleQuery, Query, QueryGenerator, Rng, Row,
-    Select, SelectItem, SetOperator, TableFactor, Value, Verdict,
+    Case, CaseError, CaseInputs, Disagreement, Expr, GenerateContext, Oracle, OracleQuery, Query,
+    Row, Select, SelectItem, SetOperator, TableFactor, Value, Verdict,
 };
+use lancet_core::{CasePolicy, ItemPolicy};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -109,12 +109,9 @@ impl Oracle for TlpAggregate {
         "TLP on aggregates: MIN/MAX/SUM/COUNT/AVG(/TOTAL) recombined from the three partitions"
     }
 
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        _data: &mut dyn DataReader,
-    ) -> Option<Case> {
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
         let (from, scope) = generator.from_clause(rng);
         let column = scope.columns.choose(rng)?.expr.clone();
         let argument = if rng.random_bool(0.3) {
@@ -140,27 +137,25 @@ impl Oracle for TlpAggregate {
         };
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case {
-            query: Select {
+        Some(Case::new(
+            self.name(),
+            Select {
                 items: vec![item(aggregate)],
                 from: Some(from),
                 selection,
                 ..Select::default()
             },
-            predicate: Some(predicate),
-            pivot: None,
-        })
+            CaseInputs::Predicate { predicate },
+        ))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
         Some(CasePolicy::with_items(ItemPolicy::ArgumentsOnly))
     }
 
-    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        let p = case
-            .predicate
-            .as_ref()
-            .expect("a tlp-aggregate case has a predicate");
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        case.check_oracle(self.name())?;
+        let p = case.predicate()?;
         let (name, arg) = aggregate_of(case);
         let base = &case.query;
         let partial = |items: Vec<SelectItem>| -> Vec<Select> {
@@ -172,20 +167,17 @@ impl Oracle for TlpAggregate {
                 p,
             )
         };
-        let original = OracleQuery {
-            role: "original".into(),
-            query: Query::select(base.clone()),
-        };
+        let original = OracleQuery::new("original", Query::select(base.clone()));
         let Some(x) = arg else {
             // COUNT(*): the sum of the partial counts.
             let parts = partial(vec![aliased(Expr::CountStar, "c")]);
-            return vec![
+            return Ok(vec![
                 original,
-                OracleQuery {
-                    role: "partitioned".into(),
-                    query: recombine(parts, vec![Expr::func("SUM", vec![col("c")])]),
-                },
-            ];
+                OracleQuery::new(
+                    "partitioned",
+                    recombine(parts, vec![Expr::func("SUM", vec![col("c")])]),
+                ),
+            ]);
         };
         let agg = |n: &str| Expr::func(n, vec![x.clone()]);
         let mut queries = vec![original];
@@ -211,10 +203,7 @@ impl Oracle for TlpAggregate {
                 ],
             ),
         };
-        queries.push(OracleQuery {
-            role: "partitioned".into(),
-            query: partitioned,
-        });
+        queries.push(OracleQuery::new("partitioned", partitioned));
         if matches!(name.as_str(), "SUM" | "TOTAL" | "AVG") {
             // The sum of magnitudes bounds the rounding error of any order.
             let magnitude = Expr::func(
@@ -228,18 +217,21 @@ impl Oracle for TlpAggregate {
                     )],
                 )],
             );
-            queries.push(OracleQuery {
-                role: "magnitude".into(),
-                query: Query::select(with_items(base, vec![magnitude])),
-            });
+            queries.push(OracleQuery::new(
+                "magnitude",
+                Query::select(with_items(base, vec![magnitude])),
+            ));
         }
-        queries
+        Ok(queries)
     }
 
-    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Verdict {
+    fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
         let (name, _) = aggregate_of(case);
-        let original = single(&results[0]).and_then(|r| r.first());
-        let recombined: Option<Value> = match (name.as_str(), single(&results[1])) {
+        let [first, second, ..] = results else {
+            return Err(case.unfit("TLP-aggregate compares at least two results"));
+        };
+        let original = single(first).and_then(|r| r.first());
+        let recombined: Option<Value> = match (name.as_str(), single(second)) {
             ("AVG", Some([s, c])) => match (as_f64(s), as_f64(c)) {
                 (_, Some(0.0)) => Some(Value::Null),
                 (Some(s), Some(c)) => Some(Value::Real(s / c)),
@@ -261,11 +253,11 @@ impl Oracle for TlpAggregate {
             // The summands' magnitudes overflow: whether a partial sum
             // reaches infinity (or inf - inf, which SQLite gives as NULL)
             // depends on the order of summation. Nothing to compare.
-            return Verdict::Agree { nonempty };
+            return Ok(Verdict::Agree { nonempty });
         }
         if let (Some(a), Some(b)) = (original, recombined.as_ref()) {
             if values_equal(a, b) {
-                return Verdict::Agree { nonempty };
+                return Ok(Verdict::Agree { nonempty });
             }
             let float_sum =
                 float_aggregate && (matches!(a, Value::Real(_)) || matches!(b, Value::Real(_)));
@@ -275,7 +267,7 @@ impl Oracle for TlpAggregate {
                 let overflowed = !(x.is_finite() && y.is_finite() && m.is_finite());
                 // AVG is recombined from the partitions' SUMs: those may be
                 // single precision even where AVG itself is a double.
-                let summed = match (name.as_str(), single(&results[1])) {
+                let summed = match (name.as_str(), single(second)) {
                     // An integer sum is exact: it never earns the wider tolerance.
                     ("AVG", Some([Value::Real(s), _])) => is_single_precision(*s),
                     ("AVG", _) => false,
@@ -287,20 +279,20 @@ impl Oracle for TlpAggregate {
                     TOLERANCE
                 };
                 if overflowed || (x - y).abs() <= tolerance * m.max(f64::MIN_POSITIVE) {
-                    return Verdict::Agree { nonempty };
+                    return Ok(Verdict::Agree { nonempty });
                 }
             }
         }
-        Verdict::Disagree(Disagreement {
+        Ok(Verdict::Disagree(Disagreement {
             relation: format!(
                 "{name} over all rows = {} recombined from the partitions WHERE p, NOT p, p IS NULL",
                 name
             ),
-            row_counts: vec![results[0].len(), results[1].len()],
+            row_counts: vec![first.len(), second.len()],
             diff: RowDiff {
                 only_in_first: original.map(|v| (vec![v.clone()], 1)).into_iter().collect(),
                 only_in_second: recombined.map(|v| (vec![v], 1)).into_iter().collect(),
             },
-        })
+        }))
     }
 }

@@ -2,12 +2,11 @@
 //! the `UNION` of its three partitions on `p`.
 
 use crate::partition::{
-    base_where, item, original_and_partitioned, some_columns, verdict_from_diff, where_partitions,
+    base_where, item, original_and_partitioned, set_verdict, some_columns, where_partitions,
 };
-use lancet_core::compare::set_diff;
-use lancet_core::shrink::CasePolicy;
 use lancet_core::{
-    Case, DataReader, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select, SetOperator, Verdict,
+    Case, CaseError, CaseInputs, CasePolicy, GenerateContext, Oracle, OracleQuery, Row, Select,
+    SetOperator, Verdict,
 };
 
 pub struct TlpDistinct;
@@ -24,12 +23,9 @@ impl Oracle for TlpDistinct {
         "TLP on SELECT DISTINCT: the distinct rows equal the UNION of the three partitions"
     }
 
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        _data: &mut dyn DataReader,
-    ) -> Option<Case> {
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
         let (from, scope) = generator.from_clause(rng);
         if scope.columns.is_empty() {
             return None;
@@ -42,33 +38,28 @@ impl Oracle for TlpDistinct {
             .collect();
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case {
-            query: Select {
+        Some(Case::new(
+            self.name(),
+            Select {
                 distinct: true,
                 items,
                 from: Some(from),
                 selection,
                 ..Select::default()
             },
-            predicate: Some(predicate),
-            pivot: None,
-        })
+            CaseInputs::Predicate { predicate },
+        ))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
         Some(CasePolicy::ALL)
     }
 
-    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        original_and_partitioned(case, where_partitions, SetOperator::Union)
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        original_and_partitioned(self.name(), case, where_partitions, SetOperator::Union)
     }
 
-    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
         set_verdict(RELATION, results)
     }
-}
-
-/// Compares the first two results as sets.
-pub(crate) fn set_verdict(relation: &str, results: &[Vec<Row>]) -> Verdict {
-    verdict_from_diff(relation, results, set_diff(&results[0], &results[1]))
 }

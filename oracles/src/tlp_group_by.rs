@@ -2,12 +2,11 @@
 //! set, the `UNION` of the three partitions on `p`, each grouped.
 
 use crate::partition::{
-    base_where, item, original_and_partitioned, some_columns, where_partitions,
+    base_where, item, original_and_partitioned, set_verdict, some_columns, where_partitions,
 };
-use crate::tlp_distinct::set_verdict;
-use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
-    Case, DataReader, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select, SetOperator, Verdict,
+    Case, CaseError, CaseInputs, CasePolicy, GenerateContext, ItemPolicy, Oracle, OracleQuery, Row,
+    Select, SetOperator, Verdict,
 };
 
 pub struct TlpGroupBy;
@@ -24,12 +23,9 @@ impl Oracle for TlpGroupBy {
         "TLP on GROUP BY: the groups equal the UNION of the groups of the three partitions"
     }
 
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        _data: &mut dyn DataReader,
-    ) -> Option<Case> {
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
         let (from, scope) = generator.from_clause(rng);
         if scope.columns.is_empty() {
             return None;
@@ -40,28 +36,28 @@ impl Oracle for TlpGroupBy {
             .collect();
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case {
-            query: Select {
+        Some(Case::new(
+            self.name(),
+            Select {
                 items: keys.iter().cloned().map(item).collect(),
                 from: Some(from),
                 selection,
                 group_by: keys,
                 ..Select::default()
             },
-            predicate: Some(predicate),
-            pivot: None,
-        })
+            CaseInputs::Predicate { predicate },
+        ))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
         Some(CasePolicy::with_items(ItemPolicy::Fixed))
     }
 
-    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        original_and_partitioned(case, where_partitions, SetOperator::Union)
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        original_and_partitioned(self.name(), case, where_partitions, SetOperator::Union)
     }
 
-    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
         set_verdict(RELATION, results)
     }
 }

@@ -3,13 +3,11 @@
 //! and `HAVING p IS NULL`.
 
 use crate::partition::{
-    base_where, having_partitions, item, original_and_partitioned, some_columns,
+    base_where, having_partitions, item, multiset_verdict, original_and_partitioned, some_columns,
 };
-use crate::tlp_where::multiset_verdict;
-use lancet_core::shrink::{CasePolicy, ItemPolicy};
 use lancet_core::{
-    Case, DataReader, Expr, Oracle, OracleQuery, QueryGenerator, Rng, Row, Scope, ScopeColumn,
-    Select, SetOperator, Verdict,
+    Case, CaseError, CaseInputs, CasePolicy, Expr, GenerateContext, ItemPolicy, Oracle,
+    OracleQuery, Row, Scope, ScopeColumn, Select, SetOperator, Verdict,
 };
 use rand::seq::IndexedRandom;
 
@@ -27,12 +25,9 @@ impl Oracle for TlpHaving {
         "TLP on HAVING: the groups equal the UNION ALL of the groups where p, NOT p, p IS NULL"
     }
 
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        _data: &mut dyn DataReader,
-    ) -> Option<Case> {
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
         let (from, scope) = generator.from_clause(rng);
         if scope.columns.is_empty() {
             return None;
@@ -77,28 +72,28 @@ impl Oracle for TlpHaving {
                 .collect(),
         };
         let predicate = generator.predicate(rng, &key_scope);
-        Some(Case {
-            query: Select {
+        Some(Case::new(
+            self.name(),
+            Select {
                 items,
                 from: Some(from),
                 selection,
                 group_by,
                 ..Select::default()
             },
-            predicate: Some(predicate),
-            pivot: None,
-        })
+            CaseInputs::Predicate { predicate },
+        ))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
         Some(CasePolicy::with_items(ItemPolicy::Fixed))
     }
 
-    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        original_and_partitioned(case, having_partitions, SetOperator::UnionAll)
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        original_and_partitioned(self.name(), case, having_partitions, SetOperator::UnionAll)
     }
 
-    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
         multiset_verdict(RELATION, results)
     }
 }

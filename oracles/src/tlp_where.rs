@@ -2,14 +2,12 @@
 //! rows as the `UNION ALL` of its three partitions on a predicate `p`.
 
 use crate::partition::{
-    base_where, item, original_and_partitioned, verdict_from_diff, where_partitions,
+    base_where, item, multiset_verdict, original_and_partitioned, where_partitions,
     wildcard_is_safe,
 };
-use lancet_core::compare::multiset_diff;
-use lancet_core::shrink::CasePolicy;
 use lancet_core::{
-    Case, DataReader, FromClause, Oracle, OracleQuery, QueryGenerator, Rng, Row, Select,
-    SelectItem, SetOperator, Verdict,
+    Case, CaseError, CaseInputs, CasePolicy, FromClause, GenerateContext, Oracle, OracleQuery,
+    QueryGenerator, Rng, Row, Select, SelectItem, SetOperator, Verdict,
 };
 use rand::Rng as _;
 
@@ -51,12 +49,9 @@ impl Oracle for TlpWhere {
         "ternary logic partitioning of WHERE: a query equals the UNION ALL of its parts where p, NOT p, p IS NULL"
     }
 
-    fn generate(
-        &self,
-        rng: &mut Rng,
-        generator: &mut dyn QueryGenerator,
-        _data: &mut dyn DataReader,
-    ) -> Option<Case> {
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
         let (from, scope) = generator.from_clause(rng);
         if scope.columns.is_empty() {
             return None;
@@ -64,34 +59,29 @@ impl Oracle for TlpWhere {
         let items = select_items(rng, generator, &from, &scope);
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case {
-            query: Select {
+        Some(Case::new(
+            self.name(),
+            Select {
                 items,
                 from: Some(from),
                 selection,
                 ..Select::default()
             },
-            predicate: Some(predicate),
-            pivot: None,
-        })
+            CaseInputs::Predicate { predicate },
+        ))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
         Some(CasePolicy::ALL)
     }
 
-    fn queries(&self, case: &Case) -> Vec<OracleQuery> {
-        original_and_partitioned(case, where_partitions, SetOperator::UnionAll)
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        original_and_partitioned(self.name(), case, where_partitions, SetOperator::UnionAll)
     }
 
-    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Verdict {
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
         multiset_verdict(RELATION, results)
     }
-}
-
-/// Compares the first two results as multisets of whole rows.
-pub(crate) fn multiset_verdict(relation: &str, results: &[Vec<Row>]) -> Verdict {
-    verdict_from_diff(relation, results, multiset_diff(&results[0], &results[1]))
 }
 
 #[cfg(test)]
@@ -100,8 +90,9 @@ mod tests {
     use lancet_core::{Dialect, Expr, FromClause, TableFactor, ToSql, Value};
 
     fn base(selection: Option<Expr>) -> Case {
-        Case {
-            query: Select {
+        Case::new(
+            "tlp-where",
+            Select {
                 items: vec![SelectItem::Wildcard],
                 from: Some(FromClause {
                     first: TableFactor::Table {
@@ -114,14 +105,15 @@ mod tests {
                 selection,
                 ..Select::default()
             },
-            predicate: Some(Expr::column(None, "c0")),
-            pivot: None,
-        }
+            CaseInputs::Predicate {
+                predicate: Expr::column(None, "c0"),
+            },
+        )
     }
 
     #[test]
     fn builds_the_three_partitions_with_union_all() {
-        let qs = TlpWhere.queries(&base(None));
+        let qs = TlpWhere.queries(&base(None)).unwrap();
         assert_eq!(qs[0].query.to_sql(Dialect::Sqlite), "SELECT * FROM t0");
         assert_eq!(
             qs[1].query.to_sql(Dialect::Sqlite),
@@ -137,7 +129,7 @@ mod tests {
             Expr::column(None, "c1"),
             Expr::int(1),
         );
-        let qs = TlpWhere.queries(&base(Some(w)));
+        let qs = TlpWhere.queries(&base(Some(w))).unwrap();
         assert_eq!(
             qs[1].query.to_sql(Dialect::Sqlite),
             "SELECT * FROM t0 WHERE (c1 > 1) AND c0 UNION ALL SELECT * FROM t0 WHERE (c1 > 1) AND (NOT c0) \
@@ -149,22 +141,20 @@ mod tests {
     fn compares_whole_rows_as_multisets() {
         let case = base(None);
         let r = |a: i64, b: &str| vec![Value::Integer(a), Value::Text(b.into())];
-        let same = TlpWhere.compare(
-            &case,
-            &[vec![r(1, "a"), r(1, "a")], vec![r(1, "a"), r(1, "a")]],
-        );
+        let compare = |results: &[Vec<Row>]| TlpWhere.compare(&case, results).unwrap();
+        let same = compare(&[vec![r(1, "a"), r(1, "a")], vec![r(1, "a"), r(1, "a")]]);
         assert_eq!(same, Verdict::Agree { nonempty: true });
         // A duplicate lost: a set comparison would miss it.
-        let lost = TlpWhere.compare(&case, &[vec![r(1, "a"), r(1, "a")], vec![r(1, "a")]]);
+        let lost = compare(&[vec![r(1, "a"), r(1, "a")], vec![r(1, "a")]]);
         let Verdict::Disagree(d) = lost else {
             panic!("a lost duplicate must be reported")
         };
         assert_eq!(d.row_counts, vec![2, 1]);
         assert_eq!(d.diff.only_in_first, vec![(r(1, "a"), 1)]);
         // Same first column, different second column: whole rows count.
-        let other = TlpWhere.compare(&case, &[vec![r(1, "a")], vec![r(1, "b")]]);
+        let other = compare(&[vec![r(1, "a")], vec![r(1, "b")]]);
         assert!(matches!(other, Verdict::Disagree(_)));
-        let empty = TlpWhere.compare(&case, &[vec![], vec![]]);
+        let empty = compare(&[vec![], vec![]]);
         assert_eq!(empty, Verdict::Agree { nonempty: false });
     }
 }

@@ -1,9 +1,9 @@
-//! Each oracle builds exactly the queries ORACLES.md defines, and compares
+//! Each oracle builds exactly the queries docs/oracles.md defines, and compares
 //! results with the right relation (sets, multisets, values).
 
 use lancet_core::{
-    BinaryOp, Case, Dialect, Expr, FromClause, Oracle, Row, Select, SelectItem, TableFactor, ToSql,
-    Value, Verdict,
+    BinaryOp, Case, CaseInputs, Dialect, Expr, FromClause, Oracle, Row, Select, SelectItem,
+    TableFactor, ToSql, Value, Verdict,
 };
 use lancet_oracles::{norec::NoRec, pqs::Pqs, tlp_aggregate::TlpAggregate};
 use lancet_oracles::{tlp_distinct::TlpDistinct, tlp_group_by::TlpGroupBy, tlp_having::TlpHaving};
@@ -30,20 +30,34 @@ fn item(e: Expr) -> SelectItem {
     }
 }
 
+/// A case with the predicate `c1 > 0`, for whichever oracle [`sql`] hands
+/// it to.
 fn case(query: Select) -> Case {
-    Case {
+    Case::new(
+        "",
         query,
-        predicate: Some(Expr::binary(BinaryOp::Gt, c("c1"), Expr::int(0))),
-        pivot: None,
-    }
+        CaseInputs::Predicate {
+            predicate: Expr::binary(BinaryOp::Gt, c("c1"), Expr::int(0)),
+        },
+    )
 }
 
+/// The queries `oracle` builds from `case`, drawn as if by that oracle.
 fn sql(oracle: &dyn Oracle, case: &Case) -> Vec<String> {
+    let mut case = case.clone();
+    case.oracle = oracle.name().to_string();
     oracle
-        .queries(case)
+        .queries(&case)
+        .expect("the oracle builds queries from its case")
         .iter()
         .map(|q| q.query.to_sql(Dialect::Sqlite))
         .collect()
+}
+
+fn compare(oracle: &dyn Oracle, case: &Case, results: &[Vec<Row>]) -> Verdict {
+    oracle
+        .compare(case, results)
+        .expect("the oracle compares results of its queries")
 }
 
 fn rows(values: &[i64]) -> Vec<Row> {
@@ -69,11 +83,11 @@ fn tlp_distinct_unions_the_partitions_and_compares_sets() {
     );
     // Sets: duplicates do not matter, a missing value does.
     assert!(matches!(
-        TlpDistinct.compare(&k, &[rows(&[1, 2]), rows(&[2, 1, 1])]),
+        compare(&TlpDistinct, &k, &[rows(&[1, 2]), rows(&[2, 1, 1])]),
         Verdict::Agree { .. }
     ));
     assert!(matches!(
-        TlpDistinct.compare(&k, &[rows(&[1, 2]), rows(&[2])]),
+        compare(&TlpDistinct, &k, &[rows(&[1, 2]), rows(&[2])]),
         Verdict::Disagree(_)
     ));
 }
@@ -107,7 +121,7 @@ fn tlp_having_partitions_on_having_and_compares_multisets() {
          UNION ALL SELECT c0, COUNT(*) FROM t0 GROUP BY c0 HAVING (c1 > 0) IS NULL"
     );
     assert!(matches!(
-        TlpHaving.compare(&k, &[rows(&[1, 1]), rows(&[1])]),
+        compare(&TlpHaving, &k, &[rows(&[1, 1]), rows(&[1])]),
         Verdict::Disagree(_)
     ));
 }
@@ -164,7 +178,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     let sum = aggregate_case("SUM");
     // Integer sums: exact.
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &sum,
             &[
                 one(Value::Integer(10)),
@@ -177,7 +192,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     // Float sums: 1e16 + 1 - 1e16 is 1 or 0 depending on the order; the
     // magnitude (2e16) makes that a rounding difference.
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &sum,
             &[
                 one(Value::Real(0.0)),
@@ -189,7 +205,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     ));
     // But not a difference of one part in a thousand.
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &sum,
             &[
                 one(Value::Real(1000.0)),
@@ -203,7 +220,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     // per addition: seen on PostgreSQL 15, the same 4 rows summed in two
     // orders.
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &sum,
             &[
                 one(Value::Real(270000100000.0)),
@@ -217,7 +235,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     // single precision (seen on PostgreSQL 15: 3 x 1e10 over 9 rows).
     let avg = aggregate_case("AVG");
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &avg,
             &[
                 one(Value::Real(3333333333.3333335)),
@@ -229,7 +248,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     ));
     // An AVG whose partitions sum integers keeps the tight tolerance.
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &avg,
             &[
                 one(Value::Real(333333.6)),
@@ -241,7 +261,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     ));
     // Double sums keep the tight tolerance: one part in ten million is a bug.
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &sum,
             &[
                 one(Value::Real(0.1 + 0.2)),
@@ -254,7 +275,8 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     // AVG: (sum of SUMs) / (sum of COUNTs), computed by lancet.
     let avg = aggregate_case("AVG");
     assert!(matches!(
-        TlpAggregate.compare(
+        compare(
+            &TlpAggregate,
             &avg,
             &[
                 one(Value::Real(2.5)),
@@ -267,21 +289,21 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
     // MIN over an empty table is NULL on both sides.
     let min = aggregate_case("MIN");
     assert!(matches!(
-        TlpAggregate.compare(&min, &[one(Value::Null), one(Value::Null)]),
+        compare(&TlpAggregate, &min, &[one(Value::Null), one(Value::Null)]),
         Verdict::Agree { nonempty: false }
     ));
 }
 
 #[test]
 fn norec_counts_with_and_without_the_optimizer() {
-    let k = Case {
-        query: Select {
+    let k = Case::new(
+        "norec",
+        Select {
             from: from(),
             ..Select::default()
         },
-        predicate: Some(c("c0")),
-        pivot: None,
-    };
+        CaseInputs::Predicate { predicate: c("c0") },
+    );
     assert_eq!(
         sql(&NoRec, &k),
         vec![
@@ -294,29 +316,32 @@ fn norec_counts_with_and_without_the_optimizer() {
 #[test]
 fn pqs_requires_the_pivot_row_in_the_result() {
     let pivot = vec![Value::Integer(1), Value::Text("a".into())];
-    let k = Case {
-        query: Select {
+    let k = Case::new(
+        "pqs",
+        Select {
             items: vec![item(c("c0")), item(c("c1"))],
             from: from(),
             ..Select::default()
         },
-        predicate: Some(c("c0")),
-        pivot: Some(pivot.clone()),
-    };
+        CaseInputs::Pivot {
+            predicate: c("c0"),
+            pivot: pivot.clone(),
+        },
+    );
     let other = vec![Value::Integer(2), Value::Text("a".into())];
     let all = vec![other.clone(), pivot.clone()];
-    assert_eq!(Pqs.queries(&k).len(), 2, "the pivot query and all rows");
+    assert_eq!(sql(&Pqs, &k).len(), 2, "the pivot query and all rows");
     assert!(matches!(
-        Pqs.compare(&k, &[all.clone(), all.clone()]),
+        compare(&Pqs, &k, &[all.clone(), all.clone()]),
         Verdict::Agree { .. }
     ));
-    let Verdict::Disagree(d) = Pqs.compare(&k, &[vec![other.clone()], all]) else {
+    let Verdict::Disagree(d) = compare(&Pqs, &k, &[vec![other.clone()], all]) else {
         panic!("a missing pivot is a finding")
     };
     assert_eq!(d.diff.only_in_second, vec![(pivot, 1)]);
     // A pivot row that is not in the tables at all proves nothing.
     assert!(matches!(
-        Pqs.compare(&k, &[vec![other.clone()], vec![other]]),
+        compare(&Pqs, &k, &[vec![other.clone()], vec![other]]),
         Verdict::Agree { .. }
     ));
 }

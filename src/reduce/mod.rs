@@ -19,10 +19,11 @@ pub mod foreign;
 pub mod sql_text;
 
 use crate::databases::{Databases, Purpose};
-use crate::findings::{Finding, FindingKind, FoundQuery, ReductionInfo};
+use crate::findings::{found_queries, Finding, FindingKind, FoundQuery, ReductionInfo};
 use lancet_core::compare::RowDiff;
-use lancet_core::fault::{Fault, FaultyConnection};
-use lancet_core::{Case, Connection, Disagreement, FailureKind, Oracle, ToSql, Value, Verdict};
+use lancet_core::{
+    run_check, Case, CheckOutcome, Disagreement, FailureKind, Oracle, Session, Value,
+};
 use std::cmp::Ordering as CmpOrdering;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -30,7 +31,6 @@ use std::time::{Duration, Instant};
 /// Replays candidates on fresh databases of one provider.
 pub struct Reducer<'a> {
     databases: &'a Databases,
-    fault: Option<Fault>,
     time_limit: Duration,
     abort: Option<&'a AtomicBool>,
 }
@@ -97,12 +97,12 @@ struct Shown {
 }
 
 impl<'a> Reducer<'a> {
-    /// `fault` is the planted fault the finding was made with, if any: it
-    /// is part of how the finding reproduces.
-    pub fn new(databases: &'a Databases, fault: Option<Fault>) -> Reducer<'a> {
+    /// Candidates run on fresh `databases`, through the planted fault
+    /// they wrap connections in (the one the finding was made with, if
+    /// any: it is part of how the finding reproduces).
+    pub fn new(databases: &'a Databases) -> Reducer<'a> {
         Reducer {
             databases,
-            fault,
             time_limit: Duration::from_secs(60),
             abort: None,
         }
@@ -122,35 +122,25 @@ impl<'a> Reducer<'a> {
     /// Runs `f` on a fresh database through the same connection stack as
     /// the run (the planted fault included), then drops the database.
     /// `None` if no database could be made.
-    fn on_fresh_database<R>(&self, f: impl FnOnce(&mut dyn Connection) -> R) -> Option<R> {
+    fn on_fresh_database<R>(&self, f: impl FnOnce(&mut Session) -> R) -> Option<R> {
         let mut scratch = self
             .databases
             .create(Purpose::Reduce, 0, self.databases.next_index())
             .ok()?;
-        let conn = scratch.take_conn();
-        let mut conn: Box<dyn Connection> = match self.fault {
-            Some(fault) => Box::new(FaultyConnection::new(conn, fault)),
-            None => conn,
-        };
-        let out = f(&mut *conn);
-        drop(conn);
-        drop(scratch);
-        Some(out)
+        Some(f(scratch.session()))
     }
 
     /// Reduces a finding. Fails if the finding does not reproduce at all.
     pub fn reduce(&self, original: &Finding, from_file: &str) -> anyhow::Result<Reduction> {
         let start = Instant::now();
         let deadline = start + self.time_limit;
-        let oracle_box = original.oracle.as_deref().and_then(lancet_oracles::by_name);
+        let logic = match original.kind {
+            FindingKind::Logic => Some(crate::replay::oracle_and_case(original)?),
+            _ => None,
+        };
         let target = match original.kind {
             FindingKind::Logic => {
-                let oracle = oracle_box.as_deref().ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "the finding names no oracle lancet knows ({})",
-                        original.oracle.as_deref().unwrap_or("none")
-                    )
-                })?;
+                let oracle = &*logic.as_ref().expect("a logic finding's oracle").0;
                 let diff = original
                     .diff
                     .as_ref()
@@ -349,18 +339,18 @@ impl<'a> Reducer<'a> {
     /// fails now if one does (the usual reason after a hand edit or on
     /// another DBMS version).
     fn no_reproduction(&self, setup: &[String]) -> String {
-        let mut why = match self.fault {
+        let mut why = match self.databases.fault() {
             Some(f) => format!(
                 "the finding does not reproduce on a fresh database (with the planted fault {})",
                 f.name()
             ),
             None => "the finding does not reproduce on a fresh database".to_string(),
         };
-        let failing = self.on_fresh_database(|conn| {
-            setup
-                .iter()
-                .enumerate()
-                .find_map(|(i, stmt)| conn.execute(stmt).err().map(|e| (i, e, stmt.clone())))
+        let failing = self.on_fresh_database(|session| {
+            setup.iter().enumerate().find_map(|(i, stmt)| {
+                let e = session.connection().execute(stmt).err()?;
+                Some((i, e, stmt.clone()))
+            })
         });
         match failing {
             Some(Some((i, e, stmt))) => {
@@ -405,29 +395,18 @@ impl<'a> Reducer<'a> {
         else {
             return None;
         };
-        let dialect = self.databases.provider().dialect();
-        self.on_fresh_database(|conn| {
+        let provider = self.databases.provider();
+        self.on_fresh_database(|session| {
             for stmt in setup {
-                conn.execute(stmt).ok()?;
+                session.connection().execute(stmt).ok()?;
             }
-            let mut results = Vec::new();
-            let mut queries = Vec::new();
-            for q in oracle.queries(case) {
-                let sql = q.query.to_sql(dialect);
-                let rows = conn.query(&sql).ok()?;
-                queries.push(FoundQuery {
-                    role: q.role,
-                    sql,
-                    row_count: Some(rows.len()),
-                });
-                results.push(rows);
-            }
-            match oracle.compare(case, &results) {
-                Verdict::Disagree(d)
-                    if d.relation == *relation && Direction::of(&d.diff) == *direction =>
-                {
+            match run_check(session, oracle, case).ok()? {
+                CheckOutcome::Disagreed {
+                    disagreement: d,
+                    queries,
+                } if d.relation == *relation && Direction::of(&d.diff) == *direction => {
                     Some(Shown {
-                        queries,
+                        queries: found_queries(provider, &queries),
                         disagreement: d,
                     })
                 }
@@ -439,7 +418,8 @@ impl<'a> Reducer<'a> {
 
     /// Replays an error or crash candidate.
     fn fails(&self, setup: &[String], statement: &str, target: &Target) -> bool {
-        self.on_fresh_database(|conn| {
+        self.on_fresh_database(|session| {
+            let conn = session.connection();
             for stmt in setup {
                 if conn.execute(stmt).is_err() {
                     return false;

@@ -70,6 +70,8 @@ pub struct PgConnection {
     /// Why the connection is closed, for the errors of later calls.
     closed: String,
     time_limit: Duration,
+    /// The optimizer configuration in force (knobs turned off).
+    knobs: KnobSetting,
     /// Runs the connection's task, only inside this connection's calls.
     /// Declared last: dropped after the client and the task.
     rt: Runtime,
@@ -126,6 +128,7 @@ impl PgConnection {
                 task,
             }),
             closed: String::new(),
+            knobs: KnobSetting::default(),
             time_limit,
             rt,
         };
@@ -352,11 +355,22 @@ impl lancet_core::Connection for PgConnection {
     }
 
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
-        let sql: String = crate::knobs::commands(setting).join(" ");
-        if sql.is_empty() {
-            return Ok(());
+        if let Some(bad) = setting
+            .off
+            .iter()
+            .find(|n| !crate::knobs::is_setting_name(n))
+        {
+            return Err(DbError::statement(
+                None,
+                format!("'{bad}' is not a PostgreSQL setting name"),
+            ));
         }
-        self.execute(&sql)
+        let sql: String = crate::knobs::commands(&self.knobs, setting).join(" ");
+        if !sql.is_empty() {
+            self.execute(&sql)?;
+        }
+        self.knobs = setting.clone();
+        Ok(())
     }
 }
 

@@ -11,12 +11,7 @@ use lancet_core::{
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
-/// A column an expression may read, with its category.
-#[derive(Clone, Debug)]
-pub struct TypedColumn {
-    pub expr: Expr,
-    pub category: Category,
-}
+pub use crate::types::TypedColumn;
 
 /// Generates expressions over some columns (and, for subqueries, the schema).
 pub struct ExprGen<'s> {

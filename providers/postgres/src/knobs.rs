@@ -39,13 +39,53 @@ pub fn knobs() -> Vec<Knob> {
         .collect()
 }
 
-/// The statements that apply `setting`: `SET enable_hashjoin = off;` per
-/// switch turned off (a reproducer runs the same lines in psql).
-pub fn commands(setting: &KnobSetting) -> Vec<String> {
-    setting
+/// The statements that change the configuration from `from` to `to`:
+/// `RESET` for each setting turned back on, `SET ... = off` for each one
+/// turned off (a reproducer runs the same lines in psql). Any setting name
+/// works, a flavor's (`citus.enable_router_execution`) too; a name that is
+/// not a plain setting name is left out rather than spliced into SQL.
+pub fn commands(from: &KnobSetting, to: &KnobSetting) -> Vec<String> {
+    let reset = from
         .off
         .iter()
-        .filter(|name| PLANNER_SWITCHES.iter().any(|(n, _)| n == name))
-        .map(|name| format!("SET {name} = off;"))
-        .collect()
+        .filter(|name| !to.off.contains(name))
+        .filter(|name| is_setting_name(name))
+        .map(|name| format!("RESET {name};"));
+    let set = to
+        .off
+        .iter()
+        .filter(|name| !from.off.contains(name))
+        .filter(|name| is_setting_name(name))
+        .map(|name| format!("SET {name} = off;"));
+    reset.chain(set).collect()
+}
+
+/// Whether `name` can be a PostgreSQL setting: letters, digits, `_` and
+/// the `.` of an extension's prefix.
+pub fn is_setting_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_move_between_settings() {
+        let a = KnobSetting::with_off(&["enable_hashjoin", "enable_sort"]);
+        let b = KnobSetting::with_off(&["enable_sort", "citus.enable_router_execution"]);
+        assert_eq!(
+            commands(&a, &b),
+            vec![
+                "RESET enable_hashjoin;".to_string(),
+                "SET citus.enable_router_execution = off;".to_string()
+            ]
+        );
+        assert_eq!(commands(&b, &b), Vec::<String>::new());
+        let odd = KnobSetting::with_off(&["x; DROP TABLE t"]);
+        assert!(commands(&KnobSetting::default(), &odd).is_empty());
+    }
 }

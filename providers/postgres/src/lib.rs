@@ -28,8 +28,7 @@ use anyhow::bail;
 use connection::PgConnection;
 use lancet_core::{
     Connection, CreatedDatabase, DatabaseError, DatabaseId, DbError, Dialect, ExecError,
-    ExpectedErrors, Knob, KnobSetting, OwnedDatabase, Provider, QueryGenerator, Rng, Schema,
-    Session,
+    ExpectedErrors, GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session,
 };
 use schema::PgTable;
 use std::time::Duration;
@@ -429,14 +428,13 @@ impl Provider for PostgresProvider {
         Some(self.url.server())
     }
 
-    fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError> {
-        Ok(populate::populate(rng, session, &*self.flavor)?.to_core())
-    }
-
-    fn query_generator<'s>(&self, schema: &'s Schema) -> Box<dyn QueryGenerator + 's> {
-        Box::new(query::PgQueryGenerator::new(schema::PgSchema::from_core(
-            schema,
-        )))
+    fn populate(
+        &self,
+        rng: &mut Rng,
+        session: &mut Session,
+    ) -> Result<Box<dyn GeneratedDatabase>, ExecError> {
+        let model = populate::populate(rng, session, &*self.flavor)?;
+        Ok(Box::new(query::PgDatabase::new(model)))
     }
 
     fn client_command(&self) -> String {
@@ -454,8 +452,8 @@ impl Provider for PostgresProvider {
         k
     }
 
-    fn knob_commands(&self, setting: &KnobSetting) -> Vec<String> {
-        knobs::commands(setting)
+    fn knob_commands(&self, from: &KnobSetting, to: &KnobSetting) -> Vec<String> {
+        knobs::commands(from, to)
     }
 }
 

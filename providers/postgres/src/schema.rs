@@ -2,8 +2,8 @@
 //! PostgreSQL type of every column (the core schema keeps type names; this
 //! keeps what expressions need).
 
-use crate::expr::TypedColumn;
 use crate::types::PgType;
+use crate::types::TypedColumn;
 use lancet_core::schema::{Column, Relation, RelationKind};
 use lancet_core::{Expr, Schema, TypeName};
 
@@ -75,40 +75,9 @@ impl PgSchema {
                             collation: None,
                         })
                         .collect(),
-                    has_rowid: false,
                 })
                 .collect(),
             indexes: vec![],
-        }
-    }
-
-    /// Back from the core schema (`query_generator` receives that one).
-    pub fn from_core(schema: &Schema) -> PgSchema {
-        PgSchema {
-            relations: schema
-                .relations
-                .iter()
-                .map(|r| PgTable {
-                    name: r.name.clone(),
-                    columns: r
-                        .columns
-                        .iter()
-                        .map(|c| {
-                            let ty = c.ty.as_ref().map_or("text", |t| t.0.as_str());
-                            (c.name.clone(), PgType::from_name(ty))
-                        })
-                        .collect(),
-                    kind: r.kind,
-                    insertable: vec![],
-                    primary_key: r
-                        .columns
-                        .iter()
-                        .find(|c| c.primary_key)
-                        .map(|c| c.name.clone()),
-                    writable: r.kind == RelationKind::Table,
-                    inheritable: false,
-                })
-                .collect(),
         }
     }
 }

@@ -202,3 +202,11 @@ pub fn literal(rng: &mut Rng, category: Category) -> Expr {
         }
     }
 }
+
+/// A column (or expression) a generated expression may read, with its
+/// category.
+#[derive(Clone, Debug)]
+pub struct TypedColumn {
+    pub expr: lancet_core::Expr,
+    pub category: Category,
+}

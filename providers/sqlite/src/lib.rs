@@ -17,6 +17,7 @@
 
 pub mod connection;
 pub mod data_gen;
+pub mod database;
 pub mod dynamic;
 pub mod eval;
 pub mod expr_gen;
@@ -31,8 +32,8 @@ pub mod schema_gen;
 pub mod types;
 
 use lancet_core::{
-    Connection, CreatedDatabase, DatabaseId, Dialect, ExecError, ExpectedErrors, Knob, KnobSetting,
-    OwnedDatabase, Provider, QueryGenerator, Rng, Schema, Session,
+    Connection, CreatedDatabase, DatabaseId, Dialect, ExecError, ExpectedErrors, GeneratedDatabase,
+    Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session,
 };
 
 pub use connection::SqliteConnection;
@@ -144,17 +145,18 @@ impl Provider for SqliteProvider {
         Ok(true)
     }
 
-    fn populate(&self, rng: &mut Rng, session: &mut Session) -> Result<Schema, ExecError> {
-        populate::populate(rng, session, self.version)
-    }
-
-    fn query_generator<'s>(&self, schema: &'s Schema) -> Box<dyn QueryGenerator + 's> {
-        let generator = SqliteQueryGenerator::new(schema, self.version);
-        if self.library.is_some() {
-            Box::new(generator.without_pqs())
-        } else {
-            Box::new(generator)
-        }
+    fn populate(
+        &self,
+        rng: &mut Rng,
+        session: &mut Session,
+    ) -> Result<Box<dyn GeneratedDatabase>, ExecError> {
+        Ok(Box::new(query_gen::Generated {
+            database: populate::populate(rng, session, self.version)?,
+            version: self.version,
+            // PQS only on the bundled library, the build its evaluator was
+            // validated against.
+            pqs: self.library.is_none(),
+        }))
     }
 
     fn client_command(&self) -> String {
@@ -168,10 +170,11 @@ impl Provider for SqliteProvider {
         knobs::list(self.version)
     }
 
-    fn knob_commands(&self, setting: &KnobSetting) -> Vec<String> {
-        if setting.off.is_empty() {
+    fn knob_commands(&self, from: &KnobSetting, to: &KnobSetting) -> Vec<String> {
+        if from == to {
             return Vec::new();
         }
+        let setting = to;
         // Connections refuse unknown knobs, so a setting that reaches a
         // reproducer has none; skip one anyway rather than write a wrong mask.
         let mask =

@@ -6,8 +6,9 @@
 //! error ends the database (it is a finding).
 
 use crate::data_gen;
+use crate::database::SqliteDatabase;
 use crate::schema_gen::{self, TableModel};
-use lancet_core::{ExecError, Rng, Schema, Session, Statement};
+use lancet_core::{ExecError, Rng, Session, Statement};
 use rand::seq::SliceRandom;
 use rand::Rng as _;
 
@@ -25,8 +26,12 @@ enum Step {
 }
 
 /// Generates and runs the statements that build one random database.
-pub fn populate(rng: &mut Rng, session: &mut Session, version: i32) -> Result<Schema, ExecError> {
-    let mut schema = Schema::default();
+pub fn populate(
+    rng: &mut Rng,
+    session: &mut Session,
+    version: i32,
+) -> Result<SqliteDatabase, ExecError> {
+    let mut db = SqliteDatabase::default();
     let mut tables: Vec<TableModel> = vec![];
 
     // Whether LIKE is still the built-in: `PRAGMA case_sensitive_like`
@@ -42,15 +47,19 @@ pub fn populate(rng: &mut Rng, session: &mut Session, version: i32) -> Result<Sc
     }
     for i in 0..rng.random_range(1..=4) {
         let name = format!("t{i}");
-        let (stmt, model) = schema_gen::create_table(rng, &schema, version, like, &name);
+        let (stmt, model) = schema_gen::create_table(rng, &db.schema, version, like, &name);
         let relation = schema_gen::table_relation(&stmt);
+        let without_rowid = stmt.without_rowid;
         if session.execute(&Statement::CreateTable(stmt))? {
-            schema.relations.push(relation);
+            if without_rowid {
+                db.without_rowid.insert(relation.name.clone());
+            }
+            db.schema.relations.push(relation);
             tables.push(model);
         }
     }
     if tables.is_empty() {
-        return Ok(schema);
+        return Ok(db);
     }
 
     let mut steps = vec![];
@@ -97,42 +106,47 @@ pub fn populate(rng: &mut Rng, session: &mut Session, version: i32) -> Result<Sc
     for step in steps {
         match step {
             Step::Insert(t, rows) => {
-                let stmt = data_gen::insert(rng, &schema, version, &tables[t], rows);
+                let stmt = data_gen::insert(rng, &db.schema, version, &tables[t], rows);
                 session.execute(&Statement::Insert(stmt))?;
             }
             Step::Index(t) => {
-                let stmt =
-                    schema_gen::create_index(rng, &schema, version, like, &tables[t], next_index);
+                let stmt = schema_gen::create_index(
+                    rng, &db.schema, version, like, &tables[t], next_index,
+                );
                 next_index += 1;
                 let entry = schema_gen::index_entry(&stmt);
+                let partial = stmt.predicate.is_some();
                 if session.execute(&Statement::CreateIndex(stmt))? {
-                    schema.indexes.push(entry);
+                    if partial {
+                        db.partial_indexes.insert(entry.name.clone());
+                    }
+                    db.schema.indexes.push(entry);
                 }
             }
             Step::View => {
                 let name = format!("v{next_view}");
                 next_view += 1;
-                let (stmt, relation) = schema_gen::create_view(rng, &schema, version, &name);
+                let (stmt, relation) = schema_gen::create_view(rng, &db, version, &name);
                 if session.execute(&Statement::CreateView(stmt))? {
-                    schema.relations.push(relation);
+                    db.schema.relations.push(relation);
                 }
             }
             Step::Update(t) => {
-                if let Some(stmt) = data_gen::update(rng, &schema, version, &tables[t]) {
+                if let Some(stmt) = data_gen::update(rng, &db.schema, version, &tables[t]) {
                     session.execute(&Statement::Update(stmt))?;
                 }
             }
             Step::Delete(t) => {
-                let stmt = data_gen::delete(rng, &schema, version, &tables[t]);
+                let stmt = data_gen::delete(rng, &db.schema, version, &tables[t]);
                 session.execute(&Statement::Delete(stmt))?;
             }
             Step::Maintenance => {
-                session.execute(&data_gen::maintenance(rng, &schema))?;
+                session.execute(&data_gen::maintenance(rng, &db.schema))?;
             }
             Step::Pragma => {
                 session.execute(&data_gen::planner_pragma(rng))?;
             }
         }
     }
-    Ok(schema)
+    Ok(db)
 }

@@ -8,11 +8,12 @@
 //! aggregates and the other set operations would pick an arbitrary
 //! representative among equal values and make results plan-dependent.
 
+use crate::database::SqliteDatabase;
 use crate::expr_gen::{relation_columns, ExprGen};
 use crate::functions;
 use crate::pqs;
-use crate::schema_gen::is_partial_index;
 use lancet_core::schema::{Relation, RelationKind};
+use lancet_core::GeneratedDatabase;
 use lancet_core::{
     BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Schema,
     Scope, ScopeColumn, Select, SelectItem, SetOperator, TableFactor, Truth, Value,
@@ -53,13 +54,15 @@ pub struct FromOptions {
 /// Builds FROM clauses and select lists over one schema.
 pub struct QueryBuilder<'s> {
     pub exprs: ExprGen<'s>,
+    db: &'s SqliteDatabase,
     version: i32,
 }
 
 impl<'s> QueryBuilder<'s> {
-    pub fn new(schema: &'s Schema, version: i32) -> QueryBuilder<'s> {
+    pub fn new(db: &'s SqliteDatabase, version: i32) -> QueryBuilder<'s> {
         QueryBuilder {
-            exprs: ExprGen::new(schema, version),
+            exprs: ExprGen::new(&db.schema, version),
+            db,
             version,
         }
     }
@@ -265,7 +268,7 @@ impl<'s> QueryBuilder<'s> {
         let usable: Vec<&str> = self
             .schema()
             .indexes_on(&table.name)
-            .filter(|i| !is_partial_index(&i.name))
+            .filter(|i| self.db.is_full_index(&i.name))
             .map(|i| i.name.as_str())
             .collect();
         match usable.choose(rng) {
@@ -409,7 +412,7 @@ pub fn columns_of(rel: &Relation, alias: &str) -> Vec<Col> {
 /// The [`QueryGenerator`] oracles use on a populated SQLite database.
 pub struct SqliteQueryGenerator<'s> {
     builder: QueryBuilder<'s>,
-    schema: &'s Schema,
+    db: &'s SqliteDatabase,
     version: i32,
     /// The columns of the last [`QueryGenerator::pivot_tables`], which
     /// [`QueryGenerator::pivot_predicate`] needs (its scope alone does not
@@ -422,11 +425,11 @@ pub struct SqliteQueryGenerator<'s> {
 }
 
 impl<'s> SqliteQueryGenerator<'s> {
-    /// A generator over `schema` for SQLite `version` (`sqlite3_libversion_number()`).
-    pub fn new(schema: &'s Schema, version: i32) -> SqliteQueryGenerator<'s> {
+    /// A generator over `db` for SQLite `version` (`sqlite3_libversion_number()`).
+    pub fn new(db: &'s SqliteDatabase, version: i32) -> SqliteQueryGenerator<'s> {
         SqliteQueryGenerator {
-            builder: QueryBuilder::new(schema, version),
-            schema,
+            builder: QueryBuilder::new(db, version),
+            db,
             version,
             pivot: None,
             pqs: true,
@@ -492,7 +495,7 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
         if !self.pqs {
             return None;
         }
-        let (from, tables) = pqs::pivot_tables(rng, self.schema)?;
+        let (from, tables) = pqs::pivot_tables(rng, self.db)?;
         let scope = tables.scope.clone();
         self.pivot = Some(tables);
         Some((from, scope))
@@ -513,5 +516,28 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
     fn exact_group_keys(&self, expr: Expr) -> Vec<Expr> {
         let typed = Expr::func("typeof", vec![expr.clone()]);
         vec![self.with_exact_equality(expr), typed]
+    }
+}
+
+/// A generated database and what its queries depend on besides: the
+/// SQLite version, and whether PQS may run on this library.
+pub struct Generated {
+    pub database: SqliteDatabase,
+    pub version: i32,
+    pub pqs: bool,
+}
+
+impl GeneratedDatabase for Generated {
+    fn schema(&self) -> &Schema {
+        &self.database.schema
+    }
+
+    fn query_generator(&self) -> Box<dyn QueryGenerator + '_> {
+        let generator = SqliteQueryGenerator::new(&self.database, self.version);
+        if self.pqs {
+            Box::new(generator)
+        } else {
+            Box::new(generator.without_pqs())
+        }
     }
 }

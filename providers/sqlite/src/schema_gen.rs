@@ -8,6 +8,7 @@
 //! expressions) and have no subqueries (forbidden in CHECK, indexes,
 //! generated columns and partial-index predicates).
 
+use crate::database::SqliteDatabase;
 use crate::expr_gen::ExprGen;
 use crate::literals;
 use crate::query_gen::{Col, FromOptions, QueryBuilder};
@@ -61,21 +62,15 @@ impl TableModel {
     }
 }
 
-/// The name of index number `n`. Partial indexes are named `i<n>p`: the
-/// query generator must not force them with INDEXED BY (SQLite answers
-/// "no query solution" unless the WHERE clause implies the predicate), and
-/// the schema model has no other place to say that an index is partial.
+/// The name of index number `n`; partial indexes are named `i<n>p` so
+/// that a reader of a reproducer sees which they are (the generator reads
+/// [`crate::database::SqliteDatabase::partial_indexes`], not the name).
 pub fn index_name(n: usize, partial: bool) -> String {
     if partial {
         format!("i{n}p")
     } else {
         format!("i{n}")
     }
-}
-
-/// Whether an index name (from [`index_name`]) is that of a partial index.
-pub fn is_partial_index(name: &str) -> bool {
-    name.ends_with('p')
 }
 
 /// A CREATE TABLE for table `name`, and its model. `like` says whether
@@ -306,7 +301,6 @@ pub fn table_relation(stmt: &CreateTable) -> Relation {
         name: stmt.name.clone(),
         kind: RelationKind::Table,
         columns,
-        has_rowid: !stmt.without_rowid,
     }
 }
 
@@ -387,11 +381,11 @@ pub fn index_entry(stmt: &CreateIndex) -> Index {
 /// affinity and collation); nothing that picks among equal values.
 pub fn create_view(
     rng: &mut Rng,
-    schema: &Schema,
+    db: &SqliteDatabase,
     version: i32,
     name: &str,
 ) -> (CreateView, Relation) {
-    let mut builder = QueryBuilder::new(schema, version);
+    let mut builder = QueryBuilder::new(db, version);
     // A view joins two base tables, or reads one relation (a table, a view
     // or a derived table): it never holds more than the product of two tables.
     let join = rng.random_bool(0.5);
@@ -410,7 +404,7 @@ pub fn create_view(
     // UNION ALL doubles the rows: only over one base table.
     let one_table = from.joins.is_empty()
         && matches!(&from.first, TableFactor::Table { name, .. }
-            if schema.relation(name).is_some_and(|r| r.kind == RelationKind::Table));
+            if db.schema.relation(name).is_some_and(|r| r.kind == RelationKind::Table));
     // Select-list names are positional; the view's column list names them.
     let (items, cols) = builder.select_list(rng, &source, "v", 4);
     let scope: Vec<ScopeColumn> = source.iter().map(|c| c.scope.clone()).collect();
@@ -458,6 +452,5 @@ fn view_relation(name: &str, cols: &[Col]) -> Relation {
                 collation: c.collation.clone(),
             })
             .collect(),
-        has_rowid: false,
     }
 }

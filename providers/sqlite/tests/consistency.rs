@@ -25,8 +25,8 @@ fn partitions_and_counts_agree() {
         let conn = provider.create_database(&id).unwrap().conn;
         let mut s = Session::new(conn, Dialect::Sqlite, provider.expected_errors());
         let mut rng = database_rng(77, 0, k);
-        let schema = provider.populate(&mut rng, &mut s).unwrap();
-        let mut g = provider.query_generator(&schema);
+        let generated = provider.populate(&mut rng, &mut s).unwrap();
+        let mut g = generated.query_generator();
         for _ in 0..60 {
             let (from, scope) = g.from_clause(&mut rng);
             let items: Vec<SelectItem> = (0..rng.random_range(1..=3))

@@ -266,9 +266,11 @@ fn the_provider_lists_knobs_and_renders_them_for_the_shell() {
     assert!(knobs.len() >= 25);
     let flattener = knobs.iter().find(|k| k.name == "query-flattener").unwrap();
     assert!(flattener.description.contains("SQLITE_QueryFlattener"));
-    assert!(p.knob_commands(&KnobSetting::defaults()).is_empty());
+    assert!(p
+        .knob_commands(&KnobSetting::defaults(), &KnobSetting::defaults())
+        .is_empty());
     let off = KnobSetting::with_off(&["query-flattener", "cover-idx-scan"]);
-    let lines = p.knob_commands(&off);
+    let lines = p.knob_commands(&KnobSetting::defaults(), &off);
     assert_eq!(
         lines,
         vec![".testctrl optimizations 0x00000021".to_string()]

@@ -4,8 +4,8 @@
 
 use lancet_core::rng::database_rng;
 use lancet_core::{
-    DatabaseId, Dialect, ExecError, Provider, Query, Rng, Schema, Select, SelectItem, Session,
-    StatementKind, ToSql,
+    DatabaseId, Dialect, ExecError, GeneratedDatabase, Provider, Query, Rng, Select, SelectItem,
+    Session, StatementKind, ToSql,
 };
 use lancet_sqlite::SqliteProvider;
 use rand::Rng as _;
@@ -26,9 +26,14 @@ fn session<'e>(provider: &'e SqliteProvider, k: u64) -> Session<'e> {
     Session::new(conn, Dialect::Sqlite, provider.expected_errors())
 }
 
-fn populate(provider: &SqliteProvider, rng: &mut Rng, session: &mut Session, k: u64) -> Schema {
+fn populate(
+    provider: &SqliteProvider,
+    rng: &mut Rng,
+    session: &mut Session,
+    k: u64,
+) -> Box<dyn GeneratedDatabase> {
     match provider.populate(rng, session) {
-        Ok(schema) => schema,
+        Ok(generated) => generated,
         Err(e) => panic!(
             "database {k}: {e}\n-- setup so far:\n{};",
             session.setup().join(";\n")
@@ -37,8 +42,8 @@ fn populate(provider: &SqliteProvider, rng: &mut Rng, session: &mut Session, k: 
 }
 
 /// `SELECT <columns and expressions> FROM <from> WHERE <predicate>`.
-fn random_query(provider: &SqliteProvider, schema: &Schema, rng: &mut Rng, n: usize) -> Vec<Query> {
-    let mut generator = provider.query_generator(schema);
+fn random_query(generated: &dyn GeneratedDatabase, rng: &mut Rng, n: usize) -> Vec<Query> {
+    let mut generator = generated.query_generator();
     (0..n)
         .map(|_| {
             let (from, scope) = generator.from_clause(rng);
@@ -86,7 +91,7 @@ fn random_databases_and_queries_raise_no_unexpected_errors() {
         // The setup keeps only statements that succeeded; the rest failed
         // with expected errors.
         setup_failed += session.stats.statements as usize - session.setup().len();
-        for query in random_query(&provider, &schema, &mut rng, queries_per_db) {
+        for query in random_query(&*schema, &mut rng, queries_per_db) {
             queries += 1;
             match session.query(&query) {
                 Ok(rows) => {
@@ -151,11 +156,11 @@ fn a_seed_gives_the_same_database_and_queries() {
             let mut rng = database_rng(SEED, 3, k);
             let mut session = session(&provider, k);
             let schema = populate(&provider, &mut rng, &mut session, k);
-            let queries: Vec<String> = random_query(&provider, &schema, &mut rng, 20)
+            let queries: Vec<String> = random_query(&*schema, &mut rng, 20)
                 .iter()
                 .map(|q| q.to_sql(Dialect::Sqlite))
                 .collect();
-            (session.setup().to_vec(), schema, queries)
+            (session.setup().to_vec(), schema.schema().clone(), queries)
         };
         let (setup_a, schema_a, queries_a) = run();
         let (setup_b, schema_b, queries_b) = run();
@@ -181,7 +186,7 @@ fn setup_statements_replay_to_the_same_database() {
                 .execute_sql(StatementKind::Query, sql.clone())
                 .unwrap_or_else(|e| panic!("replaying {sql}: {e}"));
         }
-        for rel in &schema.relations {
+        for rel in &schema.schema().relations {
             let sql = format!("SELECT * FROM {}", rel.name);
             let mut a = first.query_sql(&sql).unwrap();
             let mut b = second.query_sql(&sql).unwrap();
@@ -206,7 +211,7 @@ fn generated_sql_covers_the_features() {
             setup.push_str(s);
             setup.push('\n');
         }
-        for q in random_query(&provider, &schema, &mut rng, 100) {
+        for q in random_query(&*schema, &mut rng, 100) {
             queries.push_str(&q.to_sql(Dialect::Sqlite));
             queries.push('\n');
         }

@@ -17,6 +17,7 @@ use lancet_core::{
     DatabaseId, Dialect, Expr, FromClause, Provider, Query, Rng, Schema, Select, SelectItem,
     Session, TableFactor, ToSql, Truth, Value,
 };
+use lancet_sqlite::database::SqliteDatabase;
 use lancet_sqlite::eval::fp;
 use lancet_sqlite::eval::value::{self, Val};
 use lancet_sqlite::eval::Evaluator;
@@ -47,7 +48,7 @@ struct Factor {
     has_rowid: bool,
 }
 
-fn factors(from: &FromClause, schema: &Schema) -> Vec<Factor> {
+fn factors(from: &FromClause, db: &SqliteDatabase) -> Vec<Factor> {
     let mut all = vec![&from.first];
     all.extend(from.joins.iter().map(|j| &j.factor));
     all.into_iter()
@@ -55,7 +56,7 @@ fn factors(from: &FromClause, schema: &Schema) -> Vec<Factor> {
             TableFactor::Table { name, alias, .. } => Factor {
                 table: name.clone(),
                 alias: alias.clone().unwrap_or_else(|| name.clone()),
-                has_rowid: schema.relation(name).is_some_and(|r| r.has_rowid),
+                has_rowid: db.schema.relation(name).is_some() && !db.without_rowid.contains(name),
             },
             TableFactor::Derived { .. } => panic!("pivot tables are base tables"),
         })
@@ -383,16 +384,17 @@ fn evaluator_agrees_with_sqlite() {
         databases += 1;
         let mut rng = database_rng(seed, 0, k);
         let mut session = session(&provider, k);
-        let schema = provider
-            .populate(&mut rng, &mut session)
-            .unwrap_or_else(|e| panic!("database {k}: {e}"));
+        let db =
+            lancet_sqlite::populate::populate(&mut rng, &mut session, provider.version_number())
+                .unwrap_or_else(|e| panic!("database {k}: {e}"));
+        let schema = &db.schema;
         for _ in 0..PIVOTS_PER_DATABASE {
-            let Some((from, tables)) = pqs::pivot_tables(&mut rng, &schema) else {
+            let Some((from, tables)) = pqs::pivot_tables(&mut rng, &db) else {
                 break;
             };
-            let factors = factors(&from, &schema);
+            let factors = factors(&from, &db);
             let Some((values, filters, exact)) =
-                pick_pivot(&mut session, &schema, &factors, &mut rng)
+                pick_pivot(&mut session, schema, &factors, &mut rng)
             else {
                 continue;
             };

@@ -4,6 +4,7 @@
 use lancet_core::rng::database_rng;
 use lancet_core::schema::{Relation, RelationKind};
 use lancet_core::*;
+use lancet_sqlite::database::SqliteDatabase;
 use lancet_sqlite::functions::{FUNCTIONS, PRINTF_FORMATS};
 use lancet_sqlite::query_gen::SqliteQueryGenerator;
 use lancet_sqlite::types::{affinity, is_binary, Affinity};
@@ -167,7 +168,8 @@ fn check_expr(e: &Expr, schema: &Schema, version: i32) {
     }
 }
 
-fn check_from(from: &FromClause, schema: &Schema, version: i32) {
+fn check_from(from: &FromClause, db: &SqliteDatabase, version: i32) {
+    let schema = &db.schema;
     let aliases: Vec<String> = std::iter::once(&from.first)
         .chain(from.joins.iter().map(|j| &j.factor))
         .map(|f| match f {
@@ -179,7 +181,10 @@ fn check_from(from: &FromClause, schema: &Schema, version: i32) {
                 if let Some(Some(index)) = indexed_by {
                     let i = schema.indexes.iter().find(|i| &i.name == index).unwrap();
                     assert_eq!(&i.table, name);
-                    assert!(!lancet_sqlite::schema_gen::is_partial_index(index));
+                    assert!(
+                        db.is_full_index(index),
+                        "INDEXED BY the partial index {index}"
+                    );
                 }
                 alias.clone().expect("every factor has an alias")
             }
@@ -234,15 +239,21 @@ fn generated_queries_keep_the_determinism_rules() {
                 .unwrap()
                 .conn;
             let mut session = Session::new(conn, Dialect::Sqlite, provider.expected_errors());
-            let schema = provider.populate(&mut rng, &mut session).unwrap();
-            let mut generator = SqliteQueryGenerator::new(&schema, version);
+            let db = lancet_sqlite::populate::populate(
+                &mut rng,
+                &mut session,
+                provider.version_number(),
+            )
+            .unwrap();
+            let schema = &db.schema;
+            let mut generator = SqliteQueryGenerator::new(&db, version);
             for _ in 0..100 {
                 let (from, scope) = generator.from_clause(&mut rng);
                 assert!(!scope.columns.is_empty());
                 for c in &scope.columns {
                     assert!(matches!(&c.expr, Expr::Column(r) if r.table.is_some()));
                 }
-                check_from(&from, &schema, version);
+                check_from(&from, &db, version);
                 let p = generator.predicate(&mut rng, &scope);
                 let e = generator.expression(&mut rng, &scope);
                 for top in [&p, &e] {
@@ -256,7 +267,7 @@ fn generated_queries_keep_the_determinism_rules() {
                     let mut all = vec![];
                     expr_tree(top, &mut all);
                     for x in all {
-                        check_expr(x, &schema, version);
+                        check_expr(x, schema, version);
                     }
                     let aggregate_free = |e: &Expr| match e {
                         Expr::Function { name, args, .. } if generator.is_aggregate(name) => {
@@ -280,7 +291,7 @@ fn generated_queries_keep_the_determinism_rules() {
                 let mut on = vec![];
                 select_exprs(&wrapper, &mut on);
                 for x in on {
-                    check_expr(x, &schema, version);
+                    check_expr(x, schema, version);
                 }
             }
         }

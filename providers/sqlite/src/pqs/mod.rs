@@ -7,17 +7,17 @@
 
 pub mod gen;
 
+use crate::database::SqliteDatabase;
 use crate::eval::compare::Collation;
 use crate::eval::typing::Aff;
 use crate::eval::value::Val;
 use crate::eval::{ColumnInfo, Evaluator, SUPPORTED_VERSIONS};
 use crate::expr_gen::relation_columns;
-use crate::schema_gen::is_partial_index;
 use crate::types;
 use gen::{GenColumn, PqsGen};
 use lancet_core::schema::Relation;
 use lancet_core::{
-    Expr, FromClause, Join, JoinConstraint, JoinKind, Rng, Schema, Scope, TableFactor, Truth, Value,
+    Expr, FromClause, Join, JoinConstraint, JoinKind, Rng, Scope, TableFactor, Truth, Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -74,7 +74,8 @@ impl PivotTables {
 
 /// One to three base tables joined by commas, aliased `p0`, `p1`, ...,
 /// sometimes with `INDEXED BY` a full index or `NOT INDEXED`.
-pub fn pivot_tables(rng: &mut Rng, schema: &Schema) -> Option<(FromClause, PivotTables)> {
+pub fn pivot_tables(rng: &mut Rng, db: &SqliteDatabase) -> Option<(FromClause, PivotTables)> {
+    let schema = &db.schema;
     let tables: Vec<&Relation> = schema.tables().collect();
     if tables.is_empty() {
         return None;
@@ -93,7 +94,7 @@ pub fn pivot_tables(rng: &mut Rng, schema: &Schema) -> Option<(FromClause, Pivot
         factors.push(TableFactor::Table {
             name: rel.name.clone(),
             alias: Some(alias.clone()),
-            indexed_by: index_hint(rng, schema, rel),
+            indexed_by: index_hint(rng, db, rel),
         });
         scope.columns.extend(relation_columns(rel, &alias));
         columns.extend(rel.columns.iter().map(|c| PivotColumn {
@@ -117,13 +118,14 @@ pub fn pivot_tables(rng: &mut Rng, schema: &Schema) -> Option<(FromClause, Pivot
 
 /// `INDEXED BY` a full index of `table` (a partial one could leave the
 /// query without a plan), or `NOT INDEXED`; mostly neither.
-fn index_hint(rng: &mut Rng, schema: &Schema, table: &Relation) -> Option<Option<String>> {
+fn index_hint(rng: &mut Rng, db: &SqliteDatabase, table: &Relation) -> Option<Option<String>> {
     if !rng.random_bool(0.15) {
         return None;
     }
-    let usable: Vec<&str> = schema
+    let usable: Vec<&str> = db
+        .schema
         .indexes_on(&table.name)
-        .filter(|i| !is_partial_index(&i.name))
+        .filter(|i| db.is_full_index(&i.name))
         .map(|i| i.name.as_str())
         .collect();
     match usable.choose(rng) {
@@ -169,9 +171,9 @@ mod tests {
     use super::*;
     use lancet_core::rng::database_rng;
     use lancet_core::schema::{Column, Index, RelationKind};
-    use lancet_core::TypeName;
+    use lancet_core::{Schema, TypeName};
 
-    fn schema() -> Schema {
+    fn schema() -> SqliteDatabase {
         let column = |name: &str, ty: Option<&str>, collation: Option<&str>| Column {
             name: name.into(),
             ty: ty.map(|t| TypeName(t.into())),
@@ -184,9 +186,8 @@ mod tests {
             name: name.into(),
             kind: RelationKind::Table,
             columns,
-            has_rowid: true,
         };
-        Schema {
+        let schema = Schema {
             relations: vec![
                 table(
                     "t0",
@@ -206,6 +207,10 @@ mod tests {
                 table: "t0".into(),
                 unique: false,
             }],
+        };
+        SqliteDatabase {
+            schema,
+            ..SqliteDatabase::default()
         }
     }
 
@@ -230,7 +235,7 @@ mod tests {
                 assert_ne!(name, "v0", "views are not pivot tables");
                 let alias = alias.clone().unwrap();
                 assert_eq!(alias, format!("p{i}"));
-                let rel = schema.relation(name).unwrap();
+                let rel = schema.schema.relation(name).unwrap();
                 expected.extend(
                     rel.columns
                         .iter()
@@ -245,7 +250,7 @@ mod tests {
                 .collect();
             assert_eq!(got, expected);
         }
-        assert!(pivot_tables(&mut rng, &Schema::default()).is_none());
+        assert!(pivot_tables(&mut rng, &SqliteDatabase::default()).is_none());
     }
 
     #[test]

@@ -1,0 +1,95 @@
+//! The one way lancet runs a check: an oracle's queries, each in its
+//! context, through a [`Session`] (so that expected errors are told from
+//! findings the same way everywhere), then the oracle's comparison.
+//! Fuzzing, confirmation on a fresh database, replay and every reduction
+//! candidate go through [`run_check`].
+
+use crate::case::{Case, CaseError};
+use crate::connection::DbError;
+use crate::knobs::KnobSetting;
+use crate::oracle::{Disagreement, Oracle, QueryContext, Verdict};
+use crate::print::ToSql;
+use crate::session::{ExecError, Session};
+
+/// One query of a check, as it ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RanQuery {
+    pub role: String,
+    pub sql: String,
+    pub context: QueryContext,
+    pub rows: usize,
+}
+
+/// What one check came to.
+#[derive(Debug)]
+pub enum CheckOutcome {
+    /// The relation holds.
+    Agreed {
+        nonempty: bool,
+        queries: Vec<RanQuery>,
+    },
+    /// The relation is broken.
+    Disagreed {
+        disagreement: Disagreement,
+        queries: Vec<RanQuery>,
+    },
+    /// A query raised an expected error or ran over its time limit: the
+    /// check says nothing.
+    Skipped(DbError),
+    /// A query failed in a way that is a finding of its own: an unexpected
+    /// error, a lost connection, a hang.
+    Failed(ExecError),
+}
+
+/// Runs `oracle`'s queries for `case` on `session` and compares them. The
+/// knobs a query asks for are in force for that query only; the defaults
+/// are back when this returns. Fails only if the oracle cannot build its
+/// queries from `case`.
+pub fn run_check(
+    session: &mut Session,
+    oracle: &dyn Oracle,
+    case: &Case,
+) -> Result<CheckOutcome, CaseError> {
+    let queries = oracle.queries(case)?;
+    let mut results = Vec::with_capacity(queries.len());
+    let mut ran = Vec::with_capacity(queries.len());
+    let mut failed = None;
+    for q in queries {
+        if let Err(e) = session.set_knobs(&q.context.knobs) {
+            failed = Some(e);
+            break;
+        }
+        let sql = q.query.to_sql(session.dialect());
+        match session.query_sql(&sql) {
+            Ok(rows) => {
+                ran.push(RanQuery {
+                    role: q.role,
+                    sql,
+                    context: q.context,
+                    rows: rows.len(),
+                });
+                results.push(rows);
+            }
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    let restored = session.set_knobs(&KnobSetting::default());
+    match (failed, restored) {
+        (Some(ExecError::Expected(e)), _) => return Ok(CheckOutcome::Skipped(e)),
+        (Some(e), _) | (None, Err(e)) => return Ok(CheckOutcome::Failed(e)),
+        (None, Ok(())) => {}
+    }
+    Ok(match oracle.compare(case, &results)? {
+        Verdict::Agree { nonempty } => CheckOutcome::Agreed {
+            nonempty,
+            queries: ran,
+        },
+        Verdict::Disagree(disagreement) => CheckOutcome::Disagreed {
+            disagreement,
+            queries: ran,
+        },
+    })
+}

@@ -1,0 +1,340 @@
+//! The runner: many threads, each creating databases in turn, each database
+//! with its own generator seeded from (run seed, thread, database index).
+//! Workers write findings to disk themselves, before going on, and report
+//! them to one reporter (the calling thread) over a channel; counters are
+//! shared atomics, read by the status line.
+//!
+//! Every end of a run returns a summary: workers are detached threads, so
+//! a worker stuck in a DBMS call that never returns cannot keep the run
+//! from ending. After a stop (Ctrl-C, SIGTERM, `--timeout`), the reporter
+//! waits at most [`STOP_GRACE`] for the workers, then summarizes without
+//! them. A worker that fails stops alone; the others go on.
+
+mod record;
+mod reduce_queue;
+mod report;
+mod worker;
+
+use crate::databases::{Databases, Leftover};
+use crate::dedup::Index;
+use crate::findings::{FindingSource, FindingWriter};
+use crate::summary::{BugLine, Counters, RunFacts, Summary};
+use crossbeam_channel::Sender;
+use lancet_core::{Oracle, Provider, Rng};
+use rand::Rng as _;
+use reduce_queue::ReduceWork;
+use report::Event;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The oracles of a run, with their weights in the rotation.
+pub struct OracleSet {
+    oracles: Vec<Box<dyn Oracle>>,
+    weights: Vec<u32>,
+    total: u32,
+}
+
+impl OracleSet {
+    pub fn new(entries: Vec<(Box<dyn Oracle>, u32)>) -> OracleSet {
+        let (oracles, weights): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+        let total = weights.iter().sum::<u32>().max(1);
+        OracleSet {
+            oracles,
+            weights,
+            total,
+        }
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.oracles.iter().map(|o| o.name()).collect()
+    }
+
+    pub fn get(&self, i: usize) -> &dyn Oracle {
+        &*self.oracles[i]
+    }
+
+    /// Picks an oracle; with one oracle no randomness is drawn, so a
+    /// database's queries do not depend on how many oracles a run has.
+    fn pick(&self, rng: &mut Rng) -> usize {
+        if self.oracles.len() == 1 {
+            return 0;
+        }
+        let mut x = rng.random_range(0..self.total);
+        for (i, w) in self.weights.iter().enumerate() {
+            if x < *w {
+                return i;
+            }
+            x -= w;
+        }
+        self.oracles.len() - 1
+    }
+}
+
+/// How a run is set up.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub run_id: String,
+    pub seed: u64,
+    pub threads: u32,
+    pub timeout: Option<Duration>,
+    /// Stop after this many checks in all.
+    pub max_checks: Option<u64>,
+    pub checks_per_database: u64,
+    /// Run only this (thread, database): regenerate one database exactly.
+    pub only_database: Option<(u32, u64)>,
+    /// Directory for per-database statement logs (`--log-statements`).
+    pub log_dir: Option<PathBuf>,
+    /// Directory for findings that did not reproduce on a fresh database.
+    pub unconfirmed_dir: PathBuf,
+    /// How often to print a status line; `None` for none.
+    pub status_interval: Option<Duration>,
+    /// Stop the run once this many findings are on disk (`selftest`).
+    pub stop_after_findings: Option<u64>,
+    /// Reduce each confirmed finding on a separate thread, with this time
+    /// limit per finding; `None` (`--no-reduce`) keeps findings as found.
+    pub reduce: Option<Duration>,
+}
+
+/// After a stop, how long the reporter waits for workers to finish their
+/// current statement before it summarizes without them. A PostgreSQL
+/// statement call ends within its limit (2 s), a cancel margin and a hang
+/// grace (about 8 s in all); a database drop within a few seconds more.
+pub const STOP_GRACE: Duration = Duration::from_secs(9);
+
+/// At the end, how long failed drops are retried before the databases are
+/// named in the summary instead.
+const DROP_GRACE: Duration = Duration::from_secs(3);
+
+/// Everything the workers, the reducer and the reporter share.
+struct Shared {
+    provider: Arc<dyn Provider>,
+    dbms_version: String,
+    oracles: Arc<OracleSet>,
+    options: RunOptions,
+    writer: Arc<FindingWriter>,
+    databases: Arc<Databases>,
+    counters: Counters,
+    stop: Arc<AtomicBool>,
+    events: Sender<Event>,
+    index: Mutex<Index>,
+    reductions: Mutex<Option<Sender<ReduceWork>>>,
+    /// Workers still running: how many, and which.
+    live_workers: AtomicU32,
+    running: Mutex<Vec<u32>>,
+    reducer_done: AtomicBool,
+    abort_reduction: AtomicBool,
+    reduced: AtomicU64,
+    /// A warning about the statement logs is given once.
+    log_warned: AtomicBool,
+}
+
+impl Shared {
+    /// Whether workers should stop: interrupted, timed out or (checked
+    /// here, so that `--queries N` is exact) the check limit reached.
+    fn should_stop(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self
+                .options
+                .max_checks
+                .is_some_and(|max| self.counters.checks() >= max)
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// What this run's findings say about where they came from.
+    fn finding_source(&self) -> FindingSource<'_> {
+        FindingSource {
+            provider: &*self.provider,
+            dbms_version: &self.dbms_version,
+            fault: self.databases.fault(),
+        }
+    }
+}
+
+/// What a run needs: the provider and oracles, where findings go, the
+/// databases' bookkeeping, and the flag that Ctrl-C and signals set.
+pub struct RunSetup {
+    pub provider: Arc<dyn Provider>,
+    pub oracles: Arc<OracleSet>,
+    pub options: RunOptions,
+    pub writer: Arc<FindingWriter>,
+    pub databases: Arc<Databases>,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// Marks a worker as ended however it ends, a panic included.
+struct WorkerExit {
+    shared: Arc<Shared>,
+    thread: u32,
+}
+
+impl Drop for WorkerExit {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = self.shared.events.send(Event::ThreadFailed {
+                thread: self.thread,
+                error: "the worker panicked (a bug of lancet's; see the message above)".into(),
+            });
+        }
+        self.shared
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|t| *t != self.thread);
+        self.shared.live_workers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs a campaign until a stop condition and returns its summary. Fails
+/// only before anything ran (the DBMS's version cannot be read); after
+/// that, every end is a summary that says what failed.
+pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
+    let RunSetup {
+        provider,
+        oracles,
+        options,
+        writer,
+        databases,
+        stop,
+    } = setup;
+    let dbms_version = provider.version()?;
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let start = Instant::now();
+    let plan: Vec<(u32, Option<u64>)> = match options.only_database {
+        Some((thread, database)) => vec![(thread, Some(database))],
+        None => (0..options.threads.max(1)).map(|t| (t, None)).collect(),
+    };
+    let (reduce_tx, reduce_rx) = match options.reduce {
+        Some(_) => {
+            let (t, r) = crossbeam_channel::unbounded();
+            (Some(t), Some(r))
+        }
+        None => (None, None),
+    };
+    let shared = Arc::new(Shared {
+        provider,
+        dbms_version,
+        counters: Counters::new(oracles.names().len()),
+        oracles,
+        index: Mutex::new(Index::new(writer.dir())),
+        options,
+        writer,
+        databases,
+        stop,
+        events: tx,
+        reductions: Mutex::new(reduce_tx),
+        live_workers: AtomicU32::new(plan.len() as u32),
+        running: Mutex::new(plan.iter().map(|(t, _)| *t).collect()),
+        reducer_done: AtomicBool::new(reduce_rx.is_none()),
+        abort_reduction: AtomicBool::new(false),
+        reduced: AtomicU64::new(0),
+        log_warned: AtomicBool::new(false),
+    });
+    if let (Some(rx), Some(limit)) = (reduce_rx, shared.options.reduce) {
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("lancet-reducer".into())
+            .spawn(move || {
+                reduce_queue::reduce_loop(&rx, &s, limit);
+                s.reducer_done.store(true, Ordering::SeqCst);
+            })
+            .map_err(|e| anyhow::anyhow!("cannot start the reducer thread: {e}"))?;
+    }
+    for (thread, only) in plan.iter().copied() {
+        let s = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("lancet-worker-{thread}"))
+            .spawn(move || {
+                let exit = WorkerExit {
+                    shared: s.clone(),
+                    thread,
+                };
+                if let Err(e) = worker::worker(&exit.shared, thread, only) {
+                    let _ = exit.shared.events.send(Event::ThreadFailed {
+                        thread,
+                        error: format!("{e:#}"),
+                    });
+                }
+            });
+        if let Err(e) = spawned {
+            shared
+                .running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|t| *t != thread);
+            shared.live_workers.fetch_sub(1, Ordering::SeqCst);
+            let _ = shared.events.send(Event::ThreadFailed {
+                thread,
+                error: format!("cannot start the worker thread: {e}"),
+            });
+        }
+    }
+    let dropper_stop = Arc::new(AtomicBool::new(false));
+    if shared.provider.server().is_some() {
+        if let Err(e) = shared.databases.dropper(dropper_stop.clone()) {
+            let _ = shared.events.send(Event::Warning(format!(
+                "cannot start the dropper thread: {e}"
+            )));
+        }
+    }
+    let mut failures = Vec::new();
+    let mut warnings = Vec::new();
+    let (stop_reason, unstopped) =
+        report::report(&rx, &shared, start, &mut failures, &mut warnings);
+    dropper_stop.store(true, Ordering::SeqCst);
+    // Workers still running past the grace are left behind; their
+    // databases are listed as leftovers.
+    let leftovers: Vec<Leftover> = shared.databases.finish(DROP_GRACE);
+    // Drain what came in while the databases were being dropped.
+    while let Ok(event) = rx.try_recv() {
+        report::handle(event, &shared, &mut failures, &mut warnings);
+    }
+    let options = &shared.options;
+    let facts = RunFacts {
+        run_id: &options.run_id,
+        dbms: shared.provider.name(),
+        dbms_version: &shared.dbms_version,
+        seed: options.seed,
+        workers: plan.len() as u32,
+        oracles: shared.oracles.names(),
+        elapsed: start.elapsed(),
+        stopped_by: stop_reason,
+        findings_dir: shared.writer.dir(),
+    };
+    let mut summary = Summary::new(&facts, &shared.counters);
+    let index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
+    summary.unique_bugs = index.unique() as u64;
+    summary.reduced = shared.reduced.load(Ordering::Relaxed);
+    summary.bugs = bug_lines(&index, shared.writer.dir());
+    summary.failures = failures;
+    summary.warnings = warnings;
+    summary.unstopped_workers = unstopped;
+    summary.leftover_databases = leftovers;
+    Ok(summary)
+}
+
+fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
+    let mut lines: Vec<BugLine> = index
+        .entries()
+        .map(|e| BugLine {
+            signature: e.signature.clone(),
+            count: e.count,
+            kind: e.kind.name().to_string(),
+            oracle: e.oracle.clone(),
+            statements: e.statements,
+            reduced: e.reduced,
+            reproducer: e
+                .reproducer
+                .strip_prefix(dir)
+                .unwrap_or(&e.reproducer)
+                .display()
+                .to_string(),
+        })
+        .collect();
+    lines.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
+    lines
+}

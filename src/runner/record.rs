@@ -1,0 +1,99 @@
+//! What happens to a finding: written to disk at once (to `pending/`
+//! until a fresh database confirms it), confirmed with the same check
+//! executor that found it, filed in the index and queued for reduction.
+
+use super::reduce_queue::{ReduceWork, MAX_QUEUED_REDUCTIONS};
+use super::report::Event;
+use super::worker::wait_for_dbms;
+use super::Shared;
+use crate::databases::Purpose;
+use crate::findings::{Finding, FindingKind, WrittenFinding};
+use crate::replay::{replay_on, Replayed};
+use std::sync::atomic::Ordering;
+
+/// Whether a finding stands without a replay: a crash or hang would only
+/// take the server down again.
+fn stands_alone(kind: FindingKind) -> bool {
+    matches!(kind, FindingKind::Crash | FindingKind::Hang)
+}
+
+/// Writes a finding (to `pending/` until confirmed on a fresh database),
+/// confirms it, and reports it.
+pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyhow::Result<()> {
+    let comment = shared.provider.comment_prefix();
+    let client = shared.provider.client_command();
+    let writer = &shared.writer;
+    let (path, confirmed) = if stands_alone(finding.kind) {
+        let written = writer.write(&finding, comment, &client)?;
+        file_finding(shared, &finding, &written)?;
+        (written.sql, true)
+    } else {
+        let pending = writer.write_pending(&finding, comment, &client)?;
+        finding.confirmed = confirm(shared, thread, &finding);
+        if finding.confirmed {
+            let written = writer.promote(&pending, &finding, comment, &client)?;
+            file_finding(shared, &finding, &written)?;
+            if let Some(queue) = &*shared.reductions.lock().unwrap_or_else(|e| e.into_inner()) {
+                if queue.len() < MAX_QUEUED_REDUCTIONS {
+                    let _ = queue.send(ReduceWork {
+                        finding: finding.clone(),
+                        written: written.clone(),
+                    });
+                }
+            }
+            (written.sql, true)
+        } else {
+            writer.update(&pending, &finding, comment, &client)?;
+            let moved = writer.demote(&pending, &shared.options.unconfirmed_dir)?;
+            shared.counters.add_unconfirmed();
+            (moved.sql, false)
+        }
+    };
+    let _ = shared.events.send(Event::Finding {
+        headline: finding.headline(),
+        path,
+        confirmed,
+    });
+    Ok(())
+}
+
+/// Counts a finding that is on disk among the findings, and indexes it.
+fn file_finding(
+    shared: &Shared,
+    finding: &Finding,
+    written: &WrittenFinding,
+) -> anyhow::Result<()> {
+    shared.counters.add_finding();
+    if shared
+        .options
+        .stop_after_findings
+        .is_some_and(|n| shared.counters.findings() >= n)
+    {
+        shared.stop.store(true, Ordering::SeqCst);
+    }
+    shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
+        finding,
+        shared.provider.dialect(),
+        &written.sql,
+        None,
+    )?;
+    Ok(())
+}
+
+/// Replays a finding on a fresh database through the same connection
+/// stack and the same check executor as the run: a logic finding must
+/// break the same relation with the same rows again, an error finding
+/// must fail again with the same code. Anything else is not reported as a
+/// DBMS bug.
+fn confirm(shared: &Shared, thread: u32, finding: &Finding) -> bool {
+    let databases = &shared.databases;
+    let Ok(mut scratch) = wait_for_dbms(shared, thread, || {
+        databases.create(Purpose::Confirm, thread, databases.next_index())
+    }) else {
+        return false;
+    };
+    matches!(
+        replay_on(finding, scratch.session()),
+        Ok(Replayed::StillFails { same: true, .. })
+    )
+}

@@ -1,0 +1,89 @@
+//! The reducer thread of a run: reduces confirmed findings one at a time
+//! while the workers go on.
+
+use super::report::Event;
+use super::Shared;
+use crate::findings::{Finding, WrittenFinding};
+use crate::reduce::Reducer;
+use crossbeam_channel::Receiver;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// A confirmed finding waiting for the reducer thread.
+pub(super) struct ReduceWork {
+    pub finding: Finding,
+    pub written: WrittenFinding,
+}
+
+/// Findings queued beyond this many are indexed unreduced (reduce them
+/// later with `lancet reduce`): a bug hit in a tight loop must not turn the
+/// run into a reduction queue.
+pub(super) const MAX_QUEUED_REDUCTIONS: usize = 32;
+
+/// The reducer thread: reduces confirmed findings one at a time, writes
+/// each reduced reproducer beside its original, and files it in the index.
+/// It ends when the workers have ended and the queue is empty, or at a
+/// stop; the reduction in progress then finishes (an interrupt cuts it
+/// short) and findings still queued stay unreduced.
+pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Duration) {
+    let provider = &*shared.provider;
+    let dialect = provider.dialect();
+    let reducer = Reducer::new(&shared.databases)
+        .with_time_limit(limit)
+        .with_abort(&shared.abort_reduction);
+    loop {
+        let work = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(work) => work,
+            Err(_) if shared.stopped() || shared.live_workers.load(Ordering::SeqCst) == 0 => {
+                if rx.is_empty() || shared.stopped() {
+                    return;
+                }
+                continue;
+            }
+            Err(_) => continue,
+        };
+        if shared.stopped() {
+            return;
+        }
+        let name = work
+            .written
+            .sql
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let outcome = reducer.reduce(&work.finding, &name).and_then(|r| {
+            let mut f = r.finding;
+            f.signature = Some(crate::dedup::signature(&f, dialect));
+            let out = work.written.reduced();
+            shared.writer.update(
+                &out,
+                &f,
+                provider.comment_prefix(),
+                &provider.client_command(),
+            )?;
+            let (signature, count) = shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
+                &f,
+                dialect,
+                &out.sql,
+                Some(&work.written.sql),
+            )?;
+            Ok((out, r.info, signature, count))
+        });
+        let _ = match outcome {
+            Ok((out, info, signature, count)) => {
+                shared.reduced.fetch_add(1, Ordering::Relaxed);
+                shared.events.send(Event::Reduced {
+                    path: out.sql,
+                    from: (info.statements_before, info.statements_after),
+                    seconds: info.seconds,
+                    signature,
+                    count,
+                })
+            }
+            Err(e) => shared.events.send(Event::ReduceFailed {
+                path: work.written.sql.clone(),
+                error: format!("{e:#}"),
+            }),
+        };
+    }
+}
