@@ -1,4 +1,4 @@
-//! Comparing results the way ORACLES.md says: whole rows, as multisets (or
+//! Comparing results the way docs/oracles.md says: whole rows, as multisets (or
 //! sets), NULL equal to NULL, NaN equal to NaN, -0.0 equal to 0.0, and an
 //! INTEGER equal to a REAL of exactly the same value (SQLite's DISTINCT and
 //! MIN/MAX may legitimately return either of two equal values).

@@ -1,4 +1,4 @@
-//! Each oracle builds exactly the queries ORACLES.md defines, and compares
+//! Each oracle builds exactly the queries docs/oracles.md defines, and compares
 //! results with the right relation (sets, multisets, values).
 
 use lancet_core::{
