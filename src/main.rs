@@ -123,7 +123,8 @@ struct TargetArgs {
     /// The oracle to use, or `all` for a weighted rotation of every oracle.
     #[arg(long, default_value = "all", value_parser = oracle_names(), long_help = oracle_help())]
     oracle: String,
-    /// Extra expected-error rules (TOML, as in configs/expected-errors/).
+    /// Extra expected-error rules (TOML, see configs/expected-errors/),
+    /// added to the provider's built-in ones.
     #[arg(long, value_name = "FILE")]
     expected_errors: Option<PathBuf>,
     /// SQLite: test this libsqlite3 shared library (a build of your own, an
@@ -208,7 +209,8 @@ struct SelftestArgs {
     /// The DBMS to test.
     #[arg(long, default_value = "sqlite", value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
     dbms: String,
-    /// Extra expected-error rules (TOML, as in configs/expected-errors/).
+    /// Extra expected-error rules (TOML, see configs/expected-errors/),
+    /// added to the provider's built-in ones.
     #[arg(long, value_name = "FILE")]
     expected_errors: Option<PathBuf>,
     /// PostgreSQL: the server [default: $LANCET_PG_URL].

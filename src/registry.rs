@@ -84,3 +84,51 @@ pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lancet_core::{DbError, StatementKind};
+    use std::path::PathBuf;
+
+    fn example(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("configs/expected-errors")
+            .join(name)
+    }
+
+    #[test]
+    fn the_example_extra_rules_parse() {
+        for name in ["sqlite-extra.example.toml", "postgres-extra.example.toml"] {
+            let rules = load_expected(&example(name)).unwrap();
+            assert!(!rules.rules.is_empty(), "{name} has no rules");
+        }
+    }
+
+    #[test]
+    fn extra_rules_extend_the_built_in_ones() {
+        let unique = DbError::statement(
+            Some("SQLITE_CONSTRAINT_UNIQUE".into()),
+            "UNIQUE constraint failed: t0.c0",
+        );
+        let too_big = DbError::statement(Some("SQLITE_TOOBIG".into()), "string or blob too big");
+        let built_in = provider("sqlite", &ProviderOptions::default()).unwrap();
+        assert!(built_in
+            .expected_errors()
+            .is_expected(StatementKind::Insert, &unique));
+        assert!(!built_in
+            .expected_errors()
+            .is_expected(StatementKind::Insert, &too_big));
+        let options = ProviderOptions {
+            expected_errors: Some(example("sqlite-extra.example.toml")),
+            ..ProviderOptions::default()
+        };
+        let extended = provider("sqlite", &options).unwrap();
+        assert!(extended
+            .expected_errors()
+            .is_expected(StatementKind::Insert, &unique));
+        assert!(extended
+            .expected_errors()
+            .is_expected(StatementKind::Insert, &too_big));
+    }
+}

@@ -1,12 +1,12 @@
-//! Comparing results the way ORACLES.md says: whole rows, as multisets (or
+//! Comparing results the way docs/oracles.md says: whole rows, as multisets (or
 //! sets), NULL equal to NULL, NaN equal to NaN, -0.0 equal to 0.0, and an
 //! INTEGER equal to a REAL of exactly the same value (SQLite's DISTINCT and
 //! MIN/MAX may legitimately return either of two equal values).
 
 use crate::value::{Row, Value};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
 /// A value reduced to what equality means for result comparison.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -131,35 +131,6 @@ impl PartialEq for RowKey<'_> {
 
 impl Eq for RowKey<'_> {}
 
-/// A fast non-cryptographic hasher (the FxHash mix): results are not
-/// adversarial input, and SipHash was a tenth of lancet's time.
-#[derive(Default)]
-struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.write_u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u8(&mut self, b: u8) {
-        self.write_u64(u64::from(b));
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// Per distinct row: how often it occurs in the first and the second result.
 struct Tally<'a> {
     first: usize,
@@ -168,8 +139,11 @@ struct Tally<'a> {
 }
 
 fn diff(first: &[Row], second: &[Row], as_sets: bool) -> RowDiff {
-    let mut map: HashMap<RowKey<'_>, Tally<'_>, BuildHasherDefault<FastHasher>> =
-        HashMap::with_capacity_and_hasher(first.len().max(second.len()), Default::default());
+    // Fx hashing: fast (SipHash was a tenth of lancet's time), fine for
+    // results, which are not adversarial input, and unseeded, so nothing
+    // here depends on a random seed.
+    let mut map: FxHashMap<RowKey<'_>, Tally<'_>> =
+        FxHashMap::with_capacity_and_hasher(first.len().max(second.len()), Default::default());
     for row in first {
         map.entry(RowKey(row))
             .or_insert(Tally {

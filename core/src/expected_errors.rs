@@ -2,8 +2,10 @@
 //! statement kind and matched on the DBMS's error code. A message is
 //! matched only where the code alone is too broad (SQLite's generic
 //! `SQLITE_ERROR`), and then by exact text or prefix, never by substring, so
-//! that a rule cannot hide an unrelated bug. Rules live in TOML files under
-//! `configs/expected-errors/` that users can extend.
+//! that a rule cannot hide an unrelated bug. Each provider's built-in rules
+//! are a TOML file in its crate (`providers/<dbms>/expected-errors.toml`);
+//! users add their own with `--expected-errors FILE` (see
+//! `configs/expected-errors/`).
 
 use crate::ast::StatementKind;
 use crate::connection::{DbError, FailureKind};

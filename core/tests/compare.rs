@@ -1,5 +1,5 @@
 //! Result comparison: multisets and sets of rows, and what equality of two
-//! values means (ORACLES.md): NULL = NULL, NaN = NaN, -0.0 = 0.0, an INTEGER
+//! values means (docs/oracles.md): NULL = NULL, NaN = NaN, -0.0 = 0.0, an INTEGER
 //! equals a REAL of exactly the same value, and nothing else crosses types.
 
 use lancet_core::compare::{multiset_diff, set_diff, values_close, values_equal, RowDiff};

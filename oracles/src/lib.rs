@@ -1,5 +1,5 @@
 //! Test oracles, each written once against lancet-core's model so that every
-//! provider gets every oracle. Definitions: `shared/design/ORACLES.md`.
+//! provider gets every oracle. Definitions: `docs/oracles.md`.
 
 pub mod norec;
 mod partition;

@@ -35,7 +35,7 @@ use std::time::Duration;
 pub use url::ServerUrl;
 
 /// The expected errors of generated PostgreSQL SQL (by SQLSTATE).
-const EXPECTED_ERRORS: &str = include_str!("../../../configs/expected-errors/postgres.toml");
+const EXPECTED_ERRORS: &str = include_str!("../expected-errors.toml");
 
 /// Which generator features an extension supports.
 #[derive(Clone, Copy, Debug)]
@@ -186,7 +186,7 @@ impl PostgresProvider {
             );
         }
         let mut expected =
-            ExpectedErrors::from_toml(EXPECTED_ERRORS, "configs/expected-errors/postgres.toml")?;
+            ExpectedErrors::from_toml(EXPECTED_ERRORS, "providers/postgres/expected-errors.toml")?;
         if let Some(extra) = flavor.expected_errors() {
             expected.extend(ExpectedErrors::from_toml(extra, flavor.name())?);
         }

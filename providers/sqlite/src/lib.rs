@@ -44,7 +44,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The built-in expected errors: what generated SQL may legitimately raise.
-const EXPECTED_ERRORS: &str = include_str!("../../../configs/expected-errors/sqlite.toml");
+const EXPECTED_ERRORS: &str = include_str!("../expected-errors.toml");
 
 /// lancet's SQLite provider.
 pub struct SqliteProvider {
@@ -62,7 +62,7 @@ impl SqliteProvider {
     /// built-in expected errors.
     pub fn new() -> anyhow::Result<Self> {
         let expected =
-            ExpectedErrors::from_toml(EXPECTED_ERRORS, "configs/expected-errors/sqlite.toml")?;
+            ExpectedErrors::from_toml(EXPECTED_ERRORS, "providers/sqlite/expected-errors.toml")?;
         Ok(SqliteProvider {
             expected,
             version: rusqlite::version_number(),
