@@ -1,5 +1,5 @@
-//! lancet's core model: the SQL syntax tree and its dialect-aware printer,
-//! values and result comparison, schemas, and the traits between providers
+//! lancet's core model: the SQL syntax tree and its printer (with the
+//! dialect rules each provider supplies), values and result comparison, schemas, and the traits between providers
 //! (one per DBMS), oracles (one per test relation) and the runner.
 //!
 //! Dependencies point one way: providers and oracles depend on this crate,
@@ -8,6 +8,7 @@
 pub mod ast;
 pub mod compare;
 pub mod connection;
+pub mod dialect;
 pub mod expected_errors;
 pub mod fault;
 pub mod knobs;
@@ -22,10 +23,11 @@ pub mod value;
 
 pub use ast::*;
 pub use connection::{Connection, DbError, FailureKind};
+pub use dialect::{Dialect, SqlDialect};
 pub use expected_errors::ExpectedErrors;
 pub use knobs::{Knob, KnobSetting};
 pub use oracle::{Case, DataReader, Disagreement, Oracle, OracleQuery, Verdict};
-pub use print::{Dialect, ToSql};
+pub use print::ToSql;
 pub use provider::{
     CreatedDatabase, DatabaseError, DatabaseId, OwnedDatabase, Provider, QueryGenerator, Scope,
     ScopeColumn, Truth,

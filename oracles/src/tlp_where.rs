@@ -97,7 +97,8 @@ pub(crate) fn multiset_verdict(relation: &str, results: &[Vec<Row>]) -> Verdict 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{Dialect, Expr, FromClause, TableFactor, ToSql, Value};
+    use lancet_core::{Expr, FromClause, TableFactor, ToSql, Value};
+    use lancet_testkit::standard::STANDARD;
 
     fn base(selection: Option<Expr>) -> Case {
         Case {
@@ -122,9 +123,9 @@ mod tests {
     #[test]
     fn builds_the_three_partitions_with_union_all() {
         let qs = TlpWhere.queries(&base(None));
-        assert_eq!(qs[0].query.to_sql(Dialect::Sqlite), "SELECT * FROM t0");
+        assert_eq!(qs[0].query.to_sql(STANDARD), "SELECT * FROM t0");
         assert_eq!(
-            qs[1].query.to_sql(Dialect::Sqlite),
+            qs[1].query.to_sql(STANDARD),
             "SELECT * FROM t0 WHERE c0 UNION ALL SELECT * FROM t0 WHERE NOT c0 \
              UNION ALL SELECT * FROM t0 WHERE c0 IS NULL"
         );
@@ -139,7 +140,7 @@ mod tests {
         );
         let qs = TlpWhere.queries(&base(Some(w)));
         assert_eq!(
-            qs[1].query.to_sql(Dialect::Sqlite),
+            qs[1].query.to_sql(STANDARD),
             "SELECT * FROM t0 WHERE (c1 > 1) AND c0 UNION ALL SELECT * FROM t0 WHERE (c1 > 1) AND (NOT c0) \
              UNION ALL SELECT * FROM t0 WHERE (c1 > 1) AND (c0 IS NULL)"
         );

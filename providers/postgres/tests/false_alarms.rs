@@ -7,14 +7,14 @@
 use lancet_core::rng::database_rng;
 use lancet_core::schema::{Column, Relation, RelationKind};
 use lancet_core::{
-    Case, Connection, DatabaseId, Dialect, ExecError, Expr, FromClause, Oracle, Provider,
-    QueryGenerator, Row, Schema, Select, SelectItem, Session, TableFactor, ToSql, TypeName, Value,
-    Verdict,
+    Case, Connection, DatabaseId, ExecError, Expr, FromClause, Oracle, Provider, QueryGenerator,
+    Row, Schema, Select, SelectItem, Session, TableFactor, ToSql, TypeName, Value, Verdict,
 };
 use lancet_oracles::tlp_aggregate::TlpAggregate;
 use lancet_oracles::tlp_distinct::TlpDistinct;
 use lancet_oracles::tlp_group_by::TlpGroupBy;
 use lancet_oracles::tlp_having::TlpHaving;
+use lancet_postgres::dialect::DIALECT;
 use lancet_postgres::PostgresProvider;
 use lancet_testkit::PgServer;
 
@@ -61,7 +61,7 @@ impl Db {
         oracle
             .queries(case)
             .iter()
-            .map(|q| self.rows(&q.query.to_sql(Dialect::Postgres)))
+            .map(|q| self.rows(&q.query.to_sql(DIALECT)))
             .collect()
     }
 }
@@ -361,7 +361,7 @@ fn drive(
         };
         let mut results = Vec::new();
         for q in oracle.queries(&case) {
-            let sql = q.query.to_sql(Dialect::Postgres);
+            let sql = q.query.to_sql(DIALECT);
             tally.queries += 1;
             match session.query_sql(&sql) {
                 Ok(rows) => results.push(rows),
@@ -390,7 +390,7 @@ fn drive(
             let sql: Vec<String> = oracle
                 .queries(&case)
                 .iter()
-                .map(|q| q.query.to_sql(Dialect::Postgres))
+                .map(|q| q.query.to_sql(DIALECT))
                 .collect();
             tally.disagreements.push(format!(
                 "{}: {:?}\n{}",
@@ -415,7 +415,7 @@ fn drive_populated(
             .create_database(&database_id(100 + seed))
             .unwrap()
             .conn;
-        let mut session = Session::new(conn, Dialect::Postgres, provider.expected_errors());
+        let mut session = Session::new(conn, DIALECT, provider.expected_errors());
         let mut rng = database_rng(seed, 0, 0);
         let schema = provider.populate(&mut rng, &mut session).unwrap();
         let mut generator = provider.query_generator(&schema);
@@ -551,7 +551,7 @@ fn a_clean_run_over_equal_but_different_values_finds_nothing() {
         if !setting.is_empty() {
             conn.execute(setting).unwrap();
         }
-        let mut session = Session::new(conn, Dialect::Postgres, db.provider.expected_errors());
+        let mut session = Session::new(conn, DIALECT, db.provider.expected_errors());
         let mut generator = db.provider.query_generator(&schema);
         let mut rng = database_rng(index, 0, 0);
         drive(

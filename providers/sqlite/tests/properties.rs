@@ -4,6 +4,7 @@
 use lancet_core::rng::database_rng;
 use lancet_core::schema::{Relation, RelationKind};
 use lancet_core::*;
+use lancet_sqlite::dialect::DIALECT;
 use lancet_sqlite::functions::{FUNCTIONS, PRINTF_FORMATS};
 use lancet_sqlite::query_gen::SqliteQueryGenerator;
 use lancet_sqlite::types::{affinity, is_binary, Affinity};
@@ -145,7 +146,7 @@ fn check_expr(e: &Expr, schema: &Schema, version: i32) {
                     ),
                 Glob => args.len() == 2,
             };
-            assert!(arity_ok, "{}", e.to_sql(Dialect::Sqlite));
+            assert!(arity_ok, "{}", e.to_sql(DIALECT));
         }
         Expr::Like {
             kind,
@@ -233,7 +234,7 @@ fn generated_queries_keep_the_determinism_rules() {
                 })
                 .unwrap()
                 .conn;
-            let mut session = Session::new(conn, Dialect::Sqlite, provider.expected_errors());
+            let mut session = Session::new(conn, DIALECT, provider.expected_errors());
             let schema = provider.populate(&mut rng, &mut session).unwrap();
             let mut generator = SqliteQueryGenerator::new(&schema, version);
             for _ in 0..100 {
@@ -246,11 +247,7 @@ fn generated_queries_keep_the_determinism_rules() {
                 let p = generator.predicate(&mut rng, &scope);
                 let e = generator.expression(&mut rng, &scope);
                 for top in [&p, &e] {
-                    assert!(
-                        depth(top) <= 12,
-                        "too deep: {}",
-                        top.to_sql(Dialect::Sqlite)
-                    );
+                    assert!(depth(top) <= 12, "too deep: {}", top.to_sql(DIALECT));
                     // Outside scalar subqueries, the only "aggregate" names
                     // are scalar min/max of two or more arguments.
                     let mut all = vec![];
