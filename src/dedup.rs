@@ -250,6 +250,7 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lancet_sqlite::dialect::DIALECT as SQLITE;
 
     #[test]
     fn names_and_literals_are_abstracted() {
@@ -257,12 +258,12 @@ mod tests {
         assert_eq!(abstract_name("lancet_parts"), "lancet_parts");
         assert_eq!(abstract_name("MAX"), "MAX");
         assert_eq!(
-            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", Dialect::Sqlite),
-            statement_shape("SELECT c4 FROM t0 WHERE c4 > 'x'", Dialect::Sqlite)
+            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", SQLITE),
+            statement_shape("SELECT c4 FROM t0 WHERE c4 > 'x'", SQLITE)
         );
         assert_ne!(
-            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", Dialect::Sqlite),
-            statement_shape("SELECT c1 FROM t3 WHERE c1 < 17", Dialect::Sqlite)
+            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", SQLITE),
+            statement_shape("SELECT c1 FROM t3 WHERE c1 < 17", SQLITE)
         );
     }
 }

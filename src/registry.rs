@@ -20,12 +20,12 @@ pub struct ProviderOptions {
     pub url: Option<String>,
 }
 
-/// The SQL dialect of a `--dbms` name, as a finding's record names it.
+/// The SQL dialect of a `--dbms` name, as a finding's record names it:
+/// the dialect of the provider that wrote it, if lancet has that provider.
 pub fn dialect_of(dbms: &str) -> Option<lancet_core::Dialect> {
     match dbms {
-        "sqlite" => Some(lancet_core::Dialect::Sqlite),
-        "postgres" | "citus" => Some(lancet_core::Dialect::Postgres),
-        "mysql" | "mariadb" => Some(lancet_core::Dialect::MySql),
+        "sqlite" => Some(lancet_sqlite::dialect::DIALECT),
+        "postgres" | "citus" => Some(lancet_postgres::dialect::DIALECT),
         _ => None,
     }
 }

@@ -1,5 +1,5 @@
-//! lancet's core model: the SQL syntax tree and its dialect-aware printer,
-//! values and result comparison, schemas, and the traits between providers
+//! lancet's core model: the SQL syntax tree and its printer (with the
+//! dialect rules each provider supplies), values and result comparison, schemas, and the traits between providers
 //! (one per DBMS), oracles (one per test relation) and the runner.
 //!
 //! Dependencies point one way: providers and oracles depend on this crate,
@@ -10,6 +10,7 @@ pub mod case;
 pub mod check;
 pub mod compare;
 pub mod connection;
+pub mod dialect;
 pub mod expected_errors;
 pub mod fault;
 pub mod knobs;
@@ -26,12 +27,13 @@ pub use ast::*;
 pub use case::{Case, CaseError, CaseInputs, CasePolicy, ItemPolicy};
 pub use check::{run_check, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
+pub use dialect::{Dialect, SqlDialect};
 pub use expected_errors::ExpectedErrors;
 pub use knobs::{Knob, KnobSetting};
 pub use oracle::{
     Disagreement, GenerateContext, Oracle, OracleQuery, QueryContext, TableSet, Verdict,
 };
-pub use print::{Dialect, ToSql};
+pub use print::ToSql;
 pub use provider::{
     CreatedDatabase, DatabaseError, DatabaseId, GeneratedDatabase, OwnedDatabase, Provider,
     QueryGenerator, Scope, ScopeColumn, Truth,

@@ -1,4 +1,6 @@
-//! Printing the syntax tree as SQL text for one dialect.
+//! Printing the syntax tree as SQL text for one dialect. Where dialects
+//! spell SQL differently, the printer asks the dialect's rules
+//! ([`crate::dialect`]); everything else is printed the same for all.
 //!
 //! The printer parenthesizes every operand that is not atomic, so the text
 //! means exactly what the tree means under every dialect's precedence rules
@@ -7,18 +9,9 @@
 //! for it, but never wrong.
 
 use crate::ast::*;
+use crate::dialect::{Dialect, SqlDialect};
 use crate::value::Value;
-use serde::{Deserialize, Serialize};
 use std::fmt::Write;
-
-/// The SQL dialects lancet prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-    MySql,
-}
 
 /// Anything that can be printed as SQL text.
 pub trait ToSql {
@@ -49,6 +42,11 @@ impl Printer {
         self.out
     }
 
+    /// The rules of the dialect being printed.
+    fn rules(&self) -> &'static dyn SqlDialect {
+        self.dialect.rules()
+    }
+
     fn s(&mut self, text: &str) {
         self.out.push_str(text);
     }
@@ -63,7 +61,6 @@ impl Printer {
     }
 
     fn literal(&mut self, v: &Value) {
-        let d = self.dialect;
         match v {
             Value::Null => self.s("NULL"),
             Value::Integer(i) if *i < 0 => {
@@ -72,18 +69,11 @@ impl Printer {
             Value::Integer(i) => {
                 let _ = write!(self.out, "{i}");
             }
-            Value::Real(r) => self.real(*r),
+            Value::Real(r) => self.rules().real_literal(*r, &mut self.out),
             Value::Text(t) => self.string(t),
             Value::Blob(b) => {
                 let hex: String = b.iter().map(|x| format!("{x:02X}")).collect();
-                match d {
-                    Dialect::Postgres => {
-                        let _ = write!(self.out, "'\\x{hex}'::bytea");
-                    }
-                    _ => {
-                        let _ = write!(self.out, "X'{hex}'");
-                    }
-                }
+                self.rules().blob_literal(&hex, &mut self.out);
             }
             Value::Boolean(b) => self.s(if *b { "TRUE" } else { "FALSE" }),
             Value::Decimal(text) if text.starts_with('-') => {
@@ -93,59 +83,9 @@ impl Printer {
         }
     }
 
-    fn real(&mut self, r: f64) {
-        match self.dialect {
-            Dialect::Sqlite => {
-                if r.is_nan() {
-                    // SQLite has no NaN: it stores NULL.
-                    self.s("NULL");
-                } else if r.is_infinite() {
-                    self.s(if r > 0.0 { "1e999" } else { "(-1e999)" });
-                } else if r < 0.0 || (r == 0.0 && r.is_sign_negative()) {
-                    let _ = write!(self.out, "({r:?})");
-                } else {
-                    let _ = write!(self.out, "{r:?}");
-                }
-            }
-            Dialect::Postgres => {
-                let text = if r.is_nan() {
-                    "NaN".to_string()
-                } else if r.is_infinite() {
-                    if r > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-                } else {
-                    format!("{r:?}")
-                };
-                let _ = write!(self.out, "'{text}'::float8");
-            }
-            Dialect::MySql => {
-                if r.is_nan() {
-                    // MySQL has no NaN either: where one would arise, it
-                    // gives NULL.
-                    self.s("NULL");
-                } else if r.is_infinite() {
-                    // MySQL has no infinities: it rejects this literal as out
-                    // of range rather than read it as another value.
-                    self.s(if r > 0.0 { "1e999" } else { "(-1e999)" });
-                } else {
-                    // The exponent makes MySQL read a DOUBLE, not a DECIMAL.
-                    let mut text = format!("{r:?}");
-                    if !text.contains('e') {
-                        text.push_str("e0");
-                    }
-                    if r.is_sign_negative() {
-                        let _ = write!(self.out, "({text})");
-                    } else {
-                        self.s(&text);
-                    }
-                }
-            }
-        }
-    }
-
-    /// A collation name: PostgreSQL folds unquoted names to lower case
-    /// (`"C"`, `"POSIX"` must be quoted), the others take them as written.
+    /// A collation name, quoted where the dialect would fold its case.
     fn collation(&mut self, name: &str) {
-        if self.dialect == Dialect::Postgres {
+        if self.rules().quotes_collation_names() {
             let _ = write!(self.out, "\"{name}\"");
         } else {
             self.s(name);
@@ -153,11 +93,12 @@ impl Printer {
     }
 
     fn string(&mut self, t: &str) {
+        let backslash_escapes = self.rules().backslash_escapes();
         self.out.push('\'');
         for c in t.chars() {
             match c {
                 '\'' => self.s("''"),
-                '\\' if self.dialect == Dialect::MySql => self.s("\\\\"),
+                '\\' if backslash_escapes => self.s("\\\\"),
                 c => self.out.push(c),
             }
         }
@@ -177,20 +118,25 @@ impl Printer {
 
     fn binary(&mut self, op: BinaryOp, left: &Expr, right: &Expr) {
         use BinaryOp::*;
-        let d = self.dialect;
-        match (op, d) {
-            (Concat, Dialect::MySql) => {
-                self.s("CONCAT(");
-                left.print(self);
-                self.s(", ");
-                right.print(self);
-                self.s(")");
-                return;
+        let d = self.rules();
+        match op {
+            Concat => {
+                if let Some(function) = d.concat_function() {
+                    self.s(function);
+                    self.s("(");
+                    left.print(self);
+                    self.s(", ");
+                    right.print(self);
+                    self.s(")");
+                    return;
+                }
             }
-            (IsDistinctFrom, Dialect::MySql) => {
+            IsDistinctFrom if d.null_safe_not_equal().is_none() => {
                 self.s("NOT (");
                 self.operand(left);
-                self.s(" <=> ");
+                self.out.push(' ');
+                self.s(d.null_safe_equal());
+                self.out.push(' ');
                 self.operand(right);
                 self.s(")");
                 return;
@@ -207,7 +153,7 @@ impl Printer {
     /// The text of a binary operator in this dialect.
     fn binary_operator_text(&mut self, op: BinaryOp) {
         use BinaryOp::*;
-        let d = self.dialect;
+        let d = self.rules();
         let text = match op {
             Add => "+",
             Sub => "-",
@@ -225,21 +171,13 @@ impl Printer {
             LtEq => "<=",
             Gt => ">",
             GtEq => ">=",
-            IsNotDistinctFrom => match d {
-                Dialect::Sqlite => "IS",
-                Dialect::Postgres => "IS NOT DISTINCT FROM",
-                Dialect::MySql => "<=>",
-            },
-            IsDistinctFrom => match d {
-                Dialect::Sqlite => "IS NOT",
-                _ => "IS DISTINCT FROM",
-            },
+            IsNotDistinctFrom => d.null_safe_equal(),
+            // Only quantified comparisons get here without the operator: a
+            // dialect that lacks it has none of those either.
+            IsDistinctFrom => d.null_safe_not_equal().unwrap_or("IS DISTINCT FROM"),
             And => "AND",
             Or => "OR",
-            RegexMatch => match d {
-                Dialect::Postgres => "~",
-                _ => "REGEXP",
-            },
+            RegexMatch => d.regex_match(),
         };
         self.s(text);
     }
@@ -300,12 +238,12 @@ impl Printer {
                     self.s(") AS lancet_arm");
                     return;
                 }
-                // SQLite reads all compound operators left to right with one
-                // precedence, so a left-deep tree prints flat. PostgreSQL and
-                // MySQL bind INTERSECT tighter than UNION and EXCEPT: there,
-                // `a UNION b INTERSECT c` is `a UNION (b INTERSECT c)`, so a
-                // UNION or EXCEPT under an INTERSECT is wrapped as well.
-                let wrap_left = self.dialect != Dialect::Sqlite
+                // Where all compound operators have one precedence (SQLite),
+                // a left-deep tree prints flat. Where INTERSECT binds tighter
+                // than UNION and EXCEPT, `a UNION b INTERSECT c` is
+                // `a UNION (b INTERSECT c)`, so a UNION or EXCEPT under an
+                // INTERSECT is wrapped as well.
+                let wrap_left = self.rules().intersect_binds_tighter()
                     && *op == SetOperator::Intersect
                     && matches!(&**left, SetExpr::SetOp { op: inner, .. }
                         if *inner != SetOperator::Intersect);
@@ -588,14 +526,14 @@ impl ToSql for FromClause {
         for j in &self.joins {
             let natural = matches!(j.constraint, JoinConstraint::Natural);
             p.s(match j.kind {
-                // A comma binds looser than JOIN in PostgreSQL and MySQL, so
-                // `a, b JOIN c ON a.x = c.x` cannot see `a` there (and a
-                // NATURAL join after a comma would match other columns).
-                // The tree is left-deep; CROSS JOIN keeps it so.
+                // Where a comma binds looser than JOIN, `a, b JOIN c ON
+                // a.x = c.x` cannot see `a` (and a NATURAL join after a
+                // comma would match other columns). The tree is left-deep;
+                // CROSS JOIN keeps it so.
                 // A comma or CROSS join has no NATURAL form in every dialect;
                 // without a constraint both are inner joins, so this is one.
                 JoinKind::Comma | JoinKind::Cross if natural => " NATURAL JOIN ",
-                JoinKind::Comma if p.dialect != Dialect::Sqlite => " CROSS JOIN ",
+                JoinKind::Comma if p.rules().comma_binds_looser_than_join() => " CROSS JOIN ",
                 JoinKind::Comma => ", ",
                 JoinKind::Inner if natural => " NATURAL JOIN ",
                 JoinKind::Inner => " JOIN ",
@@ -645,12 +583,10 @@ impl ToSql for Query {
             p.s(" LIMIT ");
             l.print(p);
         } else if self.offset.is_some() {
-            // SQLite and MySQL accept OFFSET only after a LIMIT; these are
-            // their spellings of "no limit".
-            match p.dialect {
-                Dialect::Sqlite => p.s(" LIMIT -1"),
-                Dialect::MySql => p.s(" LIMIT 18446744073709551615"),
-                Dialect::Postgres => {}
+            // Some dialects accept OFFSET only after a LIMIT.
+            if let Some(unlimited) = p.rules().unlimited_limit() {
+                p.s(" LIMIT ");
+                p.s(unlimited);
             }
         }
         if let Some(o) = &self.offset {
@@ -795,8 +731,7 @@ impl ToSql for Statement {
             Statement::Analyze(name) => {
                 p.s("ANALYZE");
                 if let Some(n) = name {
-                    // MySQL knows only `ANALYZE TABLE name`.
-                    p.s(if p.dialect == Dialect::MySql {
+                    p.s(if p.rules().analyze_says_table() {
                         " TABLE "
                     } else {
                         " "
@@ -815,14 +750,10 @@ impl ToSql for Statement {
             Statement::Pragma { name, value } => {
                 let _ = write!(p.out, "PRAGMA {name} = {value}");
             }
-            Statement::Set { name, value } => match p.dialect {
-                Dialect::MySql => {
-                    let _ = write!(p.out, "SET SESSION {name} = {value}");
-                }
-                _ => {
-                    let _ = write!(p.out, "SET {name} = {value}");
-                }
-            },
+            Statement::Set { name, value } => {
+                let set = p.rules().set_statement();
+                let _ = write!(p.out, "{set} {name} = {value}");
+            }
         }
     }
 }

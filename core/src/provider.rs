@@ -1,11 +1,12 @@
 //! The interface a DBMS provider implements. Oracles see only
 //! [`QueryGenerator`]; the runner sees [`Provider`]. Adding a DBMS means
-//! implementing these two traits, and no oracle changes.
+//! implementing these two traits and its [`SqlDialect`](crate::SqlDialect)
+//! rules, and no oracle changes.
 
 use crate::ast::{Expr, FromClause, TypeName};
 use crate::connection::Connection;
+use crate::dialect::Dialect;
 use crate::expected_errors::ExpectedErrors;
-use crate::print::Dialect;
 use crate::rng::Rng;
 use crate::schema::Schema;
 use crate::session::{ExecError, Session};
@@ -186,6 +187,8 @@ pub trait GeneratedDatabase: Send {
 pub trait Provider: Send + Sync {
     /// The `--dbms` name.
     fn name(&self) -> &'static str;
+    /// How this DBMS spells SQL where dialects differ: the rules the
+    /// printer follows for it.
     fn dialect(&self) -> Dialect;
     /// The DBMS version actually in use, for summaries and findings.
     fn version(&self) -> anyhow::Result<String>;

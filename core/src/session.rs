@@ -5,9 +5,10 @@
 
 use crate::ast::{Query, Statement, StatementKind};
 use crate::connection::{Connection, DbError, FailureKind};
+use crate::dialect::Dialect;
 use crate::expected_errors::ExpectedErrors;
 use crate::knobs::KnobSetting;
-use crate::print::{Dialect, ToSql};
+use crate::print::ToSql;
 use crate::value::Row;
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -119,7 +119,8 @@ impl Oracle for NoRec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{Dialect, FromClause, TableFactor, ToSql};
+    use lancet_core::{FromClause, TableFactor, ToSql};
+    use lancet_testkit::standard::STANDARD;
 
     fn case() -> Case {
         Case::new(
@@ -145,11 +146,11 @@ mod tests {
     fn builds_the_optimized_and_reference_counts() {
         let qs = NoRec.queries(&case()).unwrap();
         assert_eq!(
-            qs[0].query.to_sql(Dialect::Sqlite),
+            qs[0].query.to_sql(STANDARD),
             "SELECT COUNT(*) FROM t0 WHERE c0"
         );
         assert_eq!(
-            qs[1].query.to_sql(Dialect::Sqlite),
+            qs[1].query.to_sql(STANDARD),
             "SELECT SUM(CASE WHEN c0 THEN 1 ELSE 0 END) FROM t0"
         );
     }

@@ -87,7 +87,8 @@ impl Oracle for TlpWhere {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{Dialect, Expr, FromClause, TableFactor, ToSql, Value};
+    use lancet_core::{Expr, FromClause, TableFactor, ToSql, Value};
+    use lancet_testkit::standard::STANDARD;
 
     fn base(selection: Option<Expr>) -> Case {
         Case::new(
@@ -114,9 +115,9 @@ mod tests {
     #[test]
     fn builds_the_three_partitions_with_union_all() {
         let qs = TlpWhere.queries(&base(None)).unwrap();
-        assert_eq!(qs[0].query.to_sql(Dialect::Sqlite), "SELECT * FROM t0");
+        assert_eq!(qs[0].query.to_sql(STANDARD), "SELECT * FROM t0");
         assert_eq!(
-            qs[1].query.to_sql(Dialect::Sqlite),
+            qs[1].query.to_sql(STANDARD),
             "SELECT * FROM t0 WHERE c0 UNION ALL SELECT * FROM t0 WHERE NOT c0 \
              UNION ALL SELECT * FROM t0 WHERE c0 IS NULL"
         );
@@ -131,7 +132,7 @@ mod tests {
         );
         let qs = TlpWhere.queries(&base(Some(w))).unwrap();
         assert_eq!(
-            qs[1].query.to_sql(Dialect::Sqlite),
+            qs[1].query.to_sql(STANDARD),
             "SELECT * FROM t0 WHERE (c1 > 1) AND c0 UNION ALL SELECT * FROM t0 WHERE (c1 > 1) AND (NOT c0) \
              UNION ALL SELECT * FROM t0 WHERE (c1 > 1) AND (c0 IS NULL)"
         );

@@ -2,11 +2,12 @@
 //! results with the right relation (sets, multisets, values).
 
 use lancet_core::{
-    BinaryOp, Case, CaseInputs, Dialect, Expr, FromClause, Oracle, Row, Select, SelectItem,
-    TableFactor, ToSql, Value, Verdict,
+    BinaryOp, Case, CaseInputs, Expr, FromClause, Oracle, Row, Select, SelectItem, TableFactor,
+    ToSql, Value, Verdict,
 };
 use lancet_oracles::{norec::NoRec, pqs::Pqs, tlp_aggregate::TlpAggregate};
 use lancet_oracles::{tlp_distinct::TlpDistinct, tlp_group_by::TlpGroupBy, tlp_having::TlpHaving};
+use lancet_testkit::standard::STANDARD;
 
 fn from() -> Option<FromClause> {
     Some(FromClause {
@@ -50,7 +51,7 @@ fn sql(oracle: &dyn Oracle, case: &Case) -> Vec<String> {
         .queries(&case)
         .expect("the oracle builds queries from its case")
         .iter()
-        .map(|q| q.query.to_sql(Dialect::Sqlite))
+        .map(|q| q.query.to_sql(STANDARD))
         .collect()
 }
 

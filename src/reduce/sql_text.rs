@@ -6,17 +6,22 @@
 
 use lancet_core::Dialect;
 use sqlparser::ast::{self as sp, visit_expressions_mut};
-use sqlparser::dialect::{Dialect as SpDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::dialect::{
+    Dialect as SpDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
+};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 use std::ops::ControlFlow;
 
-/// The sqlparser dialect for one of ours.
+/// The sqlparser dialect for one of ours, by its name: the dialects are
+/// the providers', and core knows nothing of sqlparser. A dialect sqlparser
+/// has no counterpart for is read with its generic dialect.
 pub fn parser_dialect(d: Dialect) -> Box<dyn SpDialect> {
-    match d {
-        Dialect::Sqlite => Box::new(SQLiteDialect {}),
-        Dialect::Postgres => Box::new(PostgreSqlDialect {}),
-        Dialect::MySql => Box::new(MySqlDialect {}),
+    match d.name() {
+        "sqlite" => Box::new(SQLiteDialect {}),
+        "postgres" => Box::new(PostgreSqlDialect {}),
+        "mysql" => Box::new(MySqlDialect {}),
+        _ => Box::new(GenericDialect {}),
     }
 }
 
@@ -359,12 +364,13 @@ pub fn token_variants(stmt: &str, dialect: Dialect) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lancet_sqlite::dialect::DIALECT as SQLITE;
 
     #[test]
     fn splits_at_top_level_semicolons_only() {
         let s = split_statements(
             "-- a comment\nCREATE TABLE t(a);\nINSERT INTO t VALUES ('x;y');\n\nSELECT 1",
-            Dialect::Sqlite,
+            SQLITE,
         );
         assert_eq!(s.len(), 3, "{s:?}");
         assert_eq!(s[1], "INSERT INTO t VALUES ('x;y')");
@@ -372,9 +378,9 @@ mod tests {
 
     #[test]
     fn insert_rows_and_expressions_are_simplified() {
-        let v = statement_variants("INSERT INTO t VALUES (1), (2), (3)", Dialect::Sqlite);
+        let v = statement_variants("INSERT INTO t VALUES (1), (2), (3)", SQLITE);
         assert!(v.contains(&"INSERT INTO t VALUES (1)".to_string()), "{v:?}");
-        let v = statement_variants("SELECT a FROM t WHERE a > 5 AND b = 'xy'", Dialect::Sqlite);
+        let v = statement_variants("SELECT a FROM t WHERE a > 5 AND b = 'xy'", SQLITE);
         assert!(v.contains(&"SELECT a FROM t".to_string()), "{v:?}");
         assert!(
             v.contains(&"SELECT a FROM t WHERE a > 5".to_string()),
@@ -384,7 +390,7 @@ mod tests {
 
     #[test]
     fn unparsable_statements_lose_tokens() {
-        let v = statement_variants("FROB THE WIDGET 42", Dialect::Sqlite);
+        let v = statement_variants("FROB THE WIDGET 42", SQLITE);
         assert!(
             v.iter().any(|s| s == "FROB THE 42" || s == "FROB THE"),
             "{v:?}"

@@ -1,9 +1,15 @@
-//! Test support: a throwaway PostgreSQL server for lancet's tests.
+//! Test support for lancet's tests: a throwaway PostgreSQL server (here),
+//! checks of the printer's SQL with sqlparser and the cases every dialect
+//! runs ([`printer`]), and a dialect with the standard's spellings for tests
+//! that print SQL no dialect spells differently ([`standard`]).
 //!
 //! [`PgServer::start`] runs `initdb` into a fresh temporary directory and
 //! starts `postgres` on 127.0.0.1 on a free port, as the `postgres` user
 //! when the tests run as root (the server refuses root). Dropping the value
 //! stops the server and removes the directory, also when a test panics.
+
+pub mod printer;
+pub mod standard;
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};

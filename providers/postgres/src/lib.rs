@@ -15,6 +15,7 @@
 //! expressions, queries and schemas are shared, not copied.
 
 pub mod connection;
+pub mod dialect;
 pub mod expr;
 pub mod knobs;
 pub mod populate;
@@ -340,7 +341,7 @@ impl Provider for PostgresProvider {
     }
 
     fn dialect(&self) -> Dialect {
-        Dialect::Postgres
+        dialect::DIALECT
     }
 
     fn version(&self) -> anyhow::Result<String> {

@@ -11,12 +11,12 @@ use crate::schema::{PgSchema, PgTable};
 use crate::types::{literal, Category, PgType};
 use crate::Flavor;
 use lancet_core::schema::RelationKind;
-use lancet_core::{Dialect, ExecError, Expr, Rng, Session, StatementKind, ToSql};
+use lancet_core::{ExecError, Expr, Rng, Session, StatementKind, ToSql};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
 fn sql(e: &Expr) -> String {
-    e.to_sql(Dialect::Postgres)
+    e.to_sql(crate::dialect::DIALECT)
 }
 
 /// Generates and runs the statements that build one database.

@@ -7,14 +7,15 @@
 use lancet_core::rng::database_rng;
 use lancet_core::schema::RelationKind;
 use lancet_core::{
-    run_check, Case, CaseInputs, CheckOutcome, Connection, DatabaseId, Dialect, ExecError, Expr,
-    FromClause, GenerateContext, GeneratedDatabase, Oracle, Provider, QueryGenerator, Row, Select,
-    SelectItem, Session, TableFactor, ToSql, TypeName, Value, Verdict,
+    run_check, Case, CaseInputs, CheckOutcome, Connection, DatabaseId, ExecError, Expr, FromClause,
+    GenerateContext, GeneratedDatabase, Oracle, Provider, QueryGenerator, Row, Select, SelectItem,
+    Session, TableFactor, ToSql, TypeName, Value, Verdict,
 };
 use lancet_oracles::tlp_aggregate::TlpAggregate;
 use lancet_oracles::tlp_distinct::TlpDistinct;
 use lancet_oracles::tlp_group_by::TlpGroupBy;
 use lancet_oracles::tlp_having::TlpHaving;
+use lancet_postgres::dialect::DIALECT;
 use lancet_postgres::query::PgDatabase;
 use lancet_postgres::schema::{PgSchema, PgTable};
 use lancet_postgres::types::PgType;
@@ -65,7 +66,7 @@ impl Db {
             .queries(case)
             .expect("the oracle builds queries from its case")
             .iter()
-            .map(|q| self.rows(&q.query.to_sql(Dialect::Postgres)))
+            .map(|q| self.rows(&q.query.to_sql(DIALECT)))
             .collect()
     }
 }
@@ -383,7 +384,7 @@ fn drive(
             .queries(&case)
             .expect("the oracle builds queries from its own case")
             .iter()
-            .map(|q| q.query.to_sql(Dialect::Postgres))
+            .map(|q| q.query.to_sql(DIALECT))
             .collect();
         let outcome = run_check(session, oracle, &case).expect("the oracle runs its own case");
         let failed = match outcome {
@@ -439,7 +440,7 @@ fn drive_populated(
             .create_database(&database_id(100 + seed))
             .unwrap()
             .conn;
-        let mut session = Session::new(conn, Dialect::Postgres, provider.expected_errors());
+        let mut session = Session::new(conn, DIALECT, provider.expected_errors());
         let mut rng = database_rng(seed, 0, 0);
         let generated = provider.populate(&mut rng, &mut session).unwrap();
         let mut generator = generated.query_generator();
@@ -575,7 +576,7 @@ fn a_clean_run_over_equal_but_different_values_finds_nothing() {
         if !setting.is_empty() {
             conn.execute(setting).unwrap();
         }
-        let mut session = Session::new(conn, Dialect::Postgres, db.provider.expected_errors());
+        let mut session = Session::new(conn, DIALECT, db.provider.expected_errors());
         let mut generator = schema.query_generator();
         let mut rng = database_rng(index, 0, 0);
         drive(

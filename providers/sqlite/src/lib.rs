@@ -1,7 +1,8 @@
 //! The SQLite provider: random databases and queries for SQLite, run on
 //! fresh in-memory databases through rusqlite.
 //!
-//! Module map: [`connection`] wraps rusqlite, and [`dynamic`] a libsqlite3
+//! Module map: [`dialect`] is how SQLite spells SQL where dialects differ;
+//! [`connection`] wraps rusqlite, and [`dynamic`] a libsqlite3
 //! loaded at run time instead (`--sqlite-lib`); [`knobs`] lists the
 //! optimizer switches of `sqlite3_test_control`; [`types`] and [`literals`]
 //! know SQLite's types and values; [`functions`] lists the scalar functions
@@ -18,6 +19,7 @@
 pub mod connection;
 pub mod data_gen;
 pub mod database;
+pub mod dialect;
 pub mod dynamic;
 pub mod eval;
 pub mod expr_gen;
@@ -112,7 +114,7 @@ impl Provider for SqliteProvider {
     }
 
     fn dialect(&self) -> Dialect {
-        Dialect::Sqlite
+        dialect::DIALECT
     }
 
     fn version(&self) -> anyhow::Result<String> {

@@ -9,6 +9,7 @@
 use lancet_core::compare::multiset_diff;
 use lancet_core::rng::database_rng;
 use lancet_core::*;
+use lancet_sqlite::dialect::DIALECT;
 use lancet_sqlite::SqliteProvider;
 use rand::Rng as _;
 
@@ -23,7 +24,7 @@ fn partitions_and_counts_agree() {
             index: k,
         };
         let conn = provider.create_database(&id).unwrap().conn;
-        let mut s = Session::new(conn, Dialect::Sqlite, provider.expected_errors());
+        let mut s = Session::new(conn, DIALECT, provider.expected_errors());
         let mut rng = database_rng(77, 0, k);
         let generated = provider.populate(&mut rng, &mut s).unwrap();
         let mut g = generated.query_generator();
@@ -92,10 +93,10 @@ fn partitions_and_counts_agree() {
                 failures.push(format!(
                     "database {k}:\n{};\n{};\n{};\n{};\n{};",
                     s.setup().join(";\n"),
-                    whole.to_sql(Dialect::Sqlite),
-                    parts.to_sql(Dialect::Sqlite),
-                    count.to_sql(Dialect::Sqlite),
-                    truth.to_sql(Dialect::Sqlite)
+                    whole.to_sql(DIALECT),
+                    parts.to_sql(DIALECT),
+                    count.to_sql(DIALECT),
+                    truth.to_sql(DIALECT)
                 ));
             }
         }

@@ -4,9 +4,10 @@
 
 use lancet_core::rng::database_rng;
 use lancet_core::{
-    DatabaseId, Dialect, ExecError, GeneratedDatabase, Provider, Query, Rng, Select, SelectItem,
-    Session, StatementKind, ToSql,
+    DatabaseId, ExecError, GeneratedDatabase, Provider, Query, Rng, Select, SelectItem, Session,
+    StatementKind, ToSql,
 };
+use lancet_sqlite::dialect::DIALECT;
 use lancet_sqlite::SqliteProvider;
 use rand::Rng as _;
 use std::collections::BTreeMap;
@@ -23,7 +24,7 @@ fn id(k: u64) -> DatabaseId {
 
 fn session<'e>(provider: &'e SqliteProvider, k: u64) -> Session<'e> {
     let conn = provider.create_database(&id(k)).unwrap().conn;
-    Session::new(conn, Dialect::Sqlite, provider.expected_errors())
+    Session::new(conn, DIALECT, provider.expected_errors())
 }
 
 fn populate(
@@ -158,7 +159,7 @@ fn a_seed_gives_the_same_database_and_queries() {
             let schema = populate(&provider, &mut rng, &mut session, k);
             let queries: Vec<String> = random_query(&*schema, &mut rng, 20)
                 .iter()
-                .map(|q| q.to_sql(Dialect::Sqlite))
+                .map(|q| q.to_sql(DIALECT))
                 .collect();
             (session.setup().to_vec(), schema.schema().clone(), queries)
         };
@@ -212,7 +213,7 @@ fn generated_sql_covers_the_features() {
             setup.push('\n');
         }
         for q in random_query(&*schema, &mut rng, 100) {
-            queries.push_str(&q.to_sql(Dialect::Sqlite));
+            queries.push_str(&q.to_sql(DIALECT));
             queries.push('\n');
         }
     }

@@ -14,10 +14,11 @@
 
 use lancet_core::rng::database_rng;
 use lancet_core::{
-    DatabaseId, Dialect, Expr, FromClause, Provider, Query, Rng, Schema, Select, SelectItem,
-    Session, TableFactor, ToSql, Truth, Value,
+    DatabaseId, Expr, FromClause, Provider, Query, Rng, Schema, Select, SelectItem, Session,
+    TableFactor, ToSql, Truth, Value,
 };
 use lancet_sqlite::database::SqliteDatabase;
+use lancet_sqlite::dialect::DIALECT;
 use lancet_sqlite::eval::fp;
 use lancet_sqlite::eval::value::{self, Val};
 use lancet_sqlite::eval::Evaluator;
@@ -37,7 +38,7 @@ fn session(provider: &SqliteProvider, k: u64) -> Session<'_> {
         index: k,
     };
     let conn = provider.create_database(&id).unwrap().conn;
-    Session::new(conn, Dialect::Sqlite, provider.expected_errors())
+    Session::new(conn, DIALECT, provider.expected_errors())
 }
 
 /// One factor of the pivot FROM clause: its table and how a row is
@@ -100,7 +101,7 @@ fn exact_literal(v: &Value) -> Option<String> {
         Value::Real(r) if fp::atof(format!("{:?}", r.abs()).as_bytes()).1 != r.abs() => None,
         Value::Text(t) if t.contains(['\0', '\u{FFFD}']) => None,
         Value::Integer(_) | Value::Real(_) | Value::Text(_) | Value::Blob(_) => {
-            Some(Expr::Literal(v.clone()).to_sql(Dialect::Sqlite))
+            Some(Expr::Literal(v.clone()).to_sql(DIALECT))
         }
         _ => None,
     }
@@ -220,7 +221,7 @@ fn check_query(
         from: Some(from.clone()),
         ..Select::default()
     };
-    let mut sql = Query::select(select).to_sql(Dialect::Sqlite);
+    let mut sql = Query::select(select).to_sql(DIALECT);
     if !filters.is_empty() {
         sql.push_str(" WHERE ");
         sql.push_str(&filters.join(" AND "));
@@ -333,7 +334,7 @@ fn check_claims(
                     c.truth,
                     c.value,
                     cells[3],
-                    c.expr.to_sql(Dialect::Sqlite),
+                    c.expr.to_sql(DIALECT),
                     session.setup().join(";\n")
                 ));
             }
@@ -421,7 +422,7 @@ fn evaluator_agrees_with_sqlite() {
                         assert_eq!(all.first().map(|c| c.truth), Some(t));
                         batch.extend(
                             all.into_iter()
-                                .filter(|c| seen.insert(c.expr.to_sql(Dialect::Sqlite))),
+                                .filter(|c| seen.insert(c.expr.to_sql(DIALECT))),
                         );
                     }
                     Err(why) => {

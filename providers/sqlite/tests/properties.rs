@@ -5,6 +5,7 @@ use lancet_core::rng::database_rng;
 use lancet_core::schema::{Relation, RelationKind};
 use lancet_core::*;
 use lancet_sqlite::database::SqliteDatabase;
+use lancet_sqlite::dialect::DIALECT;
 use lancet_sqlite::functions::{FUNCTIONS, PRINTF_FORMATS};
 use lancet_sqlite::query_gen::SqliteQueryGenerator;
 use lancet_sqlite::types::{affinity, is_binary, Affinity};
@@ -146,7 +147,7 @@ fn check_expr(e: &Expr, schema: &Schema, version: i32) {
                     ),
                 Glob => args.len() == 2,
             };
-            assert!(arity_ok, "{}", e.to_sql(Dialect::Sqlite));
+            assert!(arity_ok, "{}", e.to_sql(DIALECT));
         }
         Expr::Like {
             kind,
@@ -238,7 +239,7 @@ fn generated_queries_keep_the_determinism_rules() {
                 })
                 .unwrap()
                 .conn;
-            let mut session = Session::new(conn, Dialect::Sqlite, provider.expected_errors());
+            let mut session = Session::new(conn, DIALECT, provider.expected_errors());
             let db = lancet_sqlite::populate::populate(
                 &mut rng,
                 &mut session,
@@ -257,11 +258,7 @@ fn generated_queries_keep_the_determinism_rules() {
                 let p = generator.predicate(&mut rng, &scope);
                 let e = generator.expression(&mut rng, &scope);
                 for top in [&p, &e] {
-                    assert!(
-                        depth(top) <= 12,
-                        "too deep: {}",
-                        top.to_sql(Dialect::Sqlite)
-                    );
+                    assert!(depth(top) <= 12, "too deep: {}", top.to_sql(DIALECT));
                     // Outside scalar subqueries, the only "aggregate" names
                     // are scalar min/max of two or more arguments.
                     let mut all = vec![];

@@ -1,0 +1,130 @@
+//! The rules by which one DBMS's SQL is spelled differently from another's.
+//!
+//! The printer asks a [`SqlDialect`] wherever dialects differ, and each
+//! provider supplies one, as sqlparser-rs's dialects do: a new DBMS adds a
+//! file to its provider crate, not match arms here. Default methods give the
+//! spelling SQLite and PostgreSQL share; the methods without a default are
+//! those on which they differ, which every dialect must decide.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// What the printer needs to know about one dialect.
+pub trait SqlDialect: Send + Sync + 'static {
+    /// The dialect's name (`sqlite`, `postgres`): what makes two handles the
+    /// same dialect, and what tools that read the SQL back look it up by.
+    fn name(&self) -> &'static str;
+
+    /// Writes a BLOB literal of upper-case hex digits. The standard `X'..'`
+    /// is unknown to PostgreSQL, which reads `bytea` from escaped text.
+    fn blob_literal(&self, hex: &str, out: &mut String);
+
+    /// Writes a floating-point literal. Dialects spell infinities and NaN
+    /// differently (or have none), some read plain digits as another type
+    /// (MySQL reads `1.5` as DECIMAL), and a negative number must not leave
+    /// its sign next to an operator (`- -1` is a comment).
+    fn real_literal(&self, r: f64, out: &mut String);
+
+    /// Whether a backslash in a string literal escapes the next character,
+    /// so that the printer doubles it (MySQL does; the standard does not).
+    fn backslash_escapes(&self) -> bool {
+        false
+    }
+
+    /// Whether collation names are quoted: PostgreSQL folds unquoted names
+    /// to lower case, so `"C"` and `"POSIX"` must be quoted; others take
+    /// the names as written.
+    fn quotes_collation_names(&self) -> bool;
+
+    /// The function that concatenates strings where `||` means something
+    /// else (MySQL reads it as OR: `CONCAT`); None prints `a || b`.
+    fn concat_function(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The null-safe equality operator: the standard's `IS NOT DISTINCT
+    /// FROM`, SQLite's `IS`, MySQL's `<=>`.
+    fn null_safe_equal(&self) -> &'static str;
+
+    /// The null-safe inequality operator (`IS DISTINCT FROM`, SQLite's
+    /// `IS NOT`), or None where there is none (MySQL): the printer then
+    /// negates the null-safe equality, `NOT (a <=> b)`.
+    fn null_safe_not_equal(&self) -> Option<&'static str>;
+
+    /// The regular-expression match operator: PostgreSQL's `~`, `REGEXP`
+    /// in SQLite and MySQL.
+    fn regex_match(&self) -> &'static str;
+
+    /// Whether INTERSECT binds tighter than UNION and EXCEPT, as the
+    /// standard says (PostgreSQL, MySQL): the printer then wraps a UNION or
+    /// EXCEPT that is the left arm of an INTERSECT. SQLite reads all
+    /// compound operators left to right with one precedence.
+    fn intersect_binds_tighter(&self) -> bool;
+
+    /// Whether a comma in FROM binds looser than JOIN (PostgreSQL, MySQL):
+    /// there `a, b JOIN c ON a.x = c.x` cannot see `a`, so the printer
+    /// writes CROSS JOIN, which keeps the left-deep tree. In SQLite a comma
+    /// is a join like any other.
+    fn comma_binds_looser_than_join(&self) -> bool;
+
+    /// The LIMIT that means "no limit", printed before an OFFSET that has
+    /// no LIMIT where OFFSET may only follow one (SQLite's `-1`, MySQL's
+    /// `18446744073709551615`); None where OFFSET stands alone.
+    fn unlimited_limit(&self) -> Option<&'static str>;
+
+    /// Whether `ANALYZE name` must be spelled `ANALYZE TABLE name`, the
+    /// only form MySQL knows.
+    fn analyze_says_table(&self) -> bool {
+        false
+    }
+
+    /// The words that begin a setting for this connection alone: `SET`
+    /// (MySQL: `SET SESSION`, so that no global setting is meant).
+    fn set_statement(&self) -> &'static str {
+        "SET"
+    }
+}
+
+/// The handle to a provider's dialect rules that everybody passes around:
+/// small and `Copy`, like the enum it replaces. Two handles are equal when
+/// their dialects have the same name.
+#[derive(Clone, Copy)]
+pub struct Dialect(&'static dyn SqlDialect);
+
+impl Dialect {
+    /// A handle to `rules`; `const`, so a provider can keep its dialect in a
+    /// constant.
+    pub const fn new(rules: &'static dyn SqlDialect) -> Dialect {
+        Dialect(rules)
+    }
+
+    /// The dialect's name, as [`SqlDialect::name`] gives it.
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    /// The rules themselves, for the printer.
+    pub fn rules(self) -> &'static dyn SqlDialect {
+        self.0
+    }
+}
+
+impl fmt::Debug for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Dialect").field(&self.name()).finish()
+    }
+}
+
+impl PartialEq for Dialect {
+    fn eq(&self, other: &Dialect) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Dialect {}
+
+impl Hash for Dialect {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
