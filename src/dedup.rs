@@ -6,7 +6,8 @@
 //! every generated name (`t3`, `c12`, `a0`) abstracted. Error findings use
 //! the error code and the shape of the failing statement's tokens.
 
-use crate::findings::{write_synced, Finding, FindingKind};
+use crate::findings::{Finding, FindingKind};
+use crate::reproducer::write_synced;
 use anyhow::Context;
 use lancet_core::Dialect;
 use serde::{Deserialize, Serialize};
@@ -60,7 +61,7 @@ fn abstract_json(v: &mut Json) {
 /// The shape of a statement: keywords and operators kept, literals and
 /// generated names abstracted.
 fn statement_shape(sql: &str, dialect: Dialect) -> String {
-    let d = crate::reduce::sql_text::parser_dialect(dialect);
+    let d = crate::script::parser_dialect(dialect);
     match Tokenizer::new(&*d, sql).tokenize() {
         Ok(tokens) => tokens
             .iter()
@@ -245,6 +246,24 @@ impl Index {
         }
         out
     }
+}
+
+/// Signs a reduced finding and writes its reproducer and record to `out`:
+/// the one path a reduction's result takes to disk, from a run's reducer
+/// thread and from `lancet reduce` alike.
+pub fn write_reduced(
+    writer: &crate::reproducer::FindingWriter,
+    out: &crate::reproducer::WrittenFinding,
+    finding: &mut Finding,
+    provider: &dyn lancet_core::Provider,
+) -> anyhow::Result<()> {
+    finding.signature = Some(signature(finding, provider.dialect()));
+    writer.update(
+        out,
+        finding,
+        provider.comment_prefix(),
+        &provider.client_command(),
+    )
 }
 
 #[cfg(test)]

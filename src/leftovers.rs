@@ -5,7 +5,7 @@
 //! holds is left alone.
 
 use crate::databases::{Ledger, LEDGER_FILE};
-use crate::findings::PENDING_DIR;
+use crate::reproducer::PENDING_DIR;
 use std::path::{Path, PathBuf};
 
 /// Where pending findings of a killed run are moved: out of `findings/`,

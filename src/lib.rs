@@ -7,11 +7,14 @@ pub mod cleanup;
 pub mod databases;
 pub mod dedup;
 pub mod findings;
+pub mod ledger;
 pub mod leftovers;
 pub mod reduce;
 pub mod registry;
 pub mod replay;
+pub mod reproducer;
 pub mod runner;
+pub mod script;
 pub mod summary;
 
 /// lancet's version, as findings record it.

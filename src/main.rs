@@ -1,18 +1,13 @@
 //! `lancet`: the command line. A thin layer over the library: it parses
 //! options, builds the provider and oracles, and hands them to the runner.
 
-use anyhow::{bail, Context};
+mod commands;
+
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand};
-use lancet::databases::{Databases, Ledger, RunToken};
-use lancet::findings::FindingWriter;
-use lancet::registry::{self, ProviderOptions};
-use lancet::runner::{self, OracleSet, RunOptions, RunSetup};
-use lancet_core::fault::Fault;
+use lancet::registry::{self};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -95,14 +90,42 @@ struct ReduceArgs {
     #[arg(long, value_name = "CMD", conflicts_with = "check_differs")]
     check_cmd: Option<String>,
     /// Two statements (1-based, `I,J`) whose results must keep differing; default the last two.
-    #[arg(long, value_name = "I,J", num_args = 0..=1, default_missing_value = "last")]
-    check_differs: Option<String>,
+    #[arg(long, value_name = "I,J", num_args = 0..=1, default_missing_value = "last",
+          value_parser = parse_compared)]
+    check_differs: Option<Compared>,
     /// Time limit in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     time_limit: u64,
     /// Where to write the reduced file [default: beside FILE, as FILE.reduced.sql].
     #[arg(long, value_name = "PATH")]
     out: Option<PathBuf>,
+}
+
+/// The two statements `--check-differs` compares.
+#[derive(Clone, Copy, Debug)]
+enum Compared {
+    /// The last two statements of the file.
+    Last,
+    /// Statements `I` and `J` (0-based here; 1-based on the command line).
+    Pair(usize, usize),
+}
+
+fn parse_compared(spec: &str) -> Result<Compared, String> {
+    if spec == "last" {
+        return Ok(Compared::Last);
+    }
+    let number = |s: &str| match s.trim().parse::<usize>() {
+        Ok(i) if i >= 1 => Ok(i - 1),
+        _ => Err(format!(
+            "two statement numbers from 1 are needed, as `I,J`; got '{spec}'"
+        )),
+    };
+    match spec.split(',').collect::<Vec<_>>().as_slice() {
+        [a, b] => Ok(Compared::Pair(number(a)?, number(b)?)),
+        _ => Err(format!(
+            "two statement numbers are needed, as `I,J`; got '{spec}'"
+        )),
+    }
 }
 
 #[derive(Args)]
@@ -245,622 +268,6 @@ fn oracle_help() -> String {
     s
 }
 
-fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
-    if name == "all" {
-        return Ok(OracleSet::new(
-            lancet_oracles::all()
-                .into_iter()
-                .map(|r| (r.oracle, r.weight))
-                .collect(),
-        ));
-    }
-    match lancet_oracles::by_name(name) {
-        Some(o) => Ok(OracleSet::new(vec![(o, 1)])),
-        None => bail!("unknown oracle '{name}'"),
-    }
-}
-
-fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Provider>> {
-    registry::provider(
-        &t.dbms,
-        &ProviderOptions {
-            expected_errors: t.expected_errors.clone(),
-            sqlite_lib: t.sqlite_lib.clone(),
-            url: t.url.clone(),
-        },
-    )
-    .map(Arc::from)
-}
-
-fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
-    match name {
-        None => Ok(None),
-        Some(n) => Fault::parse(n)
-            .map(Some)
-            .with_context(|| format!("unknown fault '{n}'")),
-    }
-}
-
-/// Ctrl-C, SIGTERM and SIGHUP (what systemd, Docker, `timeout`, Kubernetes
-/// and CI cancellation send) stop the run after the current checks, and
-/// the run ends with its summary; a second signal exits at once. Returns a
-/// flag that stays set after the first, for commands that run several
-/// measurements (the runner itself also sets `stop` on a timeout).
-fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<Arc<AtomicBool>> {
-    let presses = AtomicU32::new(0);
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let flag = interrupted.clone();
-    ctrlc::set_handler(move || {
-        flag.store(true, Ordering::SeqCst);
-        if presses.fetch_add(1, Ordering::SeqCst) == 0 {
-            eprintln!(
-                "\nlancet: stopping: the summary follows within {} s (findings so far are on disk); \
-                 signal again to quit at once",
-                lancet::runner::STOP_GRACE.as_secs() + 6
-            );
-            stop.store(true, Ordering::SeqCst);
-        } else {
-            eprintln!("\nlancet: quitting at once, without a summary; findings so far are on disk");
-            std::process::exit(130);
-        }
-    })
-    .context("cannot install the signal handler")?;
-    Ok(interrupted)
-}
-
-/// Run options with no limits, logs or faults: callers set what they need.
-fn plain_options(
-    run_id: String,
-    seed: u64,
-    threads: u32,
-    checks_per_database: u64,
-    run_dir: &std::path::Path,
-) -> RunOptions {
-    RunOptions {
-        run_id,
-        seed,
-        threads,
-        timeout: None,
-        max_checks: None,
-        checks_per_database,
-        only_database: None,
-        log_dir: None,
-        unconfirmed_dir: run_dir.join("unconfirmed"),
-        status_interval: None,
-        stop_after_findings: None,
-        reduce: None,
-    }
-}
-
-fn default_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    (nanos ^ (u64::from(std::process::id()) << 32)) % 1_000_000_000_000
-}
-
-/// Checks before anything runs that the summary can be written where
-/// `--summary-json` says (a missing directory would otherwise fail only
-/// after the whole run).
-fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map(drop)
-        .with_context(|| format!("cannot write the summary to {}", path.display()))
-}
-
-/// Creates a run's directory and its ledger, after saying what killed
-/// runs left in the same output directory.
-fn start_run_dir(out: &std::path::Path, run_id: &str) -> anyhow::Result<(PathBuf, Ledger)> {
-    for left in lancet::leftovers::scan(out) {
-        eprintln!("{}", left.describe());
-    }
-    let run_dir = out.join(run_id);
-    std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("cannot create the run directory {}", run_dir.display()))?;
-    let ledger = Ledger::create(&run_dir)?;
-    Ok((run_dir, ledger))
-}
-
-/// Prints the summary and writes `summary.json` (and `--summary-json`).
-/// A summary that cannot be written (a full disk) is printed on stderr
-/// too, with why, so that it is never lost.
-fn publish(summary: &lancet::summary::Summary, run_dir: &std::path::Path, extra: Option<&PathBuf>) {
-    print!("{}", summary.render());
-    let _ = std::io::Write::flush(&mut std::io::stdout());
-    let json = match serde_json::to_string_pretty(summary) {
-        Ok(j) => j,
-        Err(e) => {
-            eprintln!("lancet: cannot serialize the summary: {e}");
-            return;
-        }
-    };
-    let mut targets = vec![run_dir.join("summary.json")];
-    targets.extend(extra.cloned());
-    for path in targets {
-        if let Err(e) = lancet::findings::write_synced(&path, json.as_bytes()) {
-            eprintln!(
-                "lancet: cannot write the summary to {}: {e:#}; here it is:\n{}",
-                path.display(),
-                summary.render()
-            );
-        }
-    }
-}
-
-fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
-    let t = &args.target;
-    if let Some(path) = &args.summary_json {
-        check_writable(path)?;
-    }
-    let provider = make_provider(t)?;
-    let oracles = Arc::new(oracle_set(&t.oracle)?);
-    let seed = args.seed.unwrap_or_else(default_seed);
-    let token = RunToken::new();
-    let run_id = lancet::run_id(seed, &token);
-    let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
-    let writer = Arc::new(FindingWriter::new(&run_dir.join("findings"))?);
-    let log_dir = if args.log_statements {
-        let dir = run_dir.join("statements");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        Some(dir)
-    } else {
-        None
-    };
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    let options = RunOptions {
-        timeout: args.timeout.map(Duration::from_secs),
-        max_checks: args.queries,
-        only_database: args.thread.zip(args.database),
-        log_dir,
-        status_interval: (args.status_interval > 0)
-            .then(|| Duration::from_secs(args.status_interval)),
-        reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
-        ..plain_options(
-            run_id.clone(),
-            seed,
-            threads,
-            t.checks_per_database,
-            &run_dir,
-        )
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    install_interrupt(stop.clone())?;
-    eprintln!(
-        "lancet: run {run_id}: {} with {} on {threads} thread(s), seed {seed}; output in {}",
-        t.dbms,
-        oracles.names().join(", "),
-        run_dir.display()
-    );
-    let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
-    databases.set_fault(fault(&t.inject_fault)?);
-    let summary = runner::run(RunSetup {
-        provider,
-        oracles,
-        options,
-        writer,
-        databases,
-        stop,
-    })?;
-    publish(&summary, &run_dir, args.summary_json.as_ref());
-    Ok(ExitCode::from(summary.exit_code()))
-}
-
-fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let t = &args.target;
-    let provider = make_provider(t)?;
-    let token = RunToken::new();
-    let scratch = std::env::temp_dir().join(format!("lancet-bench-{token}"));
-    println!(
-        "lancet bench: {} ({}), oracle {}, {} s per measurement",
-        t.dbms,
-        provider.version()?,
-        t.oracle,
-        args.seconds
-    );
-    println!(
-        "{:>8} {:>12} {:>14} {:>12} {:>9}",
-        "threads", "checks/s", "statements/s", "DBMS time", "findings"
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = install_interrupt(stop.clone())?;
-    let databases = Arc::new(Databases::new(provider.clone(), token, None));
-    databases.set_fault(fault(&t.inject_fault)?);
-    for &threads in &args.threads {
-        let run_id = format!("bench-{threads}");
-        let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
-        let options = RunOptions {
-            timeout: Some(Duration::from_secs(args.seconds)),
-            ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
-        };
-        let s = runner::run(RunSetup {
-            provider: provider.clone(),
-            oracles: Arc::new(oracle_set(&t.oracle)?),
-            options,
-            writer,
-            databases: databases.clone(),
-            stop: stop.clone(),
-        })?;
-        println!(
-            "{:>8} {:>12.0} {:>14.0} {:>11.0}% {:>9}",
-            threads,
-            s.checks_per_second,
-            s.statements_per_second,
-            100.0 * s.dbms_time_share,
-            s.findings
-        );
-        for f in &s.failures {
-            println!("         FAILED {f}");
-        }
-        if interrupted.load(Ordering::SeqCst) {
-            break;
-        }
-        stop.store(false, Ordering::SeqCst);
-    }
-    let _ = std::fs::remove_dir_all(&scratch);
-    Ok(ExitCode::SUCCESS)
-}
-
-fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
-    let provider: Arc<dyn lancet_core::Provider> = Arc::from(registry::provider(
-        &args.dbms,
-        &ProviderOptions {
-            expected_errors: args.expected_errors.clone(),
-            url: args.url.clone(),
-            ..ProviderOptions::default()
-        },
-    )?);
-    let token = RunToken::new();
-    let run_id = format!("selftest-{}", lancet::run_id(args.seed, &token));
-    let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = install_interrupt(stop.clone())?;
-    println!(
-        "lancet selftest: {} ({}); each oracle must catch its planted fault within {} checks",
-        args.dbms,
-        provider.version()?,
-        args.max_checks
-    );
-    println!(
-        "{:<15} {:<14} {:>7} {:>8}  reproducer",
-        "oracle", "fault", "caught", "checks"
-    );
-    let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
-    let all = lancet_oracles::all();
-    let total = all.len();
-    let (mut missed, mut ran, mut broken) = (Vec::new(), 0, Vec::new());
-    for registered in all {
-        if interrupted.load(Ordering::SeqCst) {
-            break;
-        }
-        let name = registered.oracle.name();
-        let fault = registered.oracle.planted_fault();
-        databases.set_fault(Some(fault));
-        let oracles = Arc::new(OracleSet::new(vec![(registered.oracle, 1)]));
-        let dir = run_dir.join(name);
-        let writer = Arc::new(FindingWriter::new(&dir.join("findings"))?);
-        let options = RunOptions {
-            max_checks: Some(args.max_checks),
-            // A safety net: an oracle that generates no checks here would run forever.
-            timeout: Some(Duration::from_secs(120)),
-            stop_after_findings: Some(1),
-            ..plain_options(format!("{run_id}-{name}"), args.seed, 1, 200, &dir)
-        };
-        let s = runner::run(RunSetup {
-            provider: provider.clone(),
-            oracles,
-            options,
-            writer: writer.clone(),
-            databases: databases.clone(),
-            stop: stop.clone(),
-        })?;
-        let _ = std::fs::write(
-            dir.join("summary.json"),
-            serde_json::to_string_pretty(&s).unwrap_or_default(),
-        );
-        if interrupted.load(Ordering::SeqCst) && s.findings == 0 {
-            println!(
-                "{name:<15} {:<14} {:>7} {:>8}  interrupted",
-                fault.name(),
-                "-",
-                s.checks
-            );
-            break;
-        }
-        ran += 1;
-        // An oracle this DBMS offers nothing to (PQS without an evaluator).
-        if s.findings == 0
-            && s.failures
-                .iter()
-                .any(|f| f.contains("found nothing to test"))
-        {
-            println!(
-                "{:<15} {:<14} {:>7} {:>8}  not supported on {}: no checks generated",
-                name,
-                fault.name(),
-                "n/a",
-                0,
-                args.dbms
-            );
-            stop.store(false, Ordering::SeqCst);
-            continue;
-        }
-        let caught = s.findings > 0;
-        let reproducer = if caught {
-            lancet::findings::first_reproducer(writer.dir())
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        } else if !s.failures.is_empty() {
-            broken.push(format!("{name}: {}", s.failures.join("; ")));
-            missed.push(name);
-            format!("could not run: {}", s.failures.join("; "))
-        } else {
-            missed.push(name);
-            String::new()
-        };
-        println!(
-            "{:<15} {:<14} {:>7} {:>8}  {}",
-            name,
-            fault.name(),
-            if caught { "yes" } else { "NO" },
-            s.checks,
-            reproducer
-        );
-        for l in &s.leftover_databases {
-            println!("  left on the server: {}: {}", l.name, l.why);
-        }
-        stop.store(false, Ordering::SeqCst);
-    }
-    if ran < total {
-        println!(
-            "selftest interrupted: {ran} of {total} oracles ran; this proves nothing about the others"
-        );
-        return Ok(ExitCode::from(3));
-    }
-    if missed.is_empty() {
-        println!("selftest passed: every oracle caught its fault");
-        Ok(ExitCode::SUCCESS)
-    } else if !broken.is_empty() {
-        println!("selftest FAILED: {} could not run", broken.join("; "));
-        Ok(ExitCode::from(3))
-    } else {
-        println!("selftest FAILED: {} missed their fault", missed.join(", "));
-        Ok(ExitCode::from(1))
-    }
-}
-
-/// The provider a recorded finding names, reached as `connect` says, with
-/// its databases kept in memory (a replay or reduction keeps no ledger).
-fn provider_for(dbms: &str, connect: &ConnectArgs) -> anyhow::Result<Databases> {
-    let provider = registry::provider(
-        dbms,
-        &ProviderOptions {
-            sqlite_lib: connect.sqlite_lib.clone(),
-            url: connect.url.clone(),
-            ..ProviderOptions::default()
-        },
-    )?;
-    Ok(Databases::new(Arc::from(provider), RunToken::new(), None))
-}
-
-/// `FILE.sql` → `FILE.reduced.sql` (a reduced file reduces onto itself).
-fn reduced_path(file: &std::path::Path, ext: &str) -> PathBuf {
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = stem.strip_suffix(".reduced").unwrap_or(&stem);
-    file.with_file_name(format!("{stem}.reduced.{ext}"))
-}
-
-fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
-    let stop = Arc::new(AtomicBool::new(false));
-    install_interrupt(stop.clone())?;
-    let limit = Duration::from_secs(args.time_limit.max(1));
-    let name = args
-        .file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if args.check_cmd.is_some() || args.check_differs.is_some() {
-        let dbms = args
-            .dbms
-            .as_deref()
-            .context("--dbms is needed to reduce a SQL file with --check-cmd or --check-differs")?;
-        let databases = provider_for(dbms, &args.connect)?;
-        let text = std::fs::read_to_string(&args.file)
-            .with_context(|| format!("cannot read {}", args.file.display()))?;
-        let dialect = databases.provider().dialect();
-        let check = match (&args.check_cmd, &args.check_differs) {
-            (Some(cmd), _) => lancet::reduce::foreign::Check::Command(cmd.clone()),
-            (None, Some(spec)) => {
-                let n = lancet::reduce::sql_text::split_statements(&text, dialect).len();
-                let (first, second) = if spec == "last" {
-                    if n < 2 {
-                        bail!(
-                            "{} has fewer than two statements to compare",
-                            args.file.display()
-                        );
-                    }
-                    (n - 2, n - 1)
-                } else {
-                    let parts: Vec<&str> = spec.split(',').collect();
-                    let num = |s: &str| -> anyhow::Result<usize> {
-                        match s.trim().parse::<usize>() {
-                            Ok(i) if i >= 1 => Ok(i - 1),
-                            _ => bail!("--check-differs takes two statement numbers from 1, as `I,J`; got '{spec}'"),
-                        }
-                    };
-                    match parts.as_slice() {
-                        [a, b] => (num(a)?, num(b)?),
-                        _ => bail!(
-                            "--check-differs takes two statement numbers, as `I,J`; got '{spec}'"
-                        ),
-                    }
-                };
-                lancet::reduce::foreign::Check::Differs {
-                    databases: &databases,
-                    first,
-                    second,
-                }
-            }
-            (None, None) => unreachable!("checked above"),
-        };
-        let r = lancet::reduce::foreign::reduce_foreign(
-            &text,
-            &name,
-            dialect,
-            &check,
-            limit,
-            Some(&stop),
-        )?;
-        let out = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
-        lancet::findings::write_synced(&out, r.text().as_bytes())?;
-        println!(
-            "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nwritten to {}",
-            r.statements_before,
-            r.statements.len(),
-            r.bytes_before,
-            r.bytes(),
-            r.seconds,
-            r.tests,
-            if r.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
-            out.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.dbms.is_some() {
-        bail!("--dbms is for SQL files from elsewhere, with --check-cmd or --check-differs; a lancet reproducer names its DBMS");
-    }
-    let finding = lancet::findings::Finding::load(&args.file)?;
-    let databases = provider_for(&finding.dbms, &args.connect)?;
-    let provider = databases.provider();
-    lancet::replay::check_case(&finding, provider.dialect())?;
-    databases.set_fault(lancet::replay::recorded_fault(
-        &finding,
-        args.connect.no_fault,
-    )?);
-    let reducer = lancet::reduce::Reducer::new(&databases)
-        .with_time_limit(limit)
-        .with_abort(&stop);
-    let sql_name = name.replace(".json", ".sql");
-    let r = reducer.reduce(&finding, &sql_name)?;
-    let mut reduced = r.finding;
-    reduced.signature = Some(lancet::dedup::signature(&reduced, provider.dialect()));
-    let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
-    let written = lancet::findings::WrittenFinding {
-        json: out_sql.with_extension("json"),
-        sql: out_sql,
-    };
-    let dir = written.sql.parent().unwrap_or(std::path::Path::new("."));
-    let writer = FindingWriter::new(dir)?;
-    writer.update(
-        &written,
-        &reduced,
-        provider.comment_prefix(),
-        &provider.client_command(),
-    )?;
-    let i = &r.info;
-    println!(
-        "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nsignature {}\nwritten to {}",
-        i.statements_before,
-        i.statements_after,
-        i.bytes_before,
-        i.bytes_after,
-        i.seconds,
-        i.tests,
-        if i.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
-        reduced.signature.as_deref().unwrap_or(""),
-        written.sql.display()
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let mut failing = 0;
-    let mut broken = 0;
-    for file in &args.files {
-        let outcome = lancet::findings::Finding::load(file).and_then(|finding| {
-            let databases = provider_for(&finding.dbms, &args.connect)?;
-            let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
-            lancet::replay::check_case(&finding, databases.provider().dialect())?;
-            let note = fault
-                .map(|f| format!(" [with planted fault {}]", f.name()))
-                .unwrap_or_default();
-            databases.set_fault(fault);
-            Ok((lancet::replay::replay(&finding, &databases)?, note))
-        });
-        match outcome {
-            Ok((lancet::replay::Replayed::StillFails { why, .. }, note)) => {
-                failing += 1;
-                println!("{}: still fails{note}: {why}", file.display());
-            }
-            Ok((lancet::replay::Replayed::Passes(why), note)) => {
-                println!("{}: passes{note}: {why}", file.display());
-            }
-            Err(e) => {
-                broken += 1;
-                println!("{}: cannot replay: {e:#}", file.display());
-            }
-        }
-    }
-    println!(
-        "{} reproducer(s): {failing} still fail, {} pass, {broken} cannot be replayed",
-        args.files.len(),
-        args.files.len() - failing - broken
-    );
-    Ok(if failing > 0 {
-        ExitCode::from(1)
-    } else if broken > 0 {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-fn cleanup(args: CleanupArgs) -> anyhow::Result<ExitCode> {
-    let provider = registry::provider(
-        &args.dbms,
-        &ProviderOptions {
-            url: args.url.clone(),
-            ..ProviderOptions::default()
-        },
-    )?;
-    let (report, live) = lancet::cleanup::cleanup(&*provider, &args.out)?;
-    for dir in &live {
-        println!("skipped {}: its run is still alive", dir.display());
-    }
-    let mut failed = 0;
-    for c in &report {
-        use lancet::cleanup::Outcome;
-        match &c.outcome {
-            Outcome::Dropped => println!("dropped {} (run {})", c.name, c.run_dir.display()),
-            Outcome::Gone => println!("gone {} (run {})", c.name, c.run_dir.display()),
-            Outcome::Refused(why) => println!("refused {}: {why}", c.name),
-            Outcome::Failed(why) => {
-                failed += 1;
-                println!("failed {}: {why}", c.name);
-            }
-        }
-    }
-    println!(
-        "lancet cleanup: {} database(s) listed by dead runs' ledgers under {}; {failed} could not be dropped",
-        report.len(),
-        args.out.display()
-    );
-    Ok(if failed > 0 {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
 /// Fills in what the command line left unset from `--config`; an option
 /// given on the command line (even with its default value) wins.
 fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
@@ -938,13 +345,13 @@ fn main() -> ExitCode {
             let sub = matches
                 .subcommand_matches("fuzz")
                 .expect("the fuzz subcommand");
-            apply_campaign(&mut args, sub).and_then(|()| fuzz(args))
+            apply_campaign(&mut args, sub).and_then(|()| commands::fuzz(args))
         }
-        Command::Bench(args) => bench(args),
-        Command::Selftest(args) => selftest(args),
-        Command::Reduce(args) => reduce(args),
-        Command::Replay(args) => replay(args),
-        Command::Cleanup(args) => cleanup(args),
+        Command::Bench(args) => commands::bench(args),
+        Command::Selftest(args) => commands::selftest(args),
+        Command::Reduce(args) => commands::reduce(args),
+        Command::Replay(args) => commands::replay(args),
+        Command::Cleanup(args) => commands::cleanup(args),
     };
     match result {
         Ok(code) => code,

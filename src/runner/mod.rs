@@ -17,7 +17,8 @@ mod worker;
 
 use crate::databases::{Databases, Leftover};
 use crate::dedup::Index;
-use crate::findings::{FindingSource, FindingWriter};
+use crate::findings::FindingSource;
+use crate::reproducer::FindingWriter;
 use crate::summary::{BugLine, Counters, RunFacts, Summary};
 use crossbeam_channel::Sender;
 use lancet_core::{Oracle, Provider, Rng};

@@ -7,8 +7,9 @@ use super::report::Event;
 use super::worker::wait_for_dbms;
 use super::Shared;
 use crate::databases::Purpose;
-use crate::findings::{Finding, FindingKind, WrittenFinding};
+use crate::findings::{Finding, FindingKind};
 use crate::replay::{replay_on, Replayed};
+use crate::reproducer::WrittenFinding;
 use std::sync::atomic::Ordering;
 
 /// Whether a finding stands without a replay: a crash or hang would only

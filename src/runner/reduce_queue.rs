@@ -3,8 +3,9 @@
 
 use super::report::Event;
 use super::Shared;
-use crate::findings::{Finding, WrittenFinding};
+use crate::findings::Finding;
 use crate::reduce::Reducer;
+use crate::reproducer::WrittenFinding;
 use crossbeam_channel::Receiver;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -53,14 +54,8 @@ pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Dur
             .unwrap_or_default();
         let outcome = reducer.reduce(&work.finding, &name).and_then(|r| {
             let mut f = r.finding;
-            f.signature = Some(crate::dedup::signature(&f, dialect));
             let out = work.written.reduced();
-            shared.writer.update(
-                &out,
-                &f,
-                provider.comment_prefix(),
-                &provider.client_command(),
-            )?;
+            crate::dedup::write_reduced(&shared.writer, &out, &mut f, provider)?;
             let (signature, count) = shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
                 &f,
                 dialect,

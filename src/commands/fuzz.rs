@@ -1,0 +1,129 @@
+//! `lancet fuzz` and `lancet bench`: a campaign, and the same campaign
+//! timed at several thread counts.
+
+use super::*;
+use crate::{BenchArgs, FuzzArgs};
+use anyhow::Context;
+use lancet::databases::{Databases, RunToken};
+use lancet::reproducer::FindingWriter;
+use lancet::runner::{self, RunOptions, RunSetup};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
+    let t = &args.target;
+    if let Some(path) = &args.summary_json {
+        check_writable(path)?;
+    }
+    let provider = make_provider(t)?;
+    let oracles = Arc::new(oracle_set(&t.oracle)?);
+    let seed = args.seed.unwrap_or_else(default_seed);
+    let token = RunToken::new();
+    let run_id = lancet::run_id(seed, &token);
+    let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
+    let writer = Arc::new(FindingWriter::new(&run_dir.join("findings"))?);
+    let log_dir = if args.log_statements {
+        let dir = run_dir.join("statements");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Some(dir)
+    } else {
+        None
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let options = RunOptions {
+        timeout: args.timeout.map(Duration::from_secs),
+        max_checks: args.queries,
+        only_database: args.thread.zip(args.database),
+        log_dir,
+        status_interval: (args.status_interval > 0)
+            .then(|| Duration::from_secs(args.status_interval)),
+        reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
+        ..plain_options(
+            run_id.clone(),
+            seed,
+            threads,
+            t.checks_per_database,
+            &run_dir,
+        )
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    eprintln!(
+        "lancet: run {run_id}: {} with {} on {threads} thread(s), seed {seed}; output in {}",
+        t.dbms,
+        oracles.names().join(", "),
+        run_dir.display()
+    );
+    let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
+    databases.set_fault(fault(&t.inject_fault)?);
+    let summary = runner::run(RunSetup {
+        provider,
+        oracles,
+        options,
+        writer,
+        databases,
+        stop,
+    })?;
+    publish(&summary, &run_dir, args.summary_json.as_ref());
+    Ok(ExitCode::from(summary.exit_code()))
+}
+
+pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let t = &args.target;
+    let provider = make_provider(t)?;
+    let token = RunToken::new();
+    let scratch = std::env::temp_dir().join(format!("lancet-bench-{token}"));
+    println!(
+        "lancet bench: {} ({}), oracle {}, {} s per measurement",
+        t.dbms,
+        provider.version()?,
+        t.oracle,
+        args.seconds
+    );
+    println!(
+        "{:>8} {:>12} {:>14} {:>12} {:>9}",
+        "threads", "checks/s", "statements/s", "DBMS time", "findings"
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted = install_interrupt(stop.clone())?;
+    let databases = Arc::new(Databases::new(provider.clone(), token, None));
+    databases.set_fault(fault(&t.inject_fault)?);
+    for &threads in &args.threads {
+        let run_id = format!("bench-{threads}");
+        let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
+        let options = RunOptions {
+            timeout: Some(Duration::from_secs(args.seconds)),
+            ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
+        };
+        let s = runner::run(RunSetup {
+            provider: provider.clone(),
+            oracles: Arc::new(oracle_set(&t.oracle)?),
+            options,
+            writer,
+            databases: databases.clone(),
+            stop: stop.clone(),
+        })?;
+        println!(
+            "{:>8} {:>12.0} {:>14.0} {:>11.0}% {:>9}",
+            threads,
+            s.checks_per_second,
+            s.statements_per_second,
+            100.0 * s.dbms_time_share,
+            s.findings
+        );
+        for f in &s.failures {
+            println!("         FAILED {f}");
+        }
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        stop.store(false, Ordering::SeqCst);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,197 @@
+//! The commands' implementations; `main.rs` only parses arguments. This
+//! module holds what several commands share: making the provider and the
+//! oracle set, run directories, interrupts and publishing summaries.
+
+use crate::{ConnectArgs, TargetArgs};
+use anyhow::{bail, Context};
+use lancet::databases::{Databases, Ledger, RunToken};
+use lancet::registry::{self, ProviderOptions};
+use lancet::runner::{OracleSet, RunOptions};
+use lancet_core::fault::Fault;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+mod cleanup;
+mod fuzz;
+mod reduce;
+mod selftest;
+
+pub use cleanup::cleanup;
+pub use fuzz::{bench, fuzz};
+pub use reduce::{reduce, replay};
+pub use selftest::selftest;
+
+pub fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
+    if name == "all" {
+        return Ok(OracleSet::new(
+            lancet_oracles::all()
+                .into_iter()
+                .map(|r| (r.oracle, r.weight))
+                .collect(),
+        ));
+    }
+    match lancet_oracles::by_name(name) {
+        Some(o) => Ok(OracleSet::new(vec![(o, 1)])),
+        None => bail!("unknown oracle '{name}'"),
+    }
+}
+
+pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Provider>> {
+    registry::provider(
+        &t.dbms,
+        &ProviderOptions {
+            expected_errors: t.expected_errors.clone(),
+            sqlite_lib: t.sqlite_lib.clone(),
+            url: t.url.clone(),
+        },
+    )
+    .map(Arc::from)
+}
+
+pub fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
+    match name {
+        None => Ok(None),
+        Some(n) => Fault::parse(n)
+            .map(Some)
+            .with_context(|| format!("unknown fault '{n}'")),
+    }
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP (what systemd, Docker, `timeout`, Kubernetes
+/// and CI cancellation send) stop the run after the current checks, and
+/// the run ends with its summary; a second signal exits at once. Returns a
+/// flag that stays set after the first, for commands that run several
+/// measurements (the runner itself also sets `stop` on a timeout).
+pub fn install_interrupt(stop: Arc<AtomicBool>) -> anyhow::Result<Arc<AtomicBool>> {
+    let presses = AtomicU32::new(0);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = interrupted.clone();
+    ctrlc::set_handler(move || {
+        flag.store(true, Ordering::SeqCst);
+        if presses.fetch_add(1, Ordering::SeqCst) == 0 {
+            eprintln!(
+                "\nlancet: stopping: the summary follows within {} s (findings so far are on disk); \
+                 signal again to quit at once",
+                lancet::runner::STOP_GRACE.as_secs() + 6
+            );
+            stop.store(true, Ordering::SeqCst);
+        } else {
+            eprintln!("\nlancet: quitting at once, without a summary; findings so far are on disk");
+            std::process::exit(130);
+        }
+    })
+    .context("cannot install the signal handler")?;
+    Ok(interrupted)
+}
+
+/// Run options with no limits, logs or faults: callers set what they need.
+pub fn plain_options(
+    run_id: String,
+    seed: u64,
+    threads: u32,
+    checks_per_database: u64,
+    run_dir: &std::path::Path,
+) -> RunOptions {
+    RunOptions {
+        run_id,
+        seed,
+        threads,
+        timeout: None,
+        max_checks: None,
+        checks_per_database,
+        only_database: None,
+        log_dir: None,
+        unconfirmed_dir: run_dir.join("unconfirmed"),
+        status_interval: None,
+        stop_after_findings: None,
+        reduce: None,
+    }
+}
+
+pub fn default_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (nanos ^ (u64::from(std::process::id()) << 32)) % 1_000_000_000_000
+}
+
+/// Checks before anything runs that the summary can be written where
+/// `--summary-json` says (a missing directory would otherwise fail only
+/// after the whole run).
+pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(drop)
+        .with_context(|| format!("cannot write the summary to {}", path.display()))
+}
+
+/// Creates a run's directory and its ledger, after saying what killed
+/// runs left in the same output directory.
+pub fn start_run_dir(out: &std::path::Path, run_id: &str) -> anyhow::Result<(PathBuf, Ledger)> {
+    for left in lancet::leftovers::scan(out) {
+        eprintln!("{}", left.describe());
+    }
+    let run_dir = out.join(run_id);
+    std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("cannot create the run directory {}", run_dir.display()))?;
+    let ledger = Ledger::create(&run_dir)?;
+    Ok((run_dir, ledger))
+}
+
+/// Prints the summary and writes `summary.json` (and `--summary-json`).
+/// A summary that cannot be written (a full disk) is printed on stderr
+/// too, with why, so that it is never lost.
+pub fn publish(
+    summary: &lancet::summary::Summary,
+    run_dir: &std::path::Path,
+    extra: Option<&PathBuf>,
+) {
+    print!("{}", summary.render());
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let json = match serde_json::to_string_pretty(summary) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("lancet: cannot serialize the summary: {e}");
+            return;
+        }
+    };
+    let mut targets = vec![run_dir.join("summary.json")];
+    targets.extend(extra.cloned());
+    for path in targets {
+        if let Err(e) = lancet::reproducer::write_synced(&path, json.as_bytes()) {
+            eprintln!(
+                "lancet: cannot write the summary to {}: {e:#}; here it is:\n{}",
+                path.display(),
+                summary.render()
+            );
+        }
+    }
+}
+
+/// The provider a recorded finding names, reached as `connect` says, with
+/// its databases kept in memory (a replay or reduction keeps no ledger).
+pub fn provider_for(dbms: &str, connect: &ConnectArgs) -> anyhow::Result<Databases> {
+    let provider = registry::provider(
+        dbms,
+        &ProviderOptions {
+            sqlite_lib: connect.sqlite_lib.clone(),
+            url: connect.url.clone(),
+            ..ProviderOptions::default()
+        },
+    )?;
+    Ok(Databases::new(Arc::from(provider), RunToken::new(), None))
+}
+
+/// `FILE.sql` → `FILE.reduced.sql` (a reduced file reduces onto itself).
+pub fn reduced_path(file: &std::path::Path, ext: &str) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = stem.strip_suffix(".reduced").unwrap_or(&stem);
+    file.with_file_name(format!("{stem}.reduced.{ext}"))
+}

@@ -1,0 +1,159 @@
+//! `lancet reduce` and `lancet replay`: shrinking a finding (or a SQL file
+//! from elsewhere), and replaying reproducers on a fresh database.
+
+use super::*;
+use crate::{Compared, ReduceArgs, ReplayArgs};
+use anyhow::{bail, Context};
+use lancet::reproducer::FindingWriter;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    let limit = Duration::from_secs(args.time_limit.max(1));
+    let name = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if args.check_cmd.is_some() || args.check_differs.is_some() {
+        let dbms = args
+            .dbms
+            .as_deref()
+            .context("--dbms is needed to reduce a SQL file with --check-cmd or --check-differs")?;
+        let databases = provider_for(dbms, &args.connect)?;
+        let text = std::fs::read_to_string(&args.file)
+            .with_context(|| format!("cannot read {}", args.file.display()))?;
+        let dialect = databases.provider().dialect();
+        let check = match (&args.check_cmd, &args.check_differs) {
+            (Some(cmd), _) => lancet::reduce::foreign::Check::Command(cmd.clone()),
+            (None, Some(compared)) => {
+                let (first, second) = match *compared {
+                    Compared::Pair(i, j) => (i, j),
+                    Compared::Last => {
+                        let n = lancet::script::split_statements(&text, dialect).len();
+                        if n < 2 {
+                            bail!(
+                                "{} has fewer than two statements to compare",
+                                args.file.display()
+                            );
+                        }
+                        (n - 2, n - 1)
+                    }
+                };
+                lancet::reduce::foreign::Check::Differs {
+                    databases: &databases,
+                    first,
+                    second,
+                }
+            }
+            (None, None) => unreachable!("checked above"),
+        };
+        let r = lancet::reduce::foreign::reduce_foreign(
+            &text,
+            &name,
+            dialect,
+            &check,
+            limit,
+            Some(&stop),
+        )?;
+        let out = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
+        lancet::reproducer::write_synced(&out, r.text().as_bytes())?;
+        println!(
+            "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nwritten to {}",
+            r.statements_before,
+            r.statements.len(),
+            r.bytes_before,
+            r.bytes(),
+            r.seconds,
+            r.tests,
+            if r.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
+            out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dbms.is_some() {
+        bail!("--dbms is for SQL files from elsewhere, with --check-cmd or --check-differs; a lancet reproducer names its DBMS");
+    }
+    let finding = lancet::findings::Finding::load(&args.file)?;
+    let databases = provider_for(&finding.dbms, &args.connect)?;
+    let provider = databases.provider();
+    lancet::replay::check_case(&finding, provider.dialect())?;
+    databases.set_fault(lancet::replay::recorded_fault(
+        &finding,
+        args.connect.no_fault,
+    )?);
+    let reducer = lancet::reduce::Reducer::new(&databases)
+        .with_time_limit(limit)
+        .with_abort(&stop);
+    let sql_name = name.replace(".json", ".sql");
+    let r = reducer.reduce(&finding, &sql_name)?;
+    let mut reduced = r.finding;
+    let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
+    let written = lancet::reproducer::WrittenFinding {
+        json: out_sql.with_extension("json"),
+        sql: out_sql,
+    };
+    let dir = written.sql.parent().unwrap_or(std::path::Path::new("."));
+    let writer = FindingWriter::new(dir)?;
+    lancet::dedup::write_reduced(&writer, &written, &mut reduced, provider)?;
+    let i = &r.info;
+    println!(
+        "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nsignature {}\nwritten to {}",
+        i.statements_before,
+        i.statements_after,
+        i.bytes_before,
+        i.bytes_after,
+        i.seconds,
+        i.tests,
+        if i.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
+        reduced.signature.as_deref().unwrap_or(""),
+        written.sql.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let mut failing = 0;
+    let mut broken = 0;
+    for file in &args.files {
+        let outcome = lancet::findings::Finding::load(file).and_then(|finding| {
+            let databases = provider_for(&finding.dbms, &args.connect)?;
+            let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
+            lancet::replay::check_case(&finding, databases.provider().dialect())?;
+            let note = fault
+                .map(|f| format!(" [with planted fault {}]", f.name()))
+                .unwrap_or_default();
+            databases.set_fault(fault);
+            Ok((lancet::replay::replay(&finding, &databases)?, note))
+        });
+        match outcome {
+            Ok((lancet::replay::Replayed::StillFails { why, .. }, note)) => {
+                failing += 1;
+                println!("{}: still fails{note}: {why}", file.display());
+            }
+            Ok((lancet::replay::Replayed::Passes(why), note)) => {
+                println!("{}: passes{note}: {why}", file.display());
+            }
+            Err(e) => {
+                broken += 1;
+                println!("{}: cannot replay: {e:#}", file.display());
+            }
+        }
+    }
+    println!(
+        "{} reproducer(s): {failing} still fail, {} pass, {broken} cannot be replayed",
+        args.files.len(),
+        args.files.len() - failing - broken
+    );
+    Ok(if failing > 0 {
+        ExitCode::from(1)
+    } else if broken > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

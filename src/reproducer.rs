@@ -1,0 +1,346 @@
+//! The `.sql` reproducer of a finding: a comment header with the facts
+//! (DBMS, oracle, how to regenerate and run it, the relation and the rows
+//! that differ), the setup, then the compared queries, each preceded by the
+//! client commands that give it its context. Plain SQL for the DBMS's own
+//! client; the JSON record beside it carries the same facts for lancet.
+//! [`FindingWriter`] puts both on disk, synced, before a run goes on.
+
+use crate::findings::Finding;
+use anyhow::Context;
+use lancet_core::value::format_row;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The most rows of a diff a reproducer's header lists per side.
+const MAX_LISTED_ROWS: usize = 20;
+
+/// Renders the `.sql` reproducer: a comment header with the facts, the setup,
+/// then the queries, each with its row count.
+pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str) -> String {
+    let mut out = String::new();
+    let mut line = |text: &str| {
+        out.push_str(comment);
+        if !text.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(text);
+        out.push('\n');
+    };
+    line(&format!(
+        "lancet {} finding: {}",
+        f.lancet_version,
+        f.kind.name()
+    ));
+    line(&format!("DBMS: {} {}", f.dbms, f.dbms_version));
+    if let Some(o) = &f.oracle {
+        line(&format!("oracle: {o}"));
+    }
+    line(&format!(
+        "regenerate: lancet fuzz --dbms {} --seed {} --thread {} --database {}{}",
+        f.dbms,
+        f.origin.seed,
+        f.origin.thread,
+        f.origin.database,
+        f.oracle
+            .as_deref()
+            .map(|o| format!(" --oracle {o}"))
+            .unwrap_or_default()
+            + &f.fault
+                .as_deref()
+                .map(|x| format!(" --inject-fault {x}"))
+                .unwrap_or_default()
+    ));
+    line(&format!(
+        "run: {}",
+        client_command.replace("{file}", file_name)
+    ));
+    if let Some(fault) = &f.fault {
+        line(&format!(
+            "planted fault: {fault} (lancet perturbed results on purpose; the DBMS itself agrees)"
+        ));
+    }
+    line(&format!(
+        "confirmed on a fresh database: {}",
+        if f.confirmed { "yes" } else { "no" }
+    ));
+    if let Some(r) = &f.reduction {
+        line(&format!(
+            "reduced from {} ({} statements, {} bytes) to {} statements, {} bytes, in {:.1} s{}",
+            r.from,
+            r.statements_before,
+            r.bytes_before,
+            r.statements_after,
+            r.bytes_after,
+            r.seconds,
+            if r.complete { "" } else { " (stopped early)" }
+        ));
+    }
+    if let Some(sig) = &f.signature {
+        line(&format!("signature: {sig}"));
+    }
+    if let Some(r) = &f.relation {
+        line(&format!("relation that broke: {r}"));
+    }
+    for (i, q) in f.queries.iter().enumerate() {
+        if let Some(c) = q.row_count {
+            line(&format!("query {} ({}): {c} rows", i + 1, q.role));
+        }
+    }
+    if let Some(diff) = &f.diff {
+        let mut side = |name: &str, rows: &[(lancet_core::Row, usize)]| {
+            if rows.is_empty() {
+                return;
+            }
+            line(&format!("rows only in {name}:"));
+            for (row, times) in rows.iter().take(MAX_LISTED_ROWS) {
+                let suffix = if *times > 1 {
+                    format!("  x{times}")
+                } else {
+                    String::new()
+                };
+                line(&format!("  {}{suffix}", format_row(row)));
+            }
+            if rows.len() > MAX_LISTED_ROWS {
+                line(&format!("  ... and {} more", rows.len() - MAX_LISTED_ROWS));
+            }
+        };
+        let first = f
+            .queries
+            .first()
+            .map_or("query 1".to_string(), |q| format!("query 1 ({})", q.role));
+        let second = f.queries.get(1).map_or_else(
+            || "what must be in the result (it is missing)".to_string(),
+            |q| format!("query 2 ({})", q.role),
+        );
+        side(&first, &diff.only_in_first);
+        side(&second, &diff.only_in_second);
+    }
+    if let Some(e) = &f.error {
+        line(&format!("error: {}", e.to_string().replace('\n', " ")));
+    }
+    out.push('\n');
+    for stmt in &f.setup {
+        out.push_str(stmt);
+        out.push_str(";\n");
+    }
+    for (i, q) in f.queries.iter().enumerate() {
+        out.push('\n');
+        let what = match q.row_count {
+            Some(c) => format!("query {} ({}): lancet saw {c} rows", i + 1, q.role),
+            None => format!("statement {} ({})", i + 1, q.role),
+        };
+        out.push_str(&format!("{comment} {what}\n"));
+        for line in &q.client_lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push_str(&q.sql);
+        out.push_str(";\n");
+    }
+    out
+}
+
+/// Writes findings into one directory, numbering them in order.
+pub struct FindingWriter {
+    dir: PathBuf,
+    next: AtomicU32,
+}
+
+impl FindingWriter {
+    /// Creates the directory (and parents); fails clearly if it cannot.
+    pub fn new(dir: &Path) -> anyhow::Result<FindingWriter> {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the findings directory {}", dir.display()))?;
+        // Fail now, not at the first finding, if we cannot write there.
+        let probe = dir.join(".lancet-write-test");
+        fs::write(&probe, b"").with_context(|| {
+            format!("cannot write into the findings directory {}", dir.display())
+        })?;
+        let _ = fs::remove_file(&probe);
+        Ok(FindingWriter {
+            dir: dir.to_path_buf(),
+            next: AtomicU32::new(1),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes the reproducer and the JSON record, synced to disk, among
+    /// the findings (a crash or hang: nothing to confirm).
+    pub fn write(
+        &self,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        self.write_into(&self.dir, f, comment, client_command)
+    }
+
+    /// Writes a finding that waits for confirmation into `pending/`: on
+    /// disk before the run goes on, but never among the confirmed ones
+    /// until [`FindingWriter::promote`] moves it there.
+    pub fn write_pending(
+        &self,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        let dir = self.dir.join(PENDING_DIR);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        self.write_into(&dir, f, comment, client_command)
+    }
+
+    /// Rewrites a confirmed finding and moves it from `pending/` into the
+    /// findings.
+    pub fn promote(
+        &self,
+        w: &WrittenFinding,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        self.update(w, f, comment, client_command)?;
+        self.move_to(w, &self.dir)
+    }
+
+    fn write_into(
+        &self,
+        dir: &Path,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<WrittenFinding> {
+        let n = self.next.fetch_add(1, Ordering::SeqCst);
+        let stem = format!(
+            "{n:04}-{}-t{}-d{}",
+            f.oracle.as_deref().unwrap_or(f.kind.name()),
+            f.origin.thread,
+            f.origin.database
+        );
+        let written = WrittenFinding {
+            sql: dir.join(format!("{stem}.sql")),
+            json: dir.join(format!("{stem}.json")),
+        };
+        self.update(&written, f, comment, client_command)?;
+        Ok(written)
+    }
+
+    /// Rewrites a finding's files in place (after confirmation).
+    pub fn update(
+        &self,
+        w: &WrittenFinding,
+        f: &Finding,
+        comment: &str,
+        client_command: &str,
+    ) -> anyhow::Result<()> {
+        let json = serde_json::to_string_pretty(f).context("serializing a finding")?;
+        let sql_name = w
+            .sql
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        write_synced(&w.json, json.as_bytes())?;
+        write_synced(
+            &w.sql,
+            render(f, comment, client_command, &sql_name).as_bytes(),
+        )?;
+        if let Some(d) = w.sql.parent().and_then(|d| fs::File::open(d).ok()) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Moves a finding that did not reproduce on a fresh database out of
+    /// the findings into `dir`: kept for lancet's developers (it points at
+    /// non-determinism in a generator), never reported as a DBMS bug.
+    pub fn demote(&self, w: &WrittenFinding, dir: &Path) -> anyhow::Result<WrittenFinding> {
+        self.move_to(w, dir)
+    }
+
+    /// Moves both files into `dir`: the record first, so that a kill in
+    /// between leaves the reproducer where the leftover scan looks.
+    fn move_to(&self, w: &WrittenFinding, dir: &Path) -> anyhow::Result<WrittenFinding> {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let moved = |from: &Path| -> anyhow::Result<PathBuf> {
+            let to = dir.join(from.file_name().unwrap_or_default());
+            fs::rename(from, &to)
+                .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+            Ok(to)
+        };
+        let json = moved(&w.json)?;
+        let sql = moved(&w.sql)?;
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(WrittenFinding { sql, json })
+    }
+}
+
+/// The two files of a finding on disk.
+#[derive(Clone, Debug)]
+pub struct WrittenFinding {
+    pub sql: PathBuf,
+    pub json: PathBuf,
+}
+
+impl WrittenFinding {
+    /// The files of a finding's reduced version: `<stem>.reduced.sql/.json`
+    /// beside the unreduced ones, which are kept.
+    pub fn reduced(&self) -> WrittenFinding {
+        let with = |p: &Path, ext: &str| {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            p.with_file_name(format!("{stem}.reduced.{ext}"))
+        };
+        WrittenFinding {
+            sql: with(&self.sql, "sql"),
+            json: with(&self.json, "json"),
+        }
+    }
+}
+
+/// The first reproducer in a findings directory (not the index, not a
+/// reduced one), in file-name order.
+pub fn first_reproducer(dir: &Path) -> Option<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            name.ends_with(".sql") && !name.ends_with(".reduced.sql") && !name.starts_with("index.")
+        })
+        .collect();
+    files.sort();
+    files.into_iter().next()
+}
+
+/// Where findings wait for confirmation, inside the findings directory.
+pub const PENDING_DIR: &str = "pending";
+
+/// Writes a file through a temporary name and renames it, so that a reader
+/// never sees half a file, and syncs it. A kill leaves at most a
+/// `NAME.tmp` beside it, which the next run recognises and removes.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let mut file =
+        fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    if let Err(e) = file.write_all(bytes).and_then(|_| file.sync_all()) {
+        drop(file);
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
