@@ -15,6 +15,7 @@
 //! expressions, queries and schemas are shared, not copied.
 
 pub mod connection;
+pub mod database;
 pub mod dialect;
 pub mod expr;
 pub mod knobs;
@@ -435,7 +436,7 @@ impl Provider for PostgresProvider {
         session: &mut Session,
     ) -> Result<Box<dyn GeneratedDatabase>, ExecError> {
         let model = populate::populate(rng, session, &*self.flavor)?;
-        Ok(Box::new(query::PgDatabase::new(model)))
+        Ok(Box::new(database::PgDatabase::new(model)))
     }
 
     fn client_command(&self) -> String {

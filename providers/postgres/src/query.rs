@@ -9,7 +9,6 @@ use lancet_core::{
     BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Scope,
     ScopeColumn, Select, SelectItem, TableFactor, TypeName, UnaryOp, Value,
 };
-use lancet_core::{GeneratedDatabase, Schema};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -596,29 +595,5 @@ fn exact_text(expr: Expr) -> Expr {
     Expr::Cast {
         expr: Box::new(expr),
         ty: TypeName("text".into()),
-    }
-}
-
-/// One generated PostgreSQL database: the provider's own model, which the
-/// query generator reads, and the core view of it for the rest of lancet.
-pub struct PgDatabase {
-    pub model: PgSchema,
-    core: Schema,
-}
-
-impl PgDatabase {
-    pub fn new(model: PgSchema) -> PgDatabase {
-        let core = model.to_core();
-        PgDatabase { model, core }
-    }
-}
-
-impl GeneratedDatabase for PgDatabase {
-    fn schema(&self) -> &Schema {
-        &self.core
-    }
-
-    fn query_generator(&self) -> Box<dyn QueryGenerator + '_> {
-        Box::new(PgQueryGenerator::new(self.model.clone()))
     }
 }

@@ -9,6 +9,10 @@
 //! round-trip test. Every difference would be a false alarm in PQS. The
 //! unit tests compare these functions with the bundled library on many
 //! random inputs.
+//!
+//! Over 600 lines on purpose: it is one algorithm (SQLite's own float
+//! printing and parsing, step for step), and splitting it would scatter
+//! the steps that must be read together.
 
 /// What `sqlite3Isspace` accepts: `\t \n \v \f \r` and space (Rust's
 /// `is_ascii_whitespace` leaves out `\v`).
