@@ -1,0 +1,159 @@
+//! The one check executor: each query runs in its context (the knobs it
+//! asks for are in force for it alone), expected errors skip a check,
+//! anything else is a finding, and the defaults are back afterwards.
+
+use lancet_core::{
+    run_check, Case, CaseError, CaseInputs, CheckOutcome, Connection, DbError, ExecError,
+    ExpectedErrors, GenerateContext, KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row,
+    Select, Session, Value, Verdict,
+};
+use lancet_testkit::standard::STANDARD;
+use std::sync::{Arc, Mutex};
+
+/// What the fake connection saw, in order.
+type Seen = Arc<Mutex<Vec<String>>>;
+
+/// Answers every query with one row holding the number of knobs in force,
+/// or with `error` for a query that contains `FAIL`.
+struct Recording {
+    seen: Seen,
+    knobs: usize,
+    error: Option<DbError>,
+}
+
+impl Connection for Recording {
+    fn execute(&mut self, sql: &str) -> Result<(), DbError> {
+        self.seen.lock().unwrap().push(format!("execute {sql}"));
+        Ok(())
+    }
+    fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
+        self.seen.lock().unwrap().push(format!("query {sql}"));
+        match &self.error {
+            Some(e) if sql.contains("FAIL") => Err(e.clone()),
+            _ => Ok(vec![vec![Value::Integer(self.knobs as i64)]]),
+        }
+    }
+    fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("knobs off [{}]", setting.off.join(",")));
+        self.knobs = setting.off.len();
+        Ok(())
+    }
+}
+
+/// Runs its base query twice, the second time with one knob off, and
+/// wants equal results.
+struct UnderKnobs;
+
+impl Oracle for UnderKnobs {
+    fn name(&self) -> &'static str {
+        "under-knobs"
+    }
+    fn description(&self) -> &'static str {
+        "test oracle"
+    }
+    fn generate(&self, _cx: &mut GenerateContext<'_>) -> Option<Case> {
+        None
+    }
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        case.check_oracle(self.name())?;
+        let q = Query::select(case.query.clone());
+        Ok(vec![
+            OracleQuery::new("default", q.clone()),
+            OracleQuery::new("knob off", q).with_context(QueryContext {
+                knobs: KnobSetting::with_off(&["hash-join"]),
+                ..QueryContext::default()
+            }),
+        ])
+    }
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
+        Ok(if results[0] == results[1] {
+            Verdict::Agree { nonempty: true }
+        } else {
+            Verdict::Disagree(lancet_core::Disagreement {
+                relation: "equal under every setting".into(),
+                row_counts: vec![results[0].len(), results[1].len()],
+                diff: lancet_core::compare::multiset_diff(&results[0], &results[1]),
+            })
+        })
+    }
+}
+
+fn case(table: &str) -> Case {
+    let query: Select = Select {
+        items: vec![lancet_core::SelectItem::Wildcard],
+        from: Some(lancet_core::FromClause {
+            first: lancet_core::TableFactor::Table {
+                name: table.into(),
+                alias: None,
+                indexed_by: None,
+            },
+            joins: vec![],
+        }),
+        ..Select::default()
+    };
+    Case::new("under-knobs", query, CaseInputs::Query)
+}
+
+fn session<'e>(seen: &Seen, error: Option<DbError>, expected: &'e ExpectedErrors) -> Session<'e> {
+    let conn = Recording {
+        seen: seen.clone(),
+        knobs: 0,
+        error,
+    };
+    Session::new(Box::new(conn), STANDARD, expected)
+}
+
+#[test]
+fn each_query_runs_under_its_knobs_and_the_defaults_come_back() {
+    let expected = ExpectedErrors::from_toml("", "none").unwrap();
+    let seen = Seen::default();
+    let mut s = session(&seen, None, &expected);
+    let outcome = run_check(&mut s, &UnderKnobs, &case("t0")).unwrap();
+    // The fake answers with the number of knobs off: the two results
+    // differ exactly because the second query ran under its setting.
+    let CheckOutcome::Disagreed { queries, .. } = outcome else {
+        panic!("the knob setting must reach the second query: {outcome:?}")
+    };
+    assert_eq!(queries[1].context.knobs.off, vec!["hash-join".to_string()]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            "query SELECT * FROM t0".to_string(),
+            "knobs off [hash-join]".into(),
+            "query SELECT * FROM t0".into(),
+            "knobs off []".into(),
+        ]
+    );
+    // A case of another oracle is an error, not a panic.
+    let mut other = case("t0");
+    other.oracle = "norec".into();
+    assert!(matches!(
+        run_check(&mut s, &UnderKnobs, &other),
+        Err(CaseError::OtherOracle { .. })
+    ));
+}
+
+#[test]
+fn expected_errors_skip_and_others_are_findings_with_defaults_restored() {
+    let expected = ExpectedErrors::from_toml(
+        "[[expected]]\nstatements = [\"query\"]\ncode = \"E1\"\nwhy = \"a test rule\"\n",
+        "test",
+    )
+    .unwrap();
+    for (code, skipped) in [("E1", true), ("E2", false)] {
+        let seen = Seen::default();
+        let error = DbError::statement(Some(code.into()), "no");
+        let mut s = session(&seen, Some(error), &expected);
+        let outcome = run_check(&mut s, &UnderKnobs, &case("FAIL")).unwrap();
+        match outcome {
+            CheckOutcome::Skipped(e) => assert!(skipped, "{e}"),
+            CheckOutcome::Failed(ExecError::Unexpected { .. }) => assert!(!skipped),
+            other => panic!("{code}: {other:?}"),
+        }
+        // The first query failed before any knob was set: nothing to restore.
+        assert_eq!(seen.lock().unwrap().len(), 1, "{:?}", seen.lock().unwrap());
+    }
+}
