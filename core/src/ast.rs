@@ -7,6 +7,13 @@
 //! and `WITHOUT ROWID`. Identifiers are generated (`t0`, `c1`) and printed
 //! unquoted. Every node is serializable so that a finding can store the
 //! oracle's inputs and the reducer can rebuild them.
+//!
+//! The query nodes (everything up to [`Query`]) are every provider's. The
+//! DDL/DML nodes after them are SQLite's generator's (see the crate docs for
+//! the rule); they stay here until they move into `lancet-sqlite`.
+//!
+//! Over 600 lines on purpose: one tree, read as a whole by the printer,
+//! the shrinker and every generator.
 
 use crate::value::Value;
 use serde::{Deserialize, Serialize};

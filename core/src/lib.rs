@@ -1,9 +1,22 @@
 //! lancet's core model: the SQL syntax tree and its printer (with the
-//! dialect rules each provider supplies), values and result comparison, schemas, and the traits between providers
-//! (one per DBMS), oracles (one per test relation) and the runner.
+//! dialect rules each provider supplies), values and result comparison,
+//! schemas, and the traits between providers (one per DBMS), oracles (one
+//! per test relation) and the runner.
 //!
 //! Dependencies point one way: providers and oracles depend on this crate,
 //! never on each other; the `lancet` binary wires them together.
+//!
+//! How statements are built, one rule for every provider:
+//! - **Queries** are [`ast`] trees printed per dialect: oracles build,
+//!   partition, rewrite and shrink them, so they must not belong to any DBMS.
+//! - **DDL and DML** are the provider's: it builds them as it likes and runs
+//!   them through [`Session::execute_sql`] with a [`ast::StatementKind`],
+//!   which is what expected-error rules are keyed by. PostgreSQL formats
+//!   text. The DDL/DML nodes of [`ast`] (`CreateTable`, `Insert` with
+//!   `OnConflict`, `Statement::Pragma`, ...) are in practice SQLite's and
+//!   are due to move into `lancet-sqlite`; no other provider should use them.
+//! - **Knob settings** are not statements: [`Connection::set_knobs`] applies
+//!   them, and [`Provider::knob_commands`] renders them for reproducers.
 
 pub mod ast;
 pub mod case;

@@ -7,6 +7,9 @@
 //! (SQLite's `NOT` and `COLLATE` bind differently from PostgreSQL's, and a
 //! generated `- -1` would be a comment). Reproducers are a little noisier
 //! for it, but never wrong.
+//!
+//! Over 600 lines on purpose: one printer for one tree; splitting it by node
+//! kind would separate the parenthesization rules that must agree.
 
 use crate::ast::*;
 use crate::dialect::{Dialect, SqlDialect};

@@ -4,6 +4,9 @@
 //! [`crate::printer_suite`] in the crate that supplies it; a new dialect
 //! adds its text wherever the cases list them per dialect (a case that
 //! lacks it fails and says so).
+//!
+//! Long on purpose: one case per printer construct, each with every
+//! dialect's expected text side by side.
 
 use super::trees::*;
 use super::{decoded_string, sp_shape, Tested};
