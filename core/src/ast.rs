@@ -8,9 +8,9 @@
 //! unquoted. Every node is serializable so that a finding can store the
 //! oracle's inputs and the reducer can rebuild them.
 //!
-//! The query nodes (everything up to [`Query`]) are every provider's. The
-//! DDL/DML nodes after them are SQLite's generator's (see the crate docs for
-//! the rule); they stay here until they move into `lancet-sqlite`.
+//! These are query nodes, every provider's. DDL and DML are each
+//! provider's own (see the crate docs for the rule); only their
+//! [`StatementKind`], which expected-error rules are keyed by, is here.
 //!
 //! Over 600 lines on purpose: one tree, read as a whole by the printer,
 //! the shrinker and every generator.
@@ -524,131 +524,6 @@ impl Query {
     }
 }
 
-/// A constraint on one column in CREATE TABLE.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ColumnConstraint {
-    PrimaryKey {
-        descending: bool,
-    },
-    NotNull,
-    Unique,
-    Check(Expr),
-    Default(Expr),
-    Collate(String),
-    /// `GENERATED ALWAYS AS (expr) [STORED|VIRTUAL]`
-    Generated {
-        expr: Expr,
-        stored: bool,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ColumnDef {
-    pub name: String,
-    /// SQLite allows columns without a declared type.
-    pub ty: Option<TypeName>,
-    pub constraints: Vec<ColumnConstraint>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum TableConstraint {
-    PrimaryKey(Vec<String>),
-    Unique(Vec<String>),
-    Check(Expr),
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CreateTable {
-    pub name: String,
-    pub columns: Vec<ColumnDef>,
-    pub constraints: Vec<TableConstraint>,
-    /// SQLite `WITHOUT ROWID`.
-    pub without_rowid: bool,
-}
-
-/// An indexed column or expression.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IndexKey {
-    pub expr: Expr,
-    pub collation: Option<String>,
-    pub descending: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CreateIndex {
-    pub name: String,
-    pub table: String,
-    pub unique: bool,
-    pub keys: Vec<IndexKey>,
-    /// A partial index's predicate.
-    pub predicate: Option<Expr>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CreateView {
-    pub name: String,
-    pub columns: Vec<String>,
-    pub query: Query,
-}
-
-/// SQLite's conflict clause (`INSERT OR IGNORE`, `UPDATE OR REPLACE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum OnConflict {
-    Abort,
-    Ignore,
-    Replace,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Insert {
-    pub table: String,
-    pub or: Option<OnConflict>,
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Expr>>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Update {
-    pub table: String,
-    pub or: Option<OnConflict>,
-    pub assignments: Vec<(String, Expr)>,
-    pub selection: Option<Expr>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Delete {
-    pub table: String,
-    pub selection: Option<Expr>,
-}
-
-/// A statement that a generator can emit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Statement {
-    CreateTable(CreateTable),
-    CreateIndex(CreateIndex),
-    CreateView(CreateView),
-    Insert(Insert),
-    Update(Update),
-    Delete(Delete),
-    Query(Query),
-    /// `ANALYZE [name]`
-    Analyze(Option<String>),
-    /// `VACUUM`
-    Vacuum,
-    /// `REINDEX [name]`
-    Reindex(Option<String>),
-    /// SQLite `PRAGMA name = value`.
-    Pragma {
-        name: String,
-        value: String,
-    },
-    /// A session setting: PostgreSQL `SET name = value`, MySQL `SET SESSION ...`.
-    Set {
-        name: String,
-        value: String,
-    },
-}
-
 /// What kind of statement a piece of SQL is: expected errors are declared per kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -690,24 +565,6 @@ impl StatementKind {
             StatementKind::Maintenance => "maintenance",
             StatementKind::Setting => "setting",
             StatementKind::Query => "query",
-        }
-    }
-}
-
-impl Statement {
-    pub fn kind(&self) -> StatementKind {
-        match self {
-            Statement::CreateTable(_) => StatementKind::CreateTable,
-            Statement::CreateIndex(_) => StatementKind::CreateIndex,
-            Statement::CreateView(_) => StatementKind::CreateView,
-            Statement::Insert(_) => StatementKind::Insert,
-            Statement::Update(_) => StatementKind::Update,
-            Statement::Delete(_) => StatementKind::Delete,
-            Statement::Query(_) => StatementKind::Query,
-            Statement::Analyze(_) | Statement::Vacuum | Statement::Reindex(_) => {
-                StatementKind::Maintenance
-            }
-            Statement::Pragma { .. } | Statement::Set { .. } => StatementKind::Setting,
         }
     }
 }

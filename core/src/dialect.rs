@@ -71,18 +71,6 @@ pub trait SqlDialect: Send + Sync + 'static {
     /// no LIMIT where OFFSET may only follow one (SQLite's `-1`, MySQL's
     /// `18446744073709551615`); None where OFFSET stands alone.
     fn unlimited_limit(&self) -> Option<&'static str>;
-
-    /// Whether `ANALYZE name` must be spelled `ANALYZE TABLE name`, the
-    /// only form MySQL knows.
-    fn analyze_says_table(&self) -> bool {
-        false
-    }
-
-    /// The words that begin a setting for this connection alone: `SET`
-    /// (MySQL: `SET SESSION`, so that no global setting is meant).
-    fn set_statement(&self) -> &'static str {
-        "SET"
-    }
 }
 
 /// The handle to a provider's dialect rules that everybody passes around:

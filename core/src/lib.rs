@@ -12,9 +12,8 @@
 //! - **DDL and DML** are the provider's: it builds them as it likes and runs
 //!   them through [`Session::execute_sql`] with a [`ast::StatementKind`],
 //!   which is what expected-error rules are keyed by. PostgreSQL formats
-//!   text. The DDL/DML nodes of [`ast`] (`CreateTable`, `Insert` with
-//!   `OnConflict`, `Statement::Pragma`, ...) are in practice SQLite's and
-//!   are due to move into `lancet-sqlite`; no other provider should use them.
+//!   text; SQLite builds syntax trees of its own (`lancet_sqlite::statements`)
+//!   and prints them through [`print::Printer`]'s small public API.
 //! - **Knob settings** are not statements: [`Connection::set_knobs`] applies
 //!   them, and [`Provider::knob_commands`] renders them for reproducers.
 

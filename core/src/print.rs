@@ -54,7 +54,14 @@ impl Printer {
         self.out.push_str(text);
     }
 
-    fn list<T>(&mut self, items: &[T], sep: &str, mut f: impl FnMut(&mut Self, &T)) {
+    /// Appends text as it is: for providers printing statements of their
+    /// own (SQLite's DDL) around the core nodes they contain.
+    pub fn push(&mut self, text: &str) {
+        self.s(text);
+    }
+
+    /// Prints `items` with `f`, separated by `sep` (column lists, rows).
+    pub fn list<T>(&mut self, items: &[T], sep: &str, mut f: impl FnMut(&mut Self, &T)) {
         for (i, item) in items.iter().enumerate() {
             if i > 0 {
                 self.s(sep);
@@ -87,7 +94,7 @@ impl Printer {
     }
 
     /// A collation name, quoted where the dialect would fold its case.
-    fn collation(&mut self, name: &str) {
+    pub fn collation(&mut self, name: &str) {
         if self.rules().quotes_collation_names() {
             let _ = write!(self.out, "\"{name}\"");
         } else {
@@ -259,47 +266,6 @@ impl Printer {
                 });
                 self.set_expr(right, true);
             }
-        }
-    }
-
-    fn column_constraint(&mut self, c: &ColumnConstraint) {
-        match c {
-            ColumnConstraint::PrimaryKey { descending } => {
-                self.s("PRIMARY KEY");
-                if *descending {
-                    self.s(" DESC");
-                }
-            }
-            ColumnConstraint::NotNull => self.s("NOT NULL"),
-            ColumnConstraint::Unique => self.s("UNIQUE"),
-            ColumnConstraint::Check(e) => {
-                self.s("CHECK (");
-                e.print(self);
-                self.s(")");
-            }
-            ColumnConstraint::Default(e) => {
-                self.s("DEFAULT (");
-                e.print(self);
-                self.s(")");
-            }
-            ColumnConstraint::Collate(c) => {
-                self.s("COLLATE ");
-                self.collation(c);
-            }
-            ColumnConstraint::Generated { expr, stored } => {
-                self.s("GENERATED ALWAYS AS (");
-                expr.print(self);
-                self.s(if *stored { ") STORED" } else { ") VIRTUAL" });
-            }
-        }
-    }
-
-    fn conflict(&mut self, or: Option<OnConflict>) {
-        match or {
-            None => {}
-            Some(OnConflict::Abort) => self.s(" OR ABORT"),
-            Some(OnConflict::Ignore) => self.s(" OR IGNORE"),
-            Some(OnConflict::Replace) => self.s(" OR REPLACE"),
         }
     }
 }
@@ -595,168 +561,6 @@ impl ToSql for Query {
         if let Some(o) = &self.offset {
             p.s(" OFFSET ");
             o.print(p);
-        }
-    }
-}
-
-impl ToSql for Statement {
-    fn print(&self, p: &mut Printer) {
-        match self {
-            Statement::CreateTable(t) => {
-                p.s("CREATE TABLE ");
-                p.s(&t.name);
-                p.s(" (");
-                p.list(&t.columns, ", ", |p, c| {
-                    p.s(&c.name);
-                    if let Some(ty) = &c.ty {
-                        p.out.push(' ');
-                        p.s(&ty.0);
-                    }
-                    for con in &c.constraints {
-                        p.out.push(' ');
-                        p.column_constraint(con);
-                    }
-                });
-                for con in &t.constraints {
-                    p.s(", ");
-                    match con {
-                        TableConstraint::PrimaryKey(cols) => {
-                            p.s("PRIMARY KEY (");
-                            p.list(cols, ", ", |p, c| p.s(c));
-                            p.s(")");
-                        }
-                        TableConstraint::Unique(cols) => {
-                            p.s("UNIQUE (");
-                            p.list(cols, ", ", |p, c| p.s(c));
-                            p.s(")");
-                        }
-                        TableConstraint::Check(e) => {
-                            p.s("CHECK (");
-                            e.print(p);
-                            p.s(")");
-                        }
-                    }
-                }
-                p.s(")");
-                if t.without_rowid {
-                    p.s(" WITHOUT ROWID");
-                }
-            }
-            Statement::CreateIndex(i) => {
-                p.s(if i.unique {
-                    "CREATE UNIQUE INDEX "
-                } else {
-                    "CREATE INDEX "
-                });
-                p.s(&i.name);
-                p.s(" ON ");
-                p.s(&i.table);
-                p.s(" (");
-                p.list(&i.keys, ", ", |p, k| {
-                    if matches!(k.expr, Expr::Column(_)) {
-                        k.expr.print(p);
-                    } else {
-                        p.out.push('(');
-                        k.expr.print(p);
-                        p.out.push(')');
-                    }
-                    if let Some(c) = &k.collation {
-                        p.s(" COLLATE ");
-                        p.collation(c);
-                    }
-                    if k.descending {
-                        p.s(" DESC");
-                    }
-                });
-                p.s(")");
-                if let Some(w) = &i.predicate {
-                    p.s(" WHERE ");
-                    w.print(p);
-                }
-            }
-            Statement::CreateView(v) => {
-                p.s("CREATE VIEW ");
-                p.s(&v.name);
-                if !v.columns.is_empty() {
-                    p.s(" (");
-                    p.list(&v.columns, ", ", |p, c| p.s(c));
-                    p.s(")");
-                }
-                p.s(" AS ");
-                v.query.print(p);
-            }
-            Statement::Insert(i) => {
-                p.s("INSERT");
-                p.conflict(i.or);
-                p.s(" INTO ");
-                p.s(&i.table);
-                if !i.columns.is_empty() {
-                    p.s(" (");
-                    p.list(&i.columns, ", ", |p, c| p.s(c));
-                    p.s(")");
-                }
-                if i.rows.is_empty() {
-                    p.s(" DEFAULT VALUES");
-                } else {
-                    p.s(" VALUES ");
-                    p.list(&i.rows, ", ", |p, row| {
-                        p.out.push('(');
-                        p.list(row, ", ", |p, e| e.print(p));
-                        p.out.push(')');
-                    });
-                }
-            }
-            Statement::Update(u) => {
-                p.s("UPDATE");
-                p.conflict(u.or);
-                p.out.push(' ');
-                p.s(&u.table);
-                p.s(" SET ");
-                p.list(&u.assignments, ", ", |p, (c, e)| {
-                    p.s(c);
-                    p.s(" = ");
-                    e.print(p);
-                });
-                if let Some(w) = &u.selection {
-                    p.s(" WHERE ");
-                    w.print(p);
-                }
-            }
-            Statement::Delete(d) => {
-                p.s("DELETE FROM ");
-                p.s(&d.table);
-                if let Some(w) = &d.selection {
-                    p.s(" WHERE ");
-                    w.print(p);
-                }
-            }
-            Statement::Query(q) => q.print(p),
-            Statement::Analyze(name) => {
-                p.s("ANALYZE");
-                if let Some(n) = name {
-                    p.s(if p.rules().analyze_says_table() {
-                        " TABLE "
-                    } else {
-                        " "
-                    });
-                    p.s(n);
-                }
-            }
-            Statement::Vacuum => p.s("VACUUM"),
-            Statement::Reindex(name) => {
-                p.s("REINDEX");
-                if let Some(n) = name {
-                    p.out.push(' ');
-                    p.s(n);
-                }
-            }
-            Statement::Pragma { name, value } => {
-                let _ = write!(p.out, "PRAGMA {name} = {value}");
-            }
-            Statement::Set { name, value } => {
-                let set = p.rules().set_statement();
-                let _ = write!(p.out, "{set} {name} = {value}");
-            }
         }
     }
 }

@@ -3,7 +3,7 @@
 //! the DBMS, and keeps the statements that built the database so that a
 //! finding can be reproduced from them alone.
 
-use crate::ast::{Query, Statement, StatementKind};
+use crate::ast::{Query, StatementKind};
 use crate::connection::{Connection, DbError, FailureKind};
 use crate::dialect::Dialect;
 use crate::expected_errors::ExpectedErrors;
@@ -128,15 +128,10 @@ impl<'e> Session<'e> {
         }
     }
 
-    /// Runs a statement that changes the database. `Ok(true)` if it
-    /// succeeded (it becomes part of the setup), `Ok(false)` if it failed
-    /// with an expected error (it had no effect and is left out).
-    pub fn execute(&mut self, stmt: &Statement) -> Result<bool, ExecError> {
-        let sql = stmt.to_sql(self.dialect);
-        self.execute_sql(stmt.kind(), sql)
-    }
-
-    /// Like [`Session::execute`], for text the caller printed itself.
+    /// Runs a statement that changes the database, printed by its provider
+    /// (DDL and DML are the provider's; see the crate docs). `Ok(true)` if
+    /// it succeeded (it becomes part of the setup), `Ok(false)` if it
+    /// failed with an expected error (it had no effect and is left out).
     pub fn execute_sql(&mut self, kind: StatementKind, sql: String) -> Result<bool, ExecError> {
         let start = Instant::now();
         let result = self.conn.execute(&sql);

@@ -81,14 +81,6 @@ impl SqlDialect for MySql {
     fn unlimited_limit(&self) -> Option<&'static str> {
         Some("18446744073709551615")
     }
-
-    fn analyze_says_table(&self) -> bool {
-        true
-    }
-
-    fn set_statement(&self) -> &'static str {
-        "SET SESSION"
-    }
 }
 
 const MYSQL: Dialect = Dialect::new(&MySql);
@@ -154,16 +146,5 @@ fn statement_kinds_are_named() {
             "setting",
             "query"
         ]
-    );
-    assert_eq!(
-        Statement::Query(Query::select(Select {
-            items: vec![SelectItem::Expr {
-                expr: int(1),
-                alias: None
-            }],
-            ..Select::default()
-        }))
-        .kind(),
-        StatementKind::Query
     );
 }

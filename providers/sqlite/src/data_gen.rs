@@ -12,7 +12,8 @@
 use crate::expr_gen::ExprGen;
 use crate::literals;
 use crate::schema_gen::TableModel;
-use lancet_core::{Delete, Expr, Insert, OnConflict, Rng, Schema, Statement, Update, Value};
+use crate::statements::{Delete, Insert, OnConflict, Statement, Update};
+use lancet_core::{Expr, Rng, Schema, Value};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 

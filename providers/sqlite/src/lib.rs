@@ -9,7 +9,7 @@
 //! by version; [`expr_gen`] builds expressions; [`schema_gen`] and
 //! [`data_gen`] build DDL and DML; [`populate`] runs them in order;
 //! [`query_gen`] builds FROM clauses and implements the oracles'
-//! [`QueryGenerator`].
+//! [`lancet_core::QueryGenerator`].
 //!
 //! The version of the SQLite library in use is read once, when the provider
 //! is made, and handed to every generator: functions and syntax newer than
@@ -31,6 +31,7 @@ pub mod populate;
 pub mod pqs;
 pub mod query_gen;
 pub mod schema_gen;
+pub mod statements;
 pub mod types;
 
 use lancet_core::{

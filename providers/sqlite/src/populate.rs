@@ -8,7 +8,8 @@
 use crate::data_gen;
 use crate::database::SqliteDatabase;
 use crate::schema_gen::{self, TableModel};
-use lancet_core::{ExecError, Rng, Session, Statement};
+use crate::statements::{self, Statement};
+use lancet_core::{ExecError, Rng, Session};
 use rand::seq::SliceRandom;
 use rand::Rng as _;
 
@@ -41,7 +42,7 @@ pub fn populate(
         let pragma = data_gen::initial_pragma(rng);
         let replaces_like =
             matches!(&pragma, Statement::Pragma { name, .. } if name == "case_sensitive_like");
-        if session.execute(&pragma)? && replaces_like {
+        if statements::run(session, &pragma)? && replaces_like {
             like = false;
         }
     }
@@ -50,7 +51,7 @@ pub fn populate(
         let (stmt, model) = schema_gen::create_table(rng, &db.schema, version, like, &name);
         let relation = schema_gen::table_relation(&stmt);
         let without_rowid = stmt.without_rowid;
-        if session.execute(&Statement::CreateTable(stmt))? {
+        if statements::run(session, &Statement::CreateTable(stmt))? {
             if without_rowid {
                 db.without_rowid.insert(relation.name.clone());
             }
@@ -107,7 +108,7 @@ pub fn populate(
         match step {
             Step::Insert(t, rows) => {
                 let stmt = data_gen::insert(rng, &db.schema, version, &tables[t], rows);
-                session.execute(&Statement::Insert(stmt))?;
+                statements::run(session, &Statement::Insert(stmt))?;
             }
             Step::Index(t) => {
                 let stmt = schema_gen::create_index(
@@ -116,7 +117,7 @@ pub fn populate(
                 next_index += 1;
                 let entry = schema_gen::index_entry(&stmt);
                 let partial = stmt.predicate.is_some();
-                if session.execute(&Statement::CreateIndex(stmt))? {
+                if statements::run(session, &Statement::CreateIndex(stmt))? {
                     if partial {
                         db.partial_indexes.insert(entry.name.clone());
                     }
@@ -127,24 +128,24 @@ pub fn populate(
                 let name = format!("v{next_view}");
                 next_view += 1;
                 let (stmt, relation) = schema_gen::create_view(rng, &db, version, &name);
-                if session.execute(&Statement::CreateView(stmt))? {
+                if statements::run(session, &Statement::CreateView(stmt))? {
                     db.schema.relations.push(relation);
                 }
             }
             Step::Update(t) => {
                 if let Some(stmt) = data_gen::update(rng, &db.schema, version, &tables[t]) {
-                    session.execute(&Statement::Update(stmt))?;
+                    statements::run(session, &Statement::Update(stmt))?;
                 }
             }
             Step::Delete(t) => {
                 let stmt = data_gen::delete(rng, &db.schema, version, &tables[t]);
-                session.execute(&Statement::Delete(stmt))?;
+                statements::run(session, &Statement::Delete(stmt))?;
             }
             Step::Maintenance => {
-                session.execute(&data_gen::maintenance(rng, &db.schema))?;
+                statements::run(session, &data_gen::maintenance(rng, &db.schema))?;
             }
             Step::Pragma => {
-                session.execute(&data_gen::planner_pragma(rng))?;
+                statements::run(session, &data_gen::planner_pragma(rng))?;
             }
         }
     }

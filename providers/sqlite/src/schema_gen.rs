@@ -12,11 +12,13 @@ use crate::database::SqliteDatabase;
 use crate::expr_gen::ExprGen;
 use crate::literals;
 use crate::query_gen::{Col, FromOptions, QueryBuilder};
+use crate::statements::{
+    ColumnConstraint, ColumnDef, CreateIndex, CreateTable, CreateView, IndexKey, TableConstraint,
+};
 use crate::types::{self, affinity, Affinity};
 use lancet_core::schema::{Column, Index, Relation, RelationKind};
 use lancet_core::{
-    ColumnConstraint, ColumnDef, CreateIndex, CreateTable, CreateView, Expr, IndexKey, Query, Rng,
-    Schema, ScopeColumn, Select, SetOperator, TableConstraint, TableFactor, TypeName,
+    Expr, Query, Rng, Schema, ScopeColumn, Select, SetOperator, TableFactor, TypeName,
 };
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::Rng as _;

@@ -6,9 +6,10 @@
 
 use lancet_core::*;
 use lancet_sqlite::dialect::DIALECT;
+use lancet_sqlite::statements::*;
 use lancet_sqlite::SqliteConnection;
 use lancet_testkit::printer::trees::{
-    arm, between, bin, body_query, column, compound, int, real, select, select_star, text, un,
+    arm, between, bin, body_query, compound, int, real, select, select_star, text, un,
 };
 use lancet_testkit::printer::Tested;
 use sqlparser::dialect::SQLiteDialect;
@@ -317,14 +318,14 @@ fn create_table_sqlite_forms() {
     let create = Statement::CreateTable(CreateTable {
         name: "t0".into(),
         columns: vec![
-            column(
+            ColumnDef::new(
                 "c0",
                 Some("INT"),
                 vec![ColumnConstraint::PrimaryKey { descending: true }],
             ),
             // SQLite allows a column without a type.
-            column("c1", None, vec![]),
-            column("c2", None, vec![ColumnConstraint::NotNull]),
+            ColumnDef::new("c1", None, vec![]),
+            ColumnDef::new("c2", None, vec![ColumnConstraint::NotNull]),
         ],
         constraints: vec![],
         without_rowid: true,

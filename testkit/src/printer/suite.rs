@@ -688,12 +688,12 @@ fn functions(t: &Tested) {
 // ---------------------------------------------------------------------------
 
 fn select_clauses(t: &Tested) {
-    t.verified(&Statement::Query(query(vec![int(1)])), "SELECT 1");
+    t.verified(&query(vec![int(1)]), "SELECT 1");
     let q = select_star(FromClause {
         first: table("t0"),
         joins: vec![],
     });
-    t.verified(&Statement::Query(q), "SELECT * FROM t0");
+    t.verified(&q, "SELECT * FROM t0");
     let s = Select {
         distinct: true,
         items: vec![
@@ -717,7 +717,7 @@ fn select_clauses(t: &Tested) {
     let expected = "SELECT DISTINCT t0.c0 AS x, COUNT(*) FROM t0 WHERE t0.c0 > (-1) \
                     GROUP BY t0.c0, t0.c1 + 1 HAVING COUNT(*) > 1";
     t.printed(&s, expected);
-    t.verified(&Statement::Query(Query::select(s)), expected);
+    t.verified(&Query::select(s), expected);
 }
 
 fn joins(t: &Tested) {
@@ -750,7 +750,7 @@ fn joins(t: &Tested) {
             first: table("t0"),
             joins: vec![join(kind, table("t1"), constraint)],
         });
-        t.verified(&Statement::Query(q), &format!("SELECT * FROM t0{expected}"));
+        t.verified(&q, &format!("SELECT * FROM t0{expected}"));
     }
 }
 
@@ -762,7 +762,7 @@ fn natural_is_never_dropped(t: &Tested) {
             first: table("t0"),
             joins: vec![join(kind, table("t1"), JoinConstraint::Natural)],
         });
-        t.verified(&Statement::Query(q), "SELECT * FROM t0 NATURAL JOIN t1");
+        t.verified(&q, "SELECT * FROM t0 NATURAL JOIN t1");
     }
 }
 
@@ -786,7 +786,7 @@ fn comma_join_keeps_the_tree_left_deep(t: &Tested) {
         "SELECT * FROM t0 CROSS JOIN t1 JOIN t2 ON t0.c0 = t2.c0",
         "SELECT * FROM t0 CROSS JOIN t1 JOIN t2 ON t0.c0 = t2.c0",
     );
-    t.verified(&Statement::Query(q), expected);
+    t.verified(&q, expected);
 }
 
 fn table_aliases_and_derived_tables(t: &Tested) {
@@ -809,7 +809,7 @@ fn table_aliases_and_derived_tables(t: &Tested) {
         )],
     });
     t.verified(
-        &Statement::Query(q),
+        &q,
         "SELECT * FROM t0 AS a LEFT JOIN (SELECT c0 FROM t1) AS d ON a.c0 = d.c0",
     );
     let lateral = TableFactor::Derived {
@@ -827,7 +827,7 @@ fn table_aliases_and_derived_tables(t: &Tested) {
     let expected =
         "SELECT * FROM t0 CROSS JOIN LATERAL (SELECT t1.c1 FROM t1 WHERE t1.c0 = t0.c0) AS l";
     if t.is("postgres") || t.is("mysql") {
-        t.verified(&Statement::Query(q), expected);
+        t.verified(&q, expected);
     }
 }
 
@@ -842,10 +842,7 @@ fn set_operations(t: &Tested) {
             select(vec![int(3)]),
         ],
     );
-    t.verified(
-        &Statement::Query(q),
-        "SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3",
-    );
+    t.verified(&q, "SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3");
     for (op, text) in [
         (SetOperator::Union, "UNION"),
         (SetOperator::UnionAll, "UNION ALL"),
@@ -853,7 +850,7 @@ fn set_operations(t: &Tested) {
         (SetOperator::Except, "EXCEPT"),
     ] {
         let q = Query::set_operation(op, vec![select(vec![int(1)]), select(vec![int(2)])]);
-        t.verified(&Statement::Query(q), &format!("SELECT 1 {text} SELECT 2"));
+        t.verified(&q, &format!("SELECT 1 {text} SELECT 2"));
     }
     // A compound right arm becomes a derived table.
     let q = body_query(compound(
@@ -862,7 +859,7 @@ fn set_operations(t: &Tested) {
         compound(SetOperator::Union, arm(2), arm(3)),
     ));
     t.verified(
-        &Statement::Query(q),
+        &q,
         "SELECT 1 EXCEPT SELECT * FROM (SELECT 2 UNION SELECT 3) AS lancet_arm",
     );
     // INTERSECT binds no tighter than UNION in SQLite, so a left-deep tree
@@ -872,10 +869,7 @@ fn set_operations(t: &Tested) {
         compound(SetOperator::Intersect, arm(1), arm(2)),
         arm(3),
     ));
-    t.verified(
-        &Statement::Query(q),
-        "SELECT 1 INTERSECT SELECT 2 UNION SELECT 3",
-    );
+    t.verified(&q, "SELECT 1 INTERSECT SELECT 2 UNION SELECT 3");
 }
 
 fn intersect_over_union_keeps_its_meaning(t: &Tested) {
@@ -899,7 +893,7 @@ fn intersect_over_union_keeps_its_meaning(t: &Tested) {
         let flat = format!("SELECT 1 {inner} SELECT 2 INTERSECT SELECT 3");
         let wrapped =
             format!("SELECT * FROM (SELECT 1 {inner} SELECT 2) AS lancet_arm INTERSECT SELECT 3");
-        t.verified(&Statement::Query(q), pick(t, &flat, &wrapped, &wrapped));
+        t.verified(&q, pick(t, &flat, &wrapped, &wrapped));
     }
     // INTERSECT over INTERSECT needs nothing.
     let q = Query::set_operation(
@@ -910,10 +904,7 @@ fn intersect_over_union_keeps_its_meaning(t: &Tested) {
             select(vec![int(3)]),
         ],
     );
-    t.verified(
-        &Statement::Query(q),
-        "SELECT 1 INTERSECT SELECT 2 INTERSECT SELECT 3",
-    );
+    t.verified(&q, "SELECT 1 INTERSECT SELECT 2 INTERSECT SELECT 3");
 }
 
 fn order_by_limit_offset(t: &Tested) {
@@ -943,13 +934,13 @@ fn order_by_limit_offset(t: &Tested) {
         // MySQL has no NULLS FIRST/LAST; the text is still the tree's.
         t.printed(&q, expected);
     } else {
-        t.verified(&Statement::Query(q), expected);
+        t.verified(&q, expected);
     }
 
     if t.is("sqlite") {
         let mut q = query_from(vec![col("a")], "t0");
         q.limit = Some(int(-1));
-        t.verified(&Statement::Query(q), "SELECT a FROM t0 LIMIT (-1)");
+        t.verified(&q, "SELECT a FROM t0 LIMIT (-1)");
     }
 
     // A compound's ORDER BY and LIMIT apply to the whole compound.
@@ -963,10 +954,7 @@ fn order_by_limit_offset(t: &Tested) {
         nulls_first: None,
     }];
     q.limit = Some(int(1));
-    t.verified(
-        &Statement::Query(q),
-        "SELECT 2 UNION SELECT 1 ORDER BY 1 LIMIT 1",
-    );
+    t.verified(&q, "SELECT 2 UNION SELECT 1 ORDER BY 1 LIMIT 1");
 }
 
 fn offset_without_limit(t: &Tested) {
@@ -979,7 +967,7 @@ fn offset_without_limit(t: &Tested) {
         "SELECT a FROM t0 OFFSET 2",
         "SELECT a FROM t0 LIMIT 18446744073709551615 OFFSET 2",
     );
-    t.verified(&Statement::Query(q), expected);
+    t.verified(&q, expected);
 }
 
 fn subquery_keeps_its_order_and_limit(t: &Tested) {
@@ -992,346 +980,6 @@ fn subquery_keeps_its_order_and_limit(t: &Tested) {
     inner.limit = Some(int(1));
     let e = Expr::Subquery(Box::new(inner));
     t.verified_expr(&e, "(SELECT c0 FROM t0 ORDER BY c0 DESC LIMIT 1)");
-}
-
-// ---------------------------------------------------------------------------
-// Statements
-// ---------------------------------------------------------------------------
-
-fn create_table_with_every_constraint(t: &Tested) {
-    let create = Statement::CreateTable(CreateTable {
-        name: "t0".into(),
-        columns: vec![
-            column(
-                "c0",
-                Some("INT"),
-                vec![ColumnConstraint::PrimaryKey { descending: false }],
-            ),
-            column(
-                "c1",
-                Some("TEXT"),
-                vec![
-                    ColumnConstraint::NotNull,
-                    ColumnConstraint::Unique,
-                    ColumnConstraint::Check(bin(BinaryOp::NotEq, col("c1"), text(""))),
-                    ColumnConstraint::Default(text("x")),
-                    ColumnConstraint::Collate("NOCASE".into()),
-                ],
-            ),
-            column(
-                "c2",
-                Some("INT"),
-                vec![ColumnConstraint::Generated {
-                    expr: bin(BinaryOp::Add, col("c0"), int(1)),
-                    stored: true,
-                }],
-            ),
-            column(
-                "c3",
-                Some("INT"),
-                vec![ColumnConstraint::Generated {
-                    expr: bin(BinaryOp::Mul, col("c0"), int(-2)),
-                    stored: false,
-                }],
-            ),
-        ],
-        constraints: vec![
-            TableConstraint::PrimaryKey(strings(&["c0", "c1"])),
-            TableConstraint::Unique(strings(&["c1"])),
-            TableConstraint::Check(bin(BinaryOp::Gt, col("c0"), int(0))),
-        ],
-        without_rowid: false,
-    });
-    let body = "c0 INT PRIMARY KEY, c1 TEXT NOT NULL UNIQUE CHECK (c1 <> '') DEFAULT ('x') \
-                COLLATE {coll}, c2 INT GENERATED ALWAYS AS (c0 + 1) STORED, \
-                c3 INT GENERATED ALWAYS AS (c0 * (-2)) VIRTUAL, PRIMARY KEY (c0, c1), \
-                UNIQUE (c1), CHECK (c0 > 0)";
-    let text = |coll: &str| format!("CREATE TABLE t0 ({})", body.replace("{coll}", coll));
-    // PostgreSQL needs the collation quoted, as in expressions.
-    let expected = text(pick(t, "NOCASE", "\"NOCASE\"", "NOCASE"));
-    if t.is("postgres") {
-        // sqlparser knows only STORED generated columns for PostgreSQL
-        // (VIRTUAL came with PostgreSQL 18), so the parse is of the table
-        // without c3.
-        t.printed(&create, &expected);
-        let without_virtual =
-            expected.replace("c3 INT GENERATED ALWAYS AS (c0 * (-2)) VIRTUAL, ", "");
-        assert_ne!(without_virtual, expected);
-        t.parse_one(&without_virtual);
-    } else {
-        t.verified(&create, &expected);
-    }
-    assert_eq!(create.kind(), StatementKind::CreateTable);
-}
-
-fn create_index(t: &Tested) {
-    let i = Statement::CreateIndex(CreateIndex {
-        name: "i0".into(),
-        table: "t0".into(),
-        unique: true,
-        keys: vec![
-            IndexKey {
-                expr: col("c0"),
-                collation: Some("NOCASE".into()),
-                descending: true,
-            },
-            IndexKey {
-                expr: bin(BinaryOp::Add, col("c1"), int(1)),
-                collation: None,
-                descending: false,
-            },
-            IndexKey {
-                expr: col("c2"),
-                collation: None,
-                descending: false,
-            },
-        ],
-        predicate: Some(bin(BinaryOp::Gt, col("c0"), int(1))),
-    });
-    if t.is("sqlite") {
-        t.verified(
-            &i,
-            "CREATE UNIQUE INDEX i0 ON t0 (c0 COLLATE NOCASE DESC, (c1 + 1), c2) WHERE c0 > 1",
-        );
-    }
-    if t.is("postgres") {
-        t.verified(
-            &i,
-            "CREATE UNIQUE INDEX i0 ON t0 (c0 COLLATE \"NOCASE\" DESC, (c1 + 1), c2) WHERE c0 > 1",
-        );
-    }
-    assert_eq!(i.kind(), StatementKind::CreateIndex);
-
-    // An expression key is parenthesized even when atomic (MySQL requires
-    // `((expr))` for functional keys).
-    let i = Statement::CreateIndex(CreateIndex {
-        name: "i1".into(),
-        table: "t0".into(),
-        unique: false,
-        keys: vec![IndexKey {
-            expr: Expr::func("abs", vec![col("c0")]),
-            collation: None,
-            descending: true,
-        }],
-        predicate: None,
-    });
-    t.verified(&i, "CREATE INDEX i1 ON t0 ((abs(c0)) DESC)");
-}
-
-fn create_view(t: &Tested) {
-    let q = Query::select(Select {
-        selection: Some(Expr::is_null(col("c1"))),
-        ..select_from(vec![col("c0"), bin(BinaryOp::Add, col("c1"), int(1))], "t0")
-    });
-    let v = Statement::CreateView(CreateView {
-        name: "v0".into(),
-        columns: strings(&["a", "b"]),
-        query: q.clone(),
-    });
-    t.verified(
-        &v,
-        "CREATE VIEW v0 (a, b) AS SELECT c0, c1 + 1 FROM t0 WHERE c1 IS NULL",
-    );
-    let v = Statement::CreateView(CreateView {
-        name: "v1".into(),
-        columns: vec![],
-        query: q,
-    });
-    t.verified(
-        &v,
-        "CREATE VIEW v1 AS SELECT c0, c1 + 1 FROM t0 WHERE c1 IS NULL",
-    );
-    assert_eq!(v.kind(), StatementKind::CreateView);
-}
-
-fn insert(t: &Tested) {
-    let multi = Statement::Insert(Insert {
-        table: "t0".into(),
-        or: None,
-        columns: strings(&["c0", "c1"]),
-        rows: vec![
-            vec![int(1), text("a")],
-            vec![int(-2), Expr::lit(Value::Null)],
-            vec![bin(BinaryOp::Add, int(1), int(2)), text("it's")],
-        ],
-    });
-    t.verified(
-        &multi,
-        "INSERT INTO t0 (c0, c1) VALUES (1, 'a'), ((-2), NULL), (1 + 2, 'it''s')",
-    );
-    assert_eq!(multi.kind(), StatementKind::Insert);
-    let i = Statement::Insert(Insert {
-        table: "t0".into(),
-        or: None,
-        columns: vec![],
-        rows: vec![],
-    });
-    if t.is("sqlite") || t.is("postgres") {
-        t.verified(&i, "INSERT INTO t0 DEFAULT VALUES");
-    }
-    if t.is("sqlite") {
-        sqlite_insert_or(t);
-    }
-}
-
-/// SQLite's conflict clauses on INSERT.
-fn sqlite_insert_or(t: &Tested) {
-    for (or, expected) in [
-        (OnConflict::Ignore, "INSERT OR IGNORE INTO t0 VALUES (1)"),
-        (OnConflict::Replace, "INSERT OR REPLACE INTO t0 VALUES (1)"),
-        (OnConflict::Abort, "INSERT OR ABORT INTO t0 VALUES (1)"),
-    ] {
-        let i = Statement::Insert(Insert {
-            table: "t0".into(),
-            or: Some(or),
-            columns: vec![],
-            rows: vec![vec![int(1)]],
-        });
-        t.verified(&i, expected);
-    }
-    let i = Statement::Insert(Insert {
-        table: "t0".into(),
-        or: Some(OnConflict::Ignore),
-        columns: strings(&["c0"]),
-        rows: vec![vec![int(1)], vec![int(2)]],
-    });
-    t.verified(&i, "INSERT OR IGNORE INTO t0 (c0) VALUES (1), (2)");
-}
-
-fn update(t: &Tested) {
-    let u = Statement::Update(Update {
-        table: "t0".into(),
-        or: Some(OnConflict::Replace),
-        assignments: vec![
-            ("c0".into(), int(-1)),
-            ("c1".into(), bin(BinaryOp::Add, col("c1"), int(1))),
-        ],
-        selection: Some(Expr::is_null(col("c2"))),
-    });
-    if t.is("sqlite") {
-        t.verified(
-            &u,
-            "UPDATE OR REPLACE t0 SET c0 = (-1), c1 = c1 + 1 WHERE c2 IS NULL",
-        );
-        let u = Statement::Update(Update {
-            table: "t0".into(),
-            or: Some(OnConflict::Ignore),
-            assignments: vec![("c0".into(), int(1))],
-            selection: None,
-        });
-        t.verified(&u, "UPDATE OR IGNORE t0 SET c0 = 1");
-    }
-    let u = Statement::Update(Update {
-        table: "t0".into(),
-        or: None,
-        assignments: vec![("c0".into(), int(1)), ("c1".into(), text("x"))],
-        selection: Some(bin(BinaryOp::Gt, col("c0"), int(1))),
-    });
-    t.verified(&u, "UPDATE t0 SET c0 = 1, c1 = 'x' WHERE c0 > 1");
-    assert_eq!(u.kind(), StatementKind::Update);
-}
-
-fn delete(t: &Tested) {
-    let d = Statement::Delete(Delete {
-        table: "t0".into(),
-        selection: Some(bin(BinaryOp::Eq, col("c0"), int(-1))),
-    });
-    t.verified(&d, "DELETE FROM t0 WHERE c0 = (-1)");
-    let d = Statement::Delete(Delete {
-        table: "t0".into(),
-        selection: None,
-    });
-    t.verified(&d, "DELETE FROM t0");
-    assert_eq!(d.kind(), StatementKind::Delete);
-}
-
-fn maintenance_statements(t: &Tested) {
-    let analyze = Statement::Analyze(Some("t0".into()));
-    // MySQL knows only ANALYZE TABLE.
-    t.verified(
-        &analyze,
-        pick(t, "ANALYZE t0", "ANALYZE t0", "ANALYZE TABLE t0"),
-    );
-    // sqlparser needs a table name after ANALYZE and has no VACUUM or
-    // REINDEX.
-    if t.is("sqlite") || t.is("postgres") {
-        t.printed(&Statement::Analyze(None), "ANALYZE");
-        t.printed(&Statement::Vacuum, "VACUUM");
-    }
-    if t.is("sqlite") {
-        t.printed(&Statement::Reindex(None), "REINDEX");
-        t.printed(&Statement::Reindex(Some("i0".into())), "REINDEX i0");
-    }
-    for s in [
-        Statement::Analyze(None),
-        Statement::Analyze(Some("t0".into())),
-        Statement::Vacuum,
-        Statement::Reindex(None),
-        Statement::Reindex(Some("t0".into())),
-    ] {
-        assert_eq!(s.kind(), StatementKind::Maintenance);
-    }
-}
-
-fn settings(t: &Tested) {
-    let pragma = |name: &str, value: &str| Statement::Pragma {
-        name: name.into(),
-        value: value.into(),
-    };
-    let set = |name: &str, value: &str| Statement::Set {
-        name: name.into(),
-        value: value.into(),
-    };
-    // (statement, dialect, text, whether sqlparser parses it)
-    let cases = [
-        (
-            pragma("case_sensitive_like", "1"),
-            "sqlite",
-            "PRAGMA case_sensitive_like = 1",
-            true,
-        ),
-        // sqlparser wants a literal value; SQLite also takes keywords.
-        (
-            pragma("reverse_unordered_selects", "ON"),
-            "sqlite",
-            "PRAGMA reverse_unordered_selects = ON",
-            false,
-        ),
-        (
-            set("enable_seqscan", "off"),
-            "postgres",
-            "SET enable_seqscan = off",
-            true,
-        ),
-        (
-            set("optimizer_switch", "'index_merge=off'"),
-            "mysql",
-            "SET SESSION optimizer_switch = 'index_merge=off'",
-            true,
-        ),
-        (
-            set("optimizer_switch", "'index_merge=off'"),
-            "postgres",
-            "SET optimizer_switch = 'index_merge=off'",
-            true,
-        ),
-    ];
-    for (statement, dialect, expected, parses) in &cases {
-        assert_eq!(statement.kind(), StatementKind::Setting);
-        if !t.is(dialect) {
-            continue;
-        }
-        if *parses {
-            t.verified(statement, expected);
-        } else {
-            t.printed(statement, expected);
-        }
-    }
-}
-
-fn query_statement_prints_as_its_query(t: &Tested) {
-    let q = query_from(vec![col("c0")], "t0");
-    assert_eq!(t.sql(&Statement::Query(q.clone())), t.sql(&q));
 }
 
 /// Constructs the printer emits that sqlparser 0.58 cannot parse. If a later
@@ -1452,15 +1100,6 @@ macro_rules! __printer_cases {
             order_by_limit_offset,
             offset_without_limit,
             subquery_keeps_its_order_and_limit,
-            create_table_with_every_constraint,
-            create_index,
-            create_view,
-            insert,
-            update,
-            delete,
-            maintenance_statements,
-            settings,
-            query_statement_prints_as_its_query,
             sqlparser_gaps,
             random_trees_keep_their_shape_in_sqlparser,
         );

@@ -137,14 +137,6 @@ pub fn body_query(body: SetExpr) -> Query {
     }
 }
 
-pub fn column(name: &str, ty: Option<&str>, constraints: Vec<ColumnConstraint>) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty: ty.map(|t| TypeName(t.into())),
-        constraints,
-    }
-}
-
 /// A small deterministic generator, independent of lancet's own.
 pub struct Lcg(pub u64);
 
