@@ -40,6 +40,9 @@ pub enum CaseInputs {
     /// Optimizer configurations to run the base query under, in order (the
     /// first is the reference).
     Settings { settings: Vec<KnobSetting> },
+    /// Each table the query may read and its twin, a copy with the same
+    /// rows in another placement (dist-vs-local runs the query over both).
+    Twins { tables: Vec<(String, String)> },
 }
 
 /// Why an oracle cannot build its queries from a case.
@@ -102,6 +105,14 @@ impl Case {
         match &self.inputs {
             CaseInputs::Settings { settings } => Ok(settings),
             _ => Err(self.missing("optimizer settings")),
+        }
+    }
+
+    /// The tables of a dist-vs-local case and their twins.
+    pub fn twins(&self) -> Result<&[(String, String)], CaseError> {
+        match &self.inputs {
+            CaseInputs::Twins { tables } => Ok(tables),
+            _ => Err(self.missing("twin tables")),
         }
     }
 

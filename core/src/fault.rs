@@ -18,6 +18,10 @@ pub enum Fault {
     EmptyResult { period: u64 },
     /// Add one to the count of one `SELECT COUNT(*) ... WHERE` query in `period`.
     Miscount { period: u64 },
+    /// Drops the first row of some results of queries that read no twin
+    /// table ([`crate::TWIN_SCHEMA`]): a fault of one execution path only
+    /// (Citus's distributed tables), which only dist-vs-local can see.
+    DropRowOffTwins { period: u64 },
 }
 
 impl Fault {
@@ -26,6 +30,7 @@ impl Fault {
             "drop-row" => Some(Fault::DropRow { period: 5 }),
             "empty-result" => Some(Fault::EmptyResult { period: 5 }),
             "miscount" => Some(Fault::Miscount { period: 3 }),
+            "drop-row-off-twins" => Some(Fault::DropRowOffTwins { period: 3 }),
             _ => None,
         }
     }
@@ -35,6 +40,7 @@ impl Fault {
             Fault::DropRow { .. } => "drop-row",
             Fault::EmptyResult { .. } => "empty-result",
             Fault::Miscount { .. } => "miscount",
+            Fault::DropRowOffTwins { .. } => "drop-row-off-twins",
         }
     }
 }
@@ -76,6 +82,12 @@ impl<C: Connection> Connection for FaultyConnection<C> {
         match self.fault {
             Fault::DropRow { period } => {
                 if !rows.is_empty() && hit(period) {
+                    rows.remove(0);
+                }
+            }
+            Fault::DropRowOffTwins { period } => {
+                let twin = format!("{}.", crate::TWIN_SCHEMA);
+                if !rows.is_empty() && !sql.contains(&twin) && hit(period) {
                     rows.remove(0);
                 }
             }

@@ -48,7 +48,7 @@ pub use oracle::{
 pub use print::ToSql;
 pub use provider::{
     CreatedDatabase, DatabaseError, DatabaseId, GeneratedDatabase, OwnedDatabase, Provider,
-    QueryGenerator, Scope, ScopeColumn, Truth,
+    QueryGenerator, Scope, ScopeColumn, Truth, TWIN_SCHEMA,
 };
 pub use rng::Rng;
 pub use schema::Schema;

@@ -168,7 +168,19 @@ pub trait QueryGenerator {
     ) -> Expr {
         proposed
     }
+
+    /// Each table and its twin: a copy with the same rows, written by the
+    /// same statements, in another placement or storage (Citus: a
+    /// distributed table and a plain local copy). Empty when the database
+    /// keeps no twins; the dist-vs-local oracle then does not apply.
+    fn twin_tables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
+
+/// The schema that holds twin tables ([`QueryGenerator::twin_tables`]),
+/// so that a reproducer and a planted fault can tell the two paths apart.
+pub const TWIN_SCHEMA: &str = "lancet_twin";
 
 /// What a provider generated in one database. The provider keeps its own
 /// model of it (SQLite: partial indexes and WITHOUT ROWID tables;

@@ -119,21 +119,14 @@ impl Oracle for NoRec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{FromClause, TableFactor, ToSql};
+    use lancet_core::{FromClause, ToSql};
     use lancet_testkit::standard::STANDARD;
 
     fn case() -> Case {
         Case::new(
             "norec",
             Select {
-                from: Some(FromClause {
-                    first: TableFactor::Table {
-                        name: "t0".into(),
-                        alias: None,
-                        indexed_by: None,
-                    },
-                    joins: vec![],
-                }),
+                from: Some(FromClause::table("t0", None)),
                 ..Select::default()
             },
             CaseInputs::Predicate {

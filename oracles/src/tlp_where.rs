@@ -87,7 +87,7 @@ impl Oracle for TlpWhere {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{Expr, FromClause, TableFactor, ToSql, Value};
+    use lancet_core::{Expr, FromClause, ToSql, Value};
     use lancet_testkit::standard::STANDARD;
 
     fn base(selection: Option<Expr>) -> Case {
@@ -95,14 +95,7 @@ mod tests {
             "tlp-where",
             Select {
                 items: vec![SelectItem::Wildcard],
-                from: Some(FromClause {
-                    first: TableFactor::Table {
-                        name: "t0".into(),
-                        alias: None,
-                        indexed_by: None,
-                    },
-                    joins: vec![],
-                }),
+                from: Some(FromClause::table("t0", None)),
                 selection,
                 ..Select::default()
             },

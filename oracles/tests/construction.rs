@@ -2,22 +2,15 @@
 //! results with the right relation (sets, multisets, values).
 
 use lancet_core::{
-    BinaryOp, Case, CaseInputs, Expr, FromClause, Oracle, Row, Select, SelectItem, TableFactor,
-    ToSql, Value, Verdict,
+    BinaryOp, Case, CaseInputs, Expr, FromClause, Oracle, Row, Select, SelectItem, ToSql, Value,
+    Verdict,
 };
 use lancet_oracles::{norec::NoRec, pqs::Pqs, tlp_aggregate::TlpAggregate};
 use lancet_oracles::{tlp_distinct::TlpDistinct, tlp_group_by::TlpGroupBy, tlp_having::TlpHaving};
 use lancet_testkit::standard::STANDARD;
 
 fn from() -> Option<FromClause> {
-    Some(FromClause {
-        first: TableFactor::Table {
-            name: "t0".into(),
-            alias: None,
-            indexed_by: None,
-        },
-        joins: vec![],
-    })
+    Some(FromClause::table("t0", None))
 }
 
 fn c(name: &str) -> Expr {

@@ -205,14 +205,7 @@ fn ddl_and_from_clauses_print_as_sqlite_accepts() {
                         expr: Expr::column(Some("a0"), "c1"),
                         alias: Some("c0".into()),
                     }],
-                    from: Some(FromClause {
-                        first: TableFactor::Table {
-                            name: "t0".into(),
-                            alias: Some("a0".into()),
-                            indexed_by: None,
-                        },
-                        joins: vec![],
-                    }),
+                    from: Some(FromClause::table("t0", Some("a0"))),
                     ..Select::default()
                 };
                 2
@@ -252,14 +245,7 @@ fn ddl_and_from_clauses_print_as_sqlite_accepts() {
                     expr: Expr::int(1),
                     alias: None,
                 }],
-                from: Some(FromClause {
-                    first: TableFactor::Table {
-                        name: "v0".into(),
-                        alias: Some("s0".into()),
-                        indexed_by: None,
-                    },
-                    joins: vec![],
-                }),
+                from: Some(FromClause::table("v0", Some("s0"))),
                 selection: Some(Expr::binary(
                     BinaryOp::Eq,
                     Expr::column(Some("s0"), "c0"),
