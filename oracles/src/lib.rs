@@ -1,6 +1,7 @@
 //! Test oracles, each written once against lancet-core's model so that every
 //! provider gets every oracle. Definitions: `docs/oracles.md`.
 
+pub mod dist_vs_local;
 pub mod norec;
 mod partition;
 pub mod pqs;
@@ -29,6 +30,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(tlp_aggregate::TlpAggregate), 2),
         entry(Box::new(norec::NoRec), 3),
         entry(Box::new(pqs::Pqs), 2),
+        entry(Box::new(dist_vs_local::DistVsLocal), 3),
     ]
 }
 
