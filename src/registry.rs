@@ -6,7 +6,7 @@ use lancet_core::{ExpectedErrors, Provider};
 use std::path::Path;
 
 /// `--dbms` names, the default first.
-pub const DBMS_NAMES: &[&str] = &["sqlite", "postgres"];
+pub const DBMS_NAMES: &[&str] = &["sqlite", "postgres", "citus"];
 
 /// Settings a provider may take from the command line or a config file.
 #[derive(Clone, Debug, Default)]
@@ -52,17 +52,25 @@ pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn
         anyhow::bail!("--url is for server DBMSs; SQLite is embedded and needs none");
     }
     match name {
-        "postgres" => {
+        "postgres" | "citus" => {
             let url = match &options.url {
                 Some(u) => u.clone(),
                 None => std::env::var(PG_URL_VAR).map_err(|_| {
                     anyhow::anyhow!(
-                        "--dbms postgres needs a server: give --url postgres://USER@HOST:PORT/DATABASE \
-                         (or set {PG_URL_VAR}, or `url` in a --config file)"
+                        "--dbms {name} needs a server: give --url postgres://USER@HOST:PORT/DATABASE \
+                         (or set {PG_URL_VAR}, or `url` in a --config file){}",
+                        if name == "citus" { "; for Citus, the coordinator's URL" } else { "" }
                     )
                 })?,
             };
-            let mut p = lancet_postgres::PostgresProvider::connect(&url)?;
+            let mut p = if name == "citus" {
+                lancet_postgres::PostgresProvider::connect_flavor(
+                    &url,
+                    Box::new(lancet_postgres::citus::Citus::new()),
+                )?
+            } else {
+                lancet_postgres::PostgresProvider::connect(&url)?
+            };
             if let Some(extra) = extra {
                 p = p.with_expected_errors(extra);
             }

@@ -358,11 +358,11 @@ impl lancet_core::Connection for PgConnection {
         if let Some(bad) = setting
             .off
             .iter()
-            .find(|n| !crate::knobs::is_setting_name(n))
+            .find(|n| crate::knobs::setting_of(n).is_none())
         {
             return Err(DbError::statement(
                 None,
-                format!("'{bad}' is not a PostgreSQL setting name"),
+                format!("'{bad}' is not a PostgreSQL setting name (or name=value)"),
             ));
         }
         let sql: String = crate::knobs::commands(&self.knobs, setting).join(" ");

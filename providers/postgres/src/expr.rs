@@ -440,9 +440,16 @@ impl<'s> ExprGen<'s> {
         inner: &[TypedColumn],
         d: u32,
     ) -> Query {
-        // Correlated half of the time: the inner WHERE also sees the outer columns.
+        // Correlated half of the time: the inner WHERE also sees the outer
+        // columns. Citus plans few correlated subqueries (only on
+        // distribution columns of co-located tables): rarely there.
         let mut visible: Vec<TypedColumn> = inner.to_vec();
-        if rng.random_bool(0.5) {
+        let correlated = if self.schema.has_distributed() {
+            0.05
+        } else {
+            0.5
+        };
+        if rng.random_bool(correlated) {
             visible.extend(outer.iter().cloned());
         }
         let selection = rng

@@ -39,24 +39,40 @@ pub fn knobs() -> Vec<Knob> {
         .collect()
 }
 
+/// A knob as a setting and the value it gives: `name` turns a setting
+/// off, `name=value` sets it to `value` (a flavor's knobs with values,
+/// such as `citus.local_table_join_policy=prefer-local`). `None` for a
+/// name that is not a plain setting name, or a value that is not a plain
+/// word: those are left out rather than spliced into SQL.
+pub fn setting_of(knob: &str) -> Option<(&str, &str)> {
+    let (name, value) = knob.split_once('=').unwrap_or((knob, "off"));
+    let plain_value = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (is_setting_name(name) && plain_value).then_some((name, value))
+}
+
 /// The statements that change the configuration from `from` to `to`:
-/// `RESET` for each setting turned back on, `SET ... = off` for each one
-/// turned off (a reproducer runs the same lines in psql). Any setting name
-/// works, a flavor's (`citus.enable_router_execution`) too; a name that is
-/// not a plain setting name is left out rather than spliced into SQL.
+/// `RESET` for each setting going back to its default, `SET` for each
+/// knob of `to` (a reproducer runs the same lines in psql).
 pub fn commands(from: &KnobSetting, to: &KnobSetting) -> Vec<String> {
-    let reset = from
-        .off
+    let settings = |k: &KnobSetting| -> Vec<(String, String)> {
+        k.off
+            .iter()
+            .filter_map(|knob| setting_of(knob))
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    };
+    let (old, new) = (settings(from), settings(to));
+    let reset = old
         .iter()
-        .filter(|name| !to.off.contains(name))
-        .filter(|name| is_setting_name(name))
-        .map(|name| format!("RESET {name};"));
-    let set = to
-        .off
+        .filter(|(name, _)| !new.iter().any(|(n, _)| n == name))
+        .map(|(name, _)| format!("RESET {name};"));
+    let set = new
         .iter()
-        .filter(|name| !from.off.contains(name))
-        .filter(|name| is_setting_name(name))
-        .map(|name| format!("SET {name} = off;"));
+        .filter(|s| !old.contains(s))
+        .map(|(name, value)| format!("SET {name} = '{value}';"));
     reset.chain(set).collect()
 }
 
@@ -81,9 +97,19 @@ mod tests {
             commands(&a, &b),
             vec![
                 "RESET enable_hashjoin;".to_string(),
-                "SET citus.enable_router_execution = off;".to_string()
+                "SET citus.enable_router_execution = 'off';".to_string()
             ]
         );
+        let values = KnobSetting::with_off(&["citus.local_table_join_policy=prefer-local"]);
+        assert_eq!(
+            commands(&KnobSetting::default(), &values),
+            vec!["SET citus.local_table_join_policy = 'prefer-local';".to_string()]
+        );
+        assert_eq!(
+            commands(&values, &KnobSetting::default()),
+            vec!["RESET citus.local_table_join_policy;".to_string()]
+        );
+        assert!(setting_of("a=b; DROP").is_none());
         assert_eq!(commands(&b, &b), Vec::<String>::new());
         let odd = KnobSetting::with_off(&["x; DROP TABLE t"]);
         assert!(commands(&KnobSetting::default(), &odd).is_empty());

@@ -14,11 +14,13 @@
 //! ([`Features`]), and adds expected errors and knobs. Connection, types,
 //! expressions, queries and schemas are shared, not copied.
 
+pub mod citus;
 pub mod connection;
 pub mod database;
 pub mod dialect;
 pub mod expr;
 pub mod knobs;
+pub mod nodes;
 pub mod populate;
 pub mod pqs;
 pub mod query;
@@ -29,10 +31,10 @@ pub mod url;
 use anyhow::bail;
 use connection::PgConnection;
 use lancet_core::{
-    Connection, CreatedDatabase, DatabaseError, DatabaseId, DbError, Dialect, ExecError,
-    ExpectedErrors, GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session,
+    Connection, CreatedDatabase, DatabaseError, DatabaseId, Dialect, ExecError, ExpectedErrors,
+    GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session,
 };
-use schema::PgTable;
+use schema::{PgTable, Placement};
 use std::time::Duration;
 pub use url::ServerUrl;
 
@@ -58,34 +60,86 @@ impl Default for Features {
 }
 
 /// What a PostgreSQL extension (Citus) changes; plain PostgreSQL is
-/// [`Vanilla`].
+/// [`Vanilla`]. Every method has the plain default.
 pub trait Flavor: Send + Sync {
     /// The `--dbms` name.
     fn name(&self) -> &'static str;
     fn features(&self) -> Features {
         Features::default()
     }
-    /// Runs after a table was created (Citus: `create_distributed_table`).
-    fn after_create_table(
-        &self,
-        _rng: &mut Rng,
-        _session: &mut Session,
-        _table: &PgTable,
-    ) -> Result<(), ExecError> {
+    /// Checks at start-up, on the database the URL names, that the server
+    /// is what this flavor needs, and learns what it must know of it
+    /// (Citus: a coordinator with active workers, a superuser role).
+    fn connect(&mut self, _admin: &mut PgConnection, _url: &ServerUrl) -> anyhow::Result<()> {
         Ok(())
     }
-    /// Statements run in each new database before anything else
-    /// (`CREATE EXTENSION citus`).
+    /// Other servers that each lancet database must exist on too, created
+    /// before the URL's server and dropped after it (Citus: the workers).
+    fn other_nodes(&self) -> Vec<ServerUrl> {
+        Vec::new()
+    }
+    /// Statements run in each new database on the other nodes.
+    fn node_setup(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Statements run in each new database on the URL's server before
+    /// anything else (`CREATE EXTENSION citus`, registering the workers).
     fn database_setup(&self) -> Vec<String> {
         Vec::new()
     }
-    /// Expected-error rules (TOML) added to PostgreSQL's.
-    fn expected_errors(&self) -> Option<&'static str> {
+    /// Session settings at the start of every generated database, through
+    /// the session (so reproducers carry them).
+    fn session_setup(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Where a new table goes, chosen before its DDL is written (Citus:
+    /// unique keys must include the distribution column). `first_column`
+    /// is the table's first own column; the type returned, if any, is the
+    /// one that column must have (to be co-located with another table).
+    fn place(
+        &self,
+        _rng: &mut Rng,
+        _schema: &schema::PgSchema,
+        _first_column: &str,
+        _partitioned: bool,
+        _inherits: bool,
+    ) -> (Placement, Option<types::PgType>) {
+        (Placement::Plain, None)
+    }
+    /// Runs after a table was created: puts it where `table.placement`
+    /// says (Citus: `create_distributed_table`) and returns where it is
+    /// (plain, if the DBMS refused with an expected error).
+    fn after_create_table(
+        &self,
+        _session: &mut Session,
+        _schema: &schema::PgSchema,
+        table: &PgTable,
+    ) -> Result<Placement, ExecError> {
+        Ok(table.placement.clone())
+    }
+    /// Whether every table gets a plain twin in [`lancet_core::TWIN_SCHEMA`]
+    /// (the dist-vs-local oracle compares the two).
+    fn keeps_twins(&self) -> bool {
+        false
+    }
+    /// Expected-error rules (TOML) added to PostgreSQL's, and where they came from.
+    fn expected_errors(&self) -> Option<(&'static str, &'static str)> {
         None
     }
     /// Knobs added to PostgreSQL's planner switches.
     fn knobs(&self) -> Vec<Knob> {
         Vec::new()
+    }
+    /// Whether lancet's databases are dropped `WITH (FORCE)` at once,
+    /// because the extension keeps a session in each (Citus's maintenance
+    /// daemon). PostgreSQL's plain DROP would wait 5 s for it in vain.
+    fn drop_with_force(&self) -> bool {
+        false
+    }
+    /// How a maintainer runs a reproducer with psql, if not in a fresh
+    /// database of its own (`{file}` stands for the file).
+    fn client_command(&self, _url: &ServerUrl) -> Option<String> {
+        None
     }
 }
 
@@ -127,23 +181,8 @@ pub fn ensure_ours(name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The time limit of lancet's own statements on the maintenance database
-/// (CREATE and DROP DATABASE, lookups); CREATE DATABASE from template0
-/// takes 0.1 to 1 s, a plain DROP waits up to 5 s for other sessions.
-pub const ADMIN_LIMIT: Duration = Duration::from_secs(30);
-
-/// A database as the server knows it: its oid and its owner, and the role
-/// lancet is connected as.
-struct Found {
-    oid: String,
-    owner: String,
-    current: String,
-}
-
-/// The SQLSTATE of a DbError in `e`.
-fn sqlstate(e: &DbError) -> Option<&str> {
-    e.code.as_deref()
-}
+pub use nodes::ADMIN_LIMIT;
+use nodes::{admin, NodeOids};
 
 impl PostgresProvider {
     /// Parses and checks the URL: connects to the database it names, checks
@@ -154,7 +193,10 @@ impl PostgresProvider {
     }
 
     /// As [`PostgresProvider::connect`], for an extension of PostgreSQL.
-    pub fn connect_flavor(url: &str, flavor: Box<dyn Flavor>) -> anyhow::Result<PostgresProvider> {
+    pub fn connect_flavor(
+        url: &str,
+        mut flavor: Box<dyn Flavor>,
+    ) -> anyhow::Result<PostgresProvider> {
         let url = ServerUrl::parse(url)?;
         let shown = url.display_name();
         let mut admin = admin(&url)?;
@@ -187,10 +229,11 @@ impl PostgresProvider {
                 url.user()
             );
         }
+        flavor.connect(&mut admin, &url)?;
         let mut expected =
             ExpectedErrors::from_toml(EXPECTED_ERRORS, "providers/postgres/expected-errors.toml")?;
-        if let Some(extra) = flavor.expected_errors() {
-            expected.extend(ExpectedErrors::from_toml(extra, flavor.name())?);
+        if let Some((extra, source)) = flavor.expected_errors() {
+            expected.extend(ExpectedErrors::from_toml(extra, source)?);
         }
         let version = version.split(" on ").next().unwrap_or(&version).to_string();
         Ok(PostgresProvider {
@@ -219,121 +262,49 @@ impl PostgresProvider {
         self.url.display_name()
     }
 
-    /// Why `name` must not be dropped, if it is not the database this run
-    /// created: it must still have the oid lancet recorded and belong to
-    /// the role lancet is connected as. `Ok(None)` if it no longer exists.
-    fn check_ours(
-        &self,
-        admin: &mut PgConnection,
-        db: &OwnedDatabase,
-    ) -> anyhow::Result<Option<()>> {
-        let Some(found) = self.find(admin, &db.name)? else {
-            return Ok(None);
-        };
-        let not_ours = |why: String| {
-            anyhow::Error::new(DatabaseError::NotOurs {
-                name: db.name.clone(),
-                why,
-            })
-        };
-        match &db.identity {
-            // A run killed between CREATE and learning the oid recorded
-            // only its intent to create this name. The name carries the
-            // run's random token, which no one else can know: if it exists
-            // and the role owns it, it is that run's database.
-            None if found.owner != found.current => Err(not_ours(format!(
-                "it belongs to role '{}', not to '{}' (and lancet has no record of its oid)",
-                found.owner, found.current
-            ))),
-            None => Ok(Some(())),
-            Some(oid) if *oid != found.oid => Err(not_ours(format!(
-                "it has oid {}, not the oid {oid} of the database this run created: \
-                 someone re-created the name",
-                found.oid
-            ))),
-            Some(_) if found.owner != found.current => Err(not_ours(format!(
-                "it belongs to role '{}', not to '{}'",
-                found.owner, found.current
-            ))),
-            Some(_) => Ok(Some(())),
+    /// Prepares a database this run just created on another node.
+    fn prepare_node(&self, node: &ServerUrl, name: &str) -> anyhow::Result<()> {
+        let setup = self.flavor.node_setup();
+        if setup.is_empty() {
+            return Ok(());
         }
-    }
-
-    /// The oid and owner of database `name`, if it exists.
-    fn find(&self, admin: &mut PgConnection, name: &str) -> anyhow::Result<Option<Found>> {
-        let rows = admin
-            .query_text(
-                "SELECT oid::text, pg_get_userbyid(datdba)::text, current_user::text \
-                 FROM pg_database WHERE datname = $1",
-                &[name],
-            )
-            .map_err(|e| {
+        let mut conn = PgConnection::open(&node.config_for(name), ADMIN_LIMIT).map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "cannot connect to database {name} on {}",
+                node.display_name()
+            ))
+        })?;
+        for stmt in setup {
+            conn.execute(&stmt).map_err(|e| {
                 anyhow::Error::new(e).context(format!(
-                    "cannot look up database {name} on {}",
-                    self.url.display_name()
+                    "cannot prepare database {name} on {}",
+                    node.display_name()
                 ))
             })?;
-        Ok(rows.into_iter().next().map(|r| {
-            let mut r = r.into_iter().map(Option::unwrap_or_default);
-            Found {
-                oid: r.next().unwrap_or_default(),
-                owner: r.next().unwrap_or_default(),
-                current: r.next().unwrap_or_default(),
-            }
-        }))
+        }
+        Ok(())
     }
 
     /// Connects to a database this run just created and prepares it.
     fn open_created(&self, name: &str) -> anyhow::Result<PgConnection> {
-        let mut conn =
-            PgConnection::open(&self.url.config_for(name), self.time_limit).map_err(|e| {
-                anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
-            })?;
-        for stmt in self.flavor.database_setup() {
-            conn.execute(&stmt).map_err(|e| {
-                anyhow::Error::new(e).context(format!("cannot prepare database {name}"))
-            })?;
+        let setup = self.flavor.database_setup();
+        if !setup.is_empty() {
+            // Setup (registering Citus workers) may take longer than a
+            // generated statement is given.
+            let mut conn =
+                PgConnection::open(&self.url.config_for(name), ADMIN_LIMIT).map_err(|e| {
+                    anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
+                })?;
+            for stmt in setup {
+                conn.execute(&stmt).map_err(|e| {
+                    anyhow::Error::new(e).context(format!("cannot prepare database {name}"))
+                })?;
+            }
         }
-        Ok(conn)
+        PgConnection::open(&self.url.config_for(name), self.time_limit).map_err(|e| {
+            anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
+        })
     }
-
-    /// Drops `name` after checking (again) that it is ours; `force` adds
-    /// `WITH (FORCE)`, which ends the other sessions in it. `Ok(false)` if
-    /// it no longer exists.
-    fn drop_checked(
-        &self,
-        admin: &mut PgConnection,
-        db: &OwnedDatabase,
-        force: bool,
-    ) -> Result<bool, anyhow::Error> {
-        // The check and the DROP are two round trips: in between, someone
-        // could drop the database and create another under its name. That
-        // window of one round trip is accepted; PostgreSQL offers no DROP
-        // by oid.
-        if self.check_ours(admin, db)?.is_none() {
-            return Ok(false);
-        }
-        let sql = format!(
-            "DROP DATABASE \"{}\"{}",
-            db.name,
-            if force { " WITH (FORCE)" } else { "" }
-        );
-        match admin.execute(&sql) {
-            Ok(()) => Ok(true),
-            Err(e) if sqlstate(&e) == Some("3D000") => Ok(false),
-            Err(e) => Err(anyhow::Error::new(e)),
-        }
-    }
-}
-
-/// A connection to the maintenance database the URL names, for lancet's
-/// own statements.
-fn admin(url: &ServerUrl) -> anyhow::Result<PgConnection> {
-    PgConnection::open(&url.config_for(&url.maintenance_database()), ADMIN_LIMIT).map_err(|e| {
-        // The DbError stays in the chain: the runner retries while it
-        // says the connection is lost (a restarting server).
-        anyhow::Error::new(e).context(format!("cannot connect to {}", url.display_name()))
-    })
 }
 
 impl Provider for PostgresProvider {
@@ -355,36 +326,43 @@ impl Provider for PostgresProvider {
 
     fn create_database(&self, id: &DatabaseId) -> anyhow::Result<CreatedDatabase> {
         let name = checked_name(id)?;
-        let shown = self.url.display_name();
-        let mut admin = admin(&self.url)?;
-        // Nothing is dropped first: a taken name is the caller's to change.
-        let create = format!(
-            "CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"
-        );
-        if let Err(e) = admin.execute(&create) {
-            if sqlstate(&e) == Some("42P04") {
-                return Err(anyhow::Error::new(DatabaseError::NameTaken(name))
-                    .context(format!("cannot create a database on {shown}")));
+        // The other nodes first (Citus: a coordinator registers workers
+        // that have the database already). Nothing is dropped first: a
+        // taken name anywhere is the caller's to change.
+        let mut made: Vec<(ServerUrl, String)> = Vec::new();
+        for node in self.flavor.other_nodes() {
+            let oid = match nodes::create_on(&node, &name) {
+                Ok(oid) => oid,
+                Err(e) => {
+                    nodes::undo(&name, &made);
+                    return Err(e);
+                }
+            };
+            made.push((node.clone(), oid));
+            if let Err(e) = self.prepare_node(&node, &name) {
+                nodes::undo(&name, &made);
+                return Err(e);
             }
-            return Err(
-                anyhow::Error::new(e).context(format!("cannot create database {name} on {shown}"))
-            );
         }
-        let found = self.find(&mut admin, &name)?;
-        let oid = match found {
-            Some(f) if f.owner == f.current => f.oid,
-            Some(f) => bail!(
-                "database {name} on {shown} belongs to role '{}' right after lancet created it \
-                 as '{}'; lancet leaves it alone",
-                f.owner,
-                f.current
-            ),
-            None => bail!("database {name} on {shown} vanished right after lancet created it"),
+        let oid = match nodes::create_on(&self.url, &name) {
+            Ok(oid) => oid,
+            Err(e) => {
+                nodes::undo(&name, &made);
+                return Err(e);
+            }
         };
-        drop(admin);
         let owned = OwnedDatabase {
             name: name.clone(),
-            identity: Some(oid),
+            identity: Some(
+                NodeOids {
+                    main: Some(oid),
+                    others: made
+                        .iter()
+                        .map(|(n, o)| (n.host_port(), o.clone()))
+                        .collect(),
+                }
+                .render(),
+            ),
         };
         match self.open_created(&name) {
             Ok(conn) => Ok(CreatedDatabase {
@@ -400,30 +378,15 @@ impl Provider for PostgresProvider {
 
     fn drop_database(&self, db: &OwnedDatabase) -> anyhow::Result<bool> {
         ensure_ours(&db.name)?;
-        let shown = self.url.display_name();
-        let mut admin = admin(&self.url)?;
-        // A plain DROP first: it waits for (and stops) autovacuum workers
-        // itself and fails with 55006 while other sessions are connected.
-        let dropped = match self.drop_checked(&mut admin, db, false) {
-            Err(e)
-                if e.downcast_ref::<DbError>()
-                    .is_some_and(|d| sqlstate(d) == Some("55006")) =>
-            {
-                // WITH (FORCE) ends those sessions; a role that is neither
-                // superuser nor member of pg_signal_backend may not end a
-                // superuser's session or an autovacuum worker (42501). The
-                // error goes back to the caller, who retries later.
-                self.drop_checked(&mut admin, db, true)
-            }
-            other => other,
-        };
-        dropped.map_err(|e| {
-            if e.downcast_ref::<DatabaseError>().is_some() {
-                e
-            } else {
-                e.context(format!("cannot drop database {} on {shown}", db.name))
-            }
-        })
+        let oids = NodeOids::parse(db.identity.as_deref());
+        // The URL's server first: a Citus coordinator's database holds the
+        // metadata that points at the workers' copies.
+        let force = self.flavor.drop_with_force();
+        let mut dropped = nodes::drop_on(&self.url, &db.name, oids.main.as_deref(), force)?;
+        for node in self.flavor.other_nodes() {
+            dropped |= nodes::drop_on(&node, &db.name, oids.on(&node.host_port()), force)?;
+        }
+        Ok(dropped)
     }
 
     fn server(&self) -> Option<String> {
@@ -440,6 +403,9 @@ impl Provider for PostgresProvider {
     }
 
     fn client_command(&self) -> String {
+        if let Some(command) = self.flavor.client_command(&self.url) {
+            return command;
+        }
         format!(
             "createdb -h {host} -p {port} -U {user} lancet_repro && psql -X -h {host} -p {port} -U {user} -d lancet_repro -f {{file}}",
             host = self.url.host(),

@@ -7,16 +7,43 @@
 //! the core tree); every expression in them comes from [`ExprGen`].
 
 use crate::expr::{ExprGen, TypedColumn};
-use crate::schema::{PgSchema, PgTable};
+use crate::schema::{PgSchema, PgTable, Placement};
 use crate::types::{literal, Category, PgType};
 use crate::Flavor;
 use lancet_core::schema::RelationKind;
-use lancet_core::{ExecError, Expr, Rng, Session, StatementKind, ToSql};
+use lancet_core::{ExecError, Expr, Rng, Session, StatementKind, ToSql, TWIN_SCHEMA};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
 fn sql(e: &Expr) -> String {
     e.to_sql(crate::dialect::DIALECT)
+}
+
+/// Runs the statements that build a database, and remembers those that
+/// succeeded so that the twins can be written by the same statements.
+pub struct Out<'s, 'e> {
+    session: &'s mut Session<'e>,
+    /// Statements to repeat on the twins; `None` if the flavor keeps none.
+    twin_log: Option<Vec<(StatementKind, String)>>,
+}
+
+impl<'e> Out<'_, 'e> {
+    /// Runs one statement; `Ok(false)` if it failed with an expected error.
+    pub fn run(&mut self, kind: StatementKind, sql: String) -> Result<bool, ExecError> {
+        let done = self.session.execute_sql(kind, sql.clone())?;
+        if done && kind != StatementKind::Setting {
+            if let Some(log) = &mut self.twin_log {
+                log.push((kind, sql));
+            }
+        }
+        Ok(done)
+    }
+
+    /// The session itself, for statements that concern the primary tables
+    /// only (Citus's placement calls).
+    pub fn session(&mut self) -> &mut Session<'e> {
+        self.session
+    }
 }
 
 /// Generates and runs the statements that build one database.
@@ -27,27 +54,36 @@ pub fn populate(
 ) -> Result<PgSchema, ExecError> {
     let mut schema = PgSchema::default();
     let features = flavor.features();
+    for stmt in flavor.session_setup() {
+        session.execute_sql(StatementKind::Setting, stmt)?;
+    }
+    let mut out = Out {
+        session,
+        twin_log: flavor.keeps_twins().then(Vec::new),
+    };
+    let out = &mut out;
     let tables = rng.random_range(2..=4);
     for i in 0..tables {
-        create_table(rng, session, &mut schema, i, flavor)?;
+        create_table(rng, out, &mut schema, i, flavor)?;
     }
     let mut index_no = 0;
     let mut view_no = 0;
     let mut stats_no = 0;
+    let mut stats_names = Vec::new();
     // Small tables: a three-way join with correlated subqueries over a few
     // hundred rows already takes a second.
     let steps = rng.random_range(6..16);
     for _ in 0..steps {
         match rng.random_range(0..100) {
-            0..45 => insert(rng, session, &schema)?,
-            45..55 => update(rng, session, &schema)?,
-            55..60 => delete(rng, session, &schema)?,
+            0..45 => insert(rng, out, &schema)?,
+            45..55 => update(rng, out, &schema)?,
+            55..60 => delete(rng, out, &schema)?,
             60..75 => {
-                create_index(rng, session, &schema, index_no)?;
+                create_index(rng, out, &schema, index_no)?;
                 index_no += 1;
             }
             75..82 if features.views => {
-                create_view(rng, session, &mut schema, view_no)?;
+                create_view(rng, out, &mut schema, view_no)?;
                 view_no += 1;
             }
             82..86 => {
@@ -58,11 +94,13 @@ pub fn populate(
                     } else {
                         format!("VACUUM {t}")
                     };
-                    session.execute_sql(StatementKind::Maintenance, stmt)?;
+                    out.run(StatementKind::Maintenance, stmt)?;
                 }
             }
             86..90 => {
-                statistics(rng, session, &schema, stats_no)?;
+                if let Some(name) = statistics(rng, out, &schema, stats_no)? {
+                    stats_names.push(name);
+                }
                 stats_no += 1;
             }
             90..95 => {
@@ -70,18 +108,106 @@ pub fn populate(
                     .choose(rng)
                     .copied()
                     .unwrap_or(("enable_seqscan", ""));
-                session.execute_sql(StatementKind::Setting, format!("SET {name} = off"))?;
+                out.run(StatementKind::Setting, format!("SET {name} = off"))?;
             }
             _ => {
-                session.execute_sql(StatementKind::Maintenance, "ANALYZE".to_string())?;
+                out.run(StatementKind::Maintenance, "ANALYZE".to_string())?;
             }
         }
     }
     // Most data goes in after the indexes, some before: both paths are tested.
     for _ in 0..rng.random_range(1..4) {
-        insert(rng, session, &schema)?;
+        insert(rng, out, &schema)?;
+    }
+    if let Some(log) = out.twin_log.take() {
+        write_twins(out, &mut schema, &stats_names, log)?;
     }
     Ok(schema)
+}
+
+/// Repeats every statement that built the tables on copies in
+/// [`TWIN_SCHEMA`] (names qualified), in the same order, so that each
+/// twin holds the rows its table holds. If a statement that succeeded on
+/// the tables fails on the twins, the two no longer agree and the
+/// database keeps no twins.
+fn write_twins(
+    out: &mut Out<'_, '_>,
+    schema: &mut PgSchema,
+    stats_names: &[String],
+    log: Vec<(StatementKind, String)>,
+) -> Result<(), ExecError> {
+    let mut names: Vec<String> = schema.relations.iter().map(|t| t.name.clone()).collect();
+    names.extend(stats_names.iter().cloned());
+    let session = out.session();
+    if !session.execute_sql(
+        StatementKind::CreateTable,
+        format!("CREATE SCHEMA {TWIN_SCHEMA}"),
+    )? {
+        return Ok(());
+    }
+    for (kind, sql) in log {
+        if sql == "ANALYZE" {
+            // Already analyzed the twins' schema-mates: nothing to repeat.
+            continue;
+        }
+        let twin_sql = qualify(&sql, &names, TWIN_SCHEMA);
+        if !session.execute_sql(kind, twin_sql)? {
+            log::debug!("a twin statement failed where its table's succeeded: no twins");
+            return Ok(());
+        }
+    }
+    for t in &mut schema.relations {
+        t.twin = Some(format!("{TWIN_SCHEMA}.{}", t.name));
+    }
+    Ok(())
+}
+
+/// `sql` with every identifier in `names` qualified by `schema`, outside
+/// string literals and quoted identifiers.
+pub fn qualify(sql: &str, names: &[String], schema: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 32);
+    let mut chars = sql.char_indices().peekable();
+    let bytes = sql.as_bytes();
+    while let Some((i, c)) = chars.next() {
+        if c == '\'' || c == '"' {
+            // Copy the literal or quoted identifier whole ('' and "" escape).
+            out.push(c);
+            while let Some((_, d)) = chars.next() {
+                out.push(d);
+                if d == c {
+                    if chars.peek().map(|&(_, e)| e) == Some(c) {
+                        out.push(c);
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == '_' {
+            let mut end = i + c.len_utf8();
+            while let Some(&(j, d)) = chars.peek() {
+                if d.is_ascii_alphanumeric() || d == '_' {
+                    end = j + d.len_utf8();
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            let word = &sql[i..end];
+            let after_dot = i > 0 && bytes[i - 1] == b'.';
+            let before_dot = bytes.get(end) == Some(&b'.');
+            if !after_dot && !before_dot && names.iter().any(|n| n == word) {
+                out.push_str(schema);
+                out.push('.');
+            }
+            out.push_str(word);
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn writable<'a>(rng: &mut Rng, schema: &'a PgSchema) -> Option<&'a PgTable> {
@@ -101,7 +227,7 @@ const DDL_CATEGORIES: [Category; 4] = [
 
 fn create_table(
     rng: &mut Rng,
-    session: &mut Session,
+    out: &mut Out<'_, '_>,
     schema: &mut PgSchema,
     i: usize,
     flavor: &dyn Flavor,
@@ -122,6 +248,16 @@ fn create_table(
         None
     };
     let first_own = parent.as_ref().map_or(0, |p| p.columns.len());
+    // Where the table goes decides which constraints it may have (Citus:
+    // unique keys must include the distribution column, its first own).
+    let (placement, first_type) = flavor.place(
+        rng,
+        schema,
+        &format!("c{first_own}"),
+        partitioned,
+        parent.is_some(),
+    );
+    let distributed = placement.is_distributed();
     let n = rng.random_range(1..=5);
     let mut columns: Vec<(String, PgType)> = Vec::new();
     let mut defs: Vec<String> = Vec::new();
@@ -137,6 +273,8 @@ fn create_table(
         let cname = format!("c{}", first_own + k);
         let ty = if partitioned && k == 0 {
             PgType::from_name("integer")
+        } else if let (0, Some(t)) = (k, &first_type) {
+            t.clone()
         } else {
             PgType::random(rng)
         };
@@ -162,7 +300,8 @@ fn create_table(
         } else {
             insertable.push(cname.clone());
         }
-        if ty.category == Category::Text && rng.random_bool(0.2) {
+        // Co-located distribution columns must have one collation.
+        if ty.category == Category::Text && !(distributed && k == 0) && rng.random_bool(0.2) {
             def.push_str(if rng.random_bool(0.5) {
                 " COLLATE \"C\""
             } else {
@@ -172,10 +311,12 @@ fn create_table(
         if rng.random_bool(0.15) {
             def.push_str(" NOT NULL");
         }
-        if !generated && rng.random_bool(0.2) {
+        // A distributed row needs a value in its distribution column.
+        let distribution_column = distributed && k == 0;
+        if !generated && !distribution_column && rng.random_bool(0.2) {
             def.push_str(&format!(" DEFAULT {}", sql(&literal(rng, ty.category))));
         }
-        if !partitioned && rng.random_bool(0.1) {
+        if !partitioned && (!distributed || distribution_column) && rng.random_bool(0.1) {
             def.push_str(" UNIQUE");
         }
         defs.push(def);
@@ -212,19 +353,23 @@ fn create_table(
             _ => " PARTITION BY HASH (c0)",
         });
     }
-    if !session.execute_sql(StatementKind::CreateTable, stmt)? {
+    if !out.run(StatementKind::CreateTable, stmt)? {
         return Ok(());
     }
-    let table = PgTable {
+    let mut table = PgTable {
         name: name.clone(),
         columns: all_cols.clone(),
         kind: RelationKind::Table,
         insertable: insertable.clone(),
         primary_key,
         writable: true,
-        inheritable: !partitioned,
+        inheritable: !partitioned && placement == Placement::Plain,
+        placement,
+        twin: None,
     };
-    flavor.after_create_table(rng, session, &table)?;
+    // The placement call concerns these tables only, not their twins.
+    table.placement = flavor.after_create_table(out.session(), schema, &table)?;
+    let placement = table.placement.clone();
     schema.relations.push(table);
     if partitioned {
         let bounds: Vec<&str> = match method {
@@ -243,7 +388,7 @@ fn create_table(
                 format!("FOR VALUES {bound}")
             };
             let stmt = format!("CREATE TABLE {part} PARTITION OF {name} {for_values}");
-            if session.execute_sql(StatementKind::CreateTable, stmt)? {
+            if out.run(StatementKind::CreateTable, stmt)? {
                 schema.relations.push(PgTable {
                     name: part,
                     columns: all_cols.clone(),
@@ -252,6 +397,8 @@ fn create_table(
                     primary_key: None,
                     writable: true,
                     inheritable: false,
+                    placement: placement.clone(),
+                    twin: None,
                 });
             }
         }
@@ -259,7 +406,7 @@ fn create_table(
     Ok(())
 }
 
-fn insert(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(), ExecError> {
+fn insert(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
     let Some(t) = writable(rng, schema) else {
         return Ok(());
     };
@@ -272,12 +419,16 @@ fn insert(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(),
         return Ok(());
     }
     let rows = rng.random_range(1..=4);
+    let key = t.placement.column();
     let values: Vec<String> = (0..rows)
         .map(|_| {
             let vs: Vec<String> = cols
                 .iter()
-                .map(|(_, ty)| {
-                    if rng.random_bool(0.05) {
+                .map(|(c, ty)| {
+                    if key == Some(c.as_str()) {
+                        // Citus refuses a row without a distribution value.
+                        sql(&non_null_literal(rng, ty.category))
+                    } else if rng.random_bool(0.05) {
                         "DEFAULT".to_string()
                     } else {
                         sql(&literal(rng, ty.category))
@@ -305,15 +456,21 @@ fn insert(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(),
         }
         _ => {}
     }
-    session.execute_sql(StatementKind::Insert, stmt)?;
+    out.run(StatementKind::Insert, stmt)?;
     Ok(())
 }
 
-fn update(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(), ExecError> {
+fn update(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
     let Some(t) = writable(rng, schema) else {
         return Ok(());
     };
-    let Some(target) = t.insertable.choose(rng).cloned() else {
+    // Citus does not move rows between shards: the distribution column stays.
+    let targets: Vec<&String> = t
+        .insertable
+        .iter()
+        .filter(|c| Some(c.as_str()) != t.placement.column())
+        .collect();
+    let Some(target) = targets.choose(rng).map(|c| (*c).clone()) else {
         return Ok(());
     };
     let Some((_, ty)) = t.columns.iter().find(|(c, _)| *c == target) else {
@@ -326,11 +483,11 @@ fn update(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(),
     if rng.random_bool(0.8) {
         stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &cols, 2))));
     }
-    session.execute_sql(StatementKind::Update, stmt)?;
+    out.run(StatementKind::Update, stmt)?;
     Ok(())
 }
 
-fn delete(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(), ExecError> {
+fn delete(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
     let Some(t) = writable(rng, schema) else {
         return Ok(());
     };
@@ -341,13 +498,13 @@ fn delete(rng: &mut Rng, session: &mut Session, schema: &PgSchema) -> Result<(),
         t.name,
         sql(&g.predicate(rng, &cols, 2))
     );
-    session.execute_sql(StatementKind::Delete, stmt)?;
+    out.run(StatementKind::Delete, stmt)?;
     Ok(())
 }
 
 fn create_index(
     rng: &mut Rng,
-    session: &mut Session,
+    out: &mut Out<'_, '_>,
     schema: &PgSchema,
     i: usize,
 ) -> Result<(), ExecError> {
@@ -361,7 +518,7 @@ fn create_index(
             return Ok(());
         };
         let stmt = format!("CREATE INDEX {name} ON {} USING hash ({c})", t.name);
-        session.execute_sql(StatementKind::CreateIndex, stmt)?;
+        out.run(StatementKind::CreateIndex, stmt)?;
         return Ok(());
     }
     let n = rng.random_range(1..=3.min(t.columns.len()).max(1));
@@ -411,38 +568,38 @@ fn create_index(
         let mut g = ExprGen::new(schema, false);
         stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &ddl, 2))));
     }
-    session.execute_sql(StatementKind::CreateIndex, stmt)?;
+    out.run(StatementKind::CreateIndex, stmt)?;
     Ok(())
 }
 
 fn statistics(
     rng: &mut Rng,
-    session: &mut Session,
+    out: &mut Out<'_, '_>,
     schema: &PgSchema,
     i: usize,
-) -> Result<(), ExecError> {
+) -> Result<Option<String>, ExecError> {
     let Some(t) = writable(rng, schema) else {
-        return Ok(());
+        return Ok(None);
     };
     if t.columns.len() < 2 {
-        return Ok(());
+        return Ok(None);
     }
     let a = &t.columns[0].0;
     let b = &t.columns[1].0;
     let kinds = *["", " (ndistinct)", " (dependencies)", " (mcv)"]
         .choose(rng)
         .unwrap_or(&"");
+    let name = format!("st{i}_{}", t.name);
     let stmt = format!(
-        "CREATE STATISTICS st{i}_{}{kinds} ON {a}, {b} FROM {}",
-        t.name, t.name
+        "CREATE STATISTICS {name}{kinds} ON {a}, {b} FROM {}",
+        t.name
     );
-    session.execute_sql(StatementKind::Maintenance, stmt)?;
-    Ok(())
+    Ok(out.run(StatementKind::Maintenance, stmt)?.then_some(name))
 }
 
 fn create_view(
     rng: &mut Rng,
-    session: &mut Session,
+    out: &mut Out<'_, '_>,
     schema: &mut PgSchema,
     i: usize,
 ) -> Result<(), ExecError> {
@@ -532,7 +689,7 @@ fn create_view(
     if rng.random_bool(0.5) {
         stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &cols, 2))));
     }
-    if session.execute_sql(StatementKind::CreateView, stmt)? {
+    if out.run(StatementKind::CreateView, stmt)? {
         schema.relations.push(PgTable {
             name: format!("v{i}"),
             columns: vcols,
@@ -541,7 +698,26 @@ fn create_view(
             primary_key: None,
             writable: false,
             inheritable: false,
+            placement: Placement::Plain,
+            twin: None,
         });
     }
     Ok(())
+}
+
+/// A literal that is not NULL.
+fn non_null_literal(rng: &mut Rng, category: Category) -> Expr {
+    for _ in 0..16 {
+        let e = literal(rng, category);
+        if !matches!(&e, Expr::Cast { expr, .. } if matches!(**expr, Expr::Literal(lancet_core::Value::Null)))
+        {
+            return e;
+        }
+    }
+    match category {
+        Category::Int | Category::Numeric | Category::Float => Expr::int(0),
+        Category::Bool => Expr::Literal(lancet_core::Value::Boolean(false)),
+        Category::Date => Expr::Literal(lancet_core::Value::Text("2020-01-01".into())),
+        _ => Expr::Literal(lancet_core::Value::Text(String::new())),
+    }
 }

@@ -145,7 +145,18 @@ impl PgQueryGenerator {
         outer: &[TypedColumn],
         lateral: bool,
     ) -> Option<(TableFactor, Vec<TypedColumn>)> {
-        let table = self.schema.relations.choose(rng)?.clone();
+        // Citus joins a derived table over a distributed one to little
+        // else: mostly over the others there.
+        let local: Vec<&crate::schema::PgTable> = self
+            .schema
+            .relations
+            .iter()
+            .filter(|t| !t.placement.is_distributed())
+            .collect();
+        let table = match local.choose(rng) {
+            Some(t) if self.schema.has_distributed() && rng.random_bool(0.9) => (*t).clone(),
+            _ => self.schema.relations.choose(rng)?.clone(),
+        };
         let inner_alias = format!("l{}", self.next_alias);
         self.next_alias += 1;
         let inner = table.typed_columns(&inner_alias);
@@ -276,6 +287,10 @@ impl QueryGenerator for PgQueryGenerator {
             indexed_by: None,
         };
         let mut joins = Vec::new();
+        // The base tables in scope by alias (Citus joins depend on placement).
+        let mut placed: Vec<(String, crate::schema::PgTable)> =
+            vec![("a0".to_string(), first_table.clone())];
+        let citus = self.schema.has_distributed();
         let extra = match rng.random_range(0..20) {
             0..8 => 0,
             8..18 => 1,
@@ -284,7 +299,8 @@ impl QueryGenerator for PgQueryGenerator {
         for j in 1..=extra {
             let alias = format!("a{j}");
             let (factor, cols, lateral) = match rng.random_range(0..10) {
-                0 => match self.derived(rng, &alias, &scope_cols, true) {
+                // Citus refuses most lateral joins over distributed tables.
+                0 if !citus => match self.derived(rng, &alias, &scope_cols, true) {
                     Some((f, c)) => (f, c, true),
                     None => continue,
                 },
@@ -299,6 +315,7 @@ impl QueryGenerator for PgQueryGenerator {
                     if t.kind != RelationKind::View {
                         stored.extend(t.typed_columns(&alias).into_iter().map(|c| c.expr));
                     }
+                    placed.push((alias.clone(), t.clone()));
                     (
                         TableFactor::Table {
                             name: t.name.clone(),
@@ -327,6 +344,38 @@ impl QueryGenerator for PgQueryGenerator {
                 .choose(rng)
                 .unwrap_or(&JoinKind::Inner)
             };
+            if citus {
+                let newest = match &factor {
+                    TableFactor::Table { .. } => placed.last().map(|(_, t)| t.clone()),
+                    _ => None,
+                };
+                match citus_join(
+                    rng,
+                    &placed,
+                    newest.as_ref(),
+                    &alias,
+                    &scope_cols,
+                    &cols,
+                    kind,
+                ) {
+                    CitusJoin::Keep => {}
+                    CitusJoin::Use(kind, constraint) => {
+                        joins.push(Join {
+                            kind,
+                            factor,
+                            constraint,
+                        });
+                        scope_cols.extend(cols);
+                        continue;
+                    }
+                    CitusJoin::Skip => {
+                        if matches!(factor, TableFactor::Table { .. }) {
+                            placed.pop();
+                        }
+                        continue;
+                    }
+                }
+            }
             let constraint = match kind {
                 JoinKind::Comma | JoinKind::Cross => JoinConstraint::None,
                 _ => {
@@ -387,6 +436,20 @@ impl QueryGenerator for PgQueryGenerator {
                         JoinConstraint::On(on)
                     }
                 }
+            };
+            // Citus refuses outer joins whose ON reads no column.
+            let constraint = match constraint {
+                JoinConstraint::On(on)
+                    if citus
+                        && matches!(kind, JoinKind::Left | JoinKind::Right | JoinKind::Full)
+                        && !mentions_column(&on) =>
+                {
+                    match equal_pair(rng, &scope_cols, &cols) {
+                        Some(eq) => JoinConstraint::On(eq),
+                        None => JoinConstraint::On(on),
+                    }
+                }
+                other => other,
             };
             joins.push(Join {
                 kind,
@@ -483,6 +546,16 @@ impl QueryGenerator for PgQueryGenerator {
             return None;
         }
         crate::pqs::pivot_predicate(rng, &self.pivot_columns, pivot)
+    }
+
+    fn twin_tables(&self) -> Vec<(String, String)> {
+        let twins: Option<Vec<(String, String)>> = self
+            .schema
+            .relations
+            .iter()
+            .map(|t| t.twin.clone().map(|twin| (t.name.clone(), twin)))
+            .collect();
+        twins.unwrap_or_default()
     }
 
     fn is_aggregate(&self, name: &str) -> bool {
@@ -596,4 +669,102 @@ fn exact_text(expr: Expr) -> Expr {
         expr: Box::new(expr),
         ty: TypeName("text".into()),
     }
+}
+
+/// How a Citus join of a new factor to the tables in scope must look.
+enum CitusJoin {
+    /// Placement does not restrict it: draw as for PostgreSQL.
+    Keep,
+    /// This kind and condition (on distribution columns).
+    Use(JoinKind, JoinConstraint),
+    /// No join of this factor that Citus plans: leave it out.
+    Skip,
+}
+
+/// Citus plans joins of two distributed tables only on their
+/// distribution columns (co-located: any join kind, pushed down whole;
+/// not co-located: inner joins, repartitioned), never as a cartesian
+/// product. Joins with reference, Citus-local and plain tables are free.
+fn citus_join(
+    rng: &mut Rng,
+    placed: &[(String, crate::schema::PgTable)],
+    newest: Option<&crate::schema::PgTable>,
+    alias: &str,
+    scope_cols: &[TypedColumn],
+    cols: &[TypedColumn],
+    kind: JoinKind,
+) -> CitusJoin {
+    let in_scope = &placed[..placed.len().saturating_sub(usize::from(newest.is_some()))];
+    let distributed: Vec<&(String, crate::schema::PgTable)> = in_scope
+        .iter()
+        .filter(|(_, t)| t.placement.is_distributed())
+        .collect();
+    let Some(t) = newest.filter(|t| t.placement.is_distributed()) else {
+        return CitusJoin::Keep;
+    };
+    if distributed.is_empty() {
+        return CitusJoin::Keep;
+    }
+    let (Some(key), crate::schema::Placement::Distributed { colocation, .. }) =
+        (t.placement.column(), &t.placement)
+    else {
+        return CitusJoin::Keep;
+    };
+    let mine = Expr::column(Some(alias), key);
+    let colocated: Vec<&&(String, crate::schema::PgTable)> = distributed
+        .iter()
+        .filter(|(_, o)| {
+            matches!(&o.placement, crate::schema::Placement::Distributed { colocation: g, .. } if g == colocation)
+        })
+        .collect();
+    if let Some((other_alias, other)) = colocated.choose(rng).map(|p| (&p.0, &p.1)) {
+        let theirs = Expr::column(Some(other_alias), other.placement.column().unwrap_or(key));
+        let mut on = Expr::binary(BinaryOp::Eq, mine, theirs);
+        let kind = match kind {
+            JoinKind::Comma | JoinKind::Cross => JoinKind::Inner,
+            k => k,
+        };
+        if kind == JoinKind::Inner && rng.random_bool(0.3) {
+            if let Some(extra) = equal_pair(rng, scope_cols, cols) {
+                on = Expr::and(on, extra);
+            }
+        }
+        return CitusJoin::Use(kind, JoinConstraint::On(on));
+    }
+    // Not co-located: a repartition join, inner, on the new table's
+    // distribution column and a column of the same category (slow:
+    // seldom).
+    let category = cols.iter().find(|c| c.expr == mine).map(|c| c.category);
+    let partners: Vec<&TypedColumn> = scope_cols
+        .iter()
+        .filter(|c| Some(c.category) == category)
+        .collect();
+    match partners.choose(rng) {
+        Some(p) if rng.random_bool(0.3) => CitusJoin::Use(
+            JoinKind::Inner,
+            JoinConstraint::On(Expr::binary(BinaryOp::Eq, mine, p.expr.clone())),
+        ),
+        _ => CitusJoin::Skip,
+    }
+}
+
+/// `l = r` for a random pair of columns of one category, one from each side.
+fn equal_pair(rng: &mut Rng, left: &[TypedColumn], right: &[TypedColumn]) -> Option<Expr> {
+    let pairs: Vec<(Expr, Expr)> = left
+        .iter()
+        .flat_map(|l| {
+            right
+                .iter()
+                .filter(move |r| r.category == l.category)
+                .map(move |r| (l.expr.clone(), r.expr.clone()))
+        })
+        .collect();
+    pairs
+        .choose(rng)
+        .map(|(l, r)| Expr::binary(BinaryOp::Eq, l.clone(), r.clone()))
+}
+
+/// Whether `e` reads a column (outside subqueries).
+fn mentions_column(e: &Expr) -> bool {
+    matches!(e, Expr::Column(_)) || e.children().into_iter().any(mentions_column)
 }

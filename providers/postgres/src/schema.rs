@@ -21,6 +21,50 @@ pub struct PgTable {
     pub writable: bool,
     /// Whether another table may inherit from it (not partitioned, not a partition).
     pub inheritable: bool,
+    /// Where its rows live (Citus); plain PostgreSQL keeps every table [`Placement::Plain`].
+    pub placement: Placement,
+    /// The plain local copy with the same rows, written by the same
+    /// statements (the dist-vs-local oracle reads it), if the flavor keeps twins.
+    pub twin: Option<String>,
+}
+
+/// Where a table's rows live on a Citus cluster. Queries must know it:
+/// Citus refuses joins of distributed tables that are not on their
+/// distribution columns, so a generator that ignores placement tests
+/// mostly Citus's error messages.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// An ordinary PostgreSQL table (on the coordinator only, unknown to Citus).
+    #[default]
+    Plain,
+    /// Hash-distributed in shards over the workers.
+    Distributed {
+        /// The distribution column.
+        column: String,
+        /// Tables of one group have co-located shards: joins on their
+        /// distribution columns are pushed down whole.
+        colocation: u32,
+        /// Its number of shards (that of its group).
+        shards: u32,
+    },
+    /// Replicated whole to every node.
+    Reference,
+    /// A Citus local table: on the coordinator, but in Citus's metadata.
+    CitusLocal,
+}
+
+impl Placement {
+    pub fn is_distributed(&self) -> bool {
+        matches!(self, Placement::Distributed { .. })
+    }
+
+    /// The distribution column, for a distributed table.
+    pub fn column(&self) -> Option<&str> {
+        match self {
+            Placement::Distributed { column, .. } => Some(column),
+            _ => None,
+        }
+    }
 }
 
 impl PgTable {
@@ -54,6 +98,12 @@ pub struct PgSchema {
 }
 
 impl PgSchema {
+    /// Whether any table is distributed (Citus): queries must then join
+    /// distributed tables on their distribution columns.
+    pub fn has_distributed(&self) -> bool {
+        self.relations.iter().any(|t| t.placement.is_distributed())
+    }
+
     /// The core schema the runner and oracles see.
     pub fn to_core(&self) -> Schema {
         Schema {

@@ -167,6 +167,28 @@ impl ServerUrl {
         format!("{}:{}", self.host(), self.port())
     }
 
+    /// The same role and password on another server (a Citus worker, as
+    /// the coordinator's metadata names it).
+    pub fn on_node(&self, host: &str, port: u16) -> ServerUrl {
+        let mut c = Config::new();
+        if let Some(u) = self.config.get_user() {
+            c.user(u);
+        }
+        if let Some(p) = self.config.get_password() {
+            c.password(p);
+        }
+        if let Some(d) = self.config.get_dbname() {
+            c.dbname(d);
+        }
+        if let Some(t) = self.config.get_connect_timeout() {
+            c.connect_timeout(*t);
+        }
+        c.application_name("lancet");
+        c.host(host);
+        c.port(port);
+        ServerUrl { config: c }
+    }
+
     pub fn user(&self) -> String {
         self.config.get_user().unwrap_or_default().to_string()
     }

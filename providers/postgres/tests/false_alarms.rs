@@ -17,7 +17,7 @@ use lancet_oracles::tlp_group_by::TlpGroupBy;
 use lancet_oracles::tlp_having::TlpHaving;
 use lancet_postgres::database::PgDatabase;
 use lancet_postgres::dialect::DIALECT;
-use lancet_postgres::schema::{PgSchema, PgTable};
+use lancet_postgres::schema::{PgSchema, PgTable, Placement};
 use lancet_postgres::types::PgType;
 use lancet_postgres::PostgresProvider;
 use lancet_testkit::PgServer;
@@ -90,6 +90,8 @@ fn schema(relations: &[RelationSpec]) -> PgDatabase {
                 primary_key: None,
                 writable: *kind == RelationKind::Table,
                 inheritable: false,
+                placement: Placement::Plain,
+                twin: None,
             })
             .collect(),
     })
