@@ -15,8 +15,8 @@ use std::process::ExitCode;
     version,
     about = "Finds logic bugs in SQL database systems: queries that silently return wrong results",
     after_help = "Exit status: 0 no findings; 1 findings were written; 2 bad input, or lancet could not \
-start (nothing ran); 3 no findings, but the run ended early on an error (a worker stopped; the summary \
-says what failed), or an interrupted selftest or a cleanup that could not drop everything."
+start (nothing ran); 3 no findings, but lancet could not finish (a worker stopped on an error, a run \
+with a limit was interrupted), or an interrupted selftest or a cleanup that could not drop everything."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -166,7 +166,19 @@ struct TargetArgs {
     inject_fault: Option<String>,
 }
 
+/// `lancet fuzz --help`'s closing text: what a CI gate reads.
+const FUZZ_EXIT_STATUS: &str = "\
+Exit status:
+  0  no findings, and the run did what was asked
+  1  at least one finding was written
+  2  bad input: options, campaign file, URL, paths; no fuzzing ran
+  3  no findings, but lancet could not finish: a worker stopped on an error, or a signal
+     (Ctrl-C, SIGTERM, SIGHUP) came before the run's end (--timeout, --queries); a run with
+     neither ends by a signal, with 0
+A second signal quits at once with 130, without a summary.";
+
 #[derive(Args)]
+#[command(after_help = FUZZ_EXIT_STATUS)]
 struct FuzzArgs {
     /// A campaign file (TOML: dbms, url, oracle, threads, seed, timeout, queries, ...;
     /// see configs/). Options on the command line win over it.

@@ -151,6 +151,10 @@ pub struct Summary {
     /// Databases lancet created but could not drop (`lancet cleanup`
     /// retries them later), with the reason.
     pub leftover_databases: Vec<crate::databases::Leftover>,
+    /// Whether the run had no end of its own (no `--timeout`, `--queries`
+    /// or `--database`): a signal is then the way it ends, not a cut.
+    #[serde(skip)]
+    pub open_ended: bool,
 }
 
 /// A unique bug, as the summary lists it.
@@ -177,6 +181,8 @@ pub struct RunFacts<'a> {
     pub elapsed: Duration,
     pub stopped_by: StopReason,
     pub findings_dir: &'a Path,
+    /// No `--timeout`, `--queries` or `--database`: only a signal ends it.
+    pub open_ended: bool,
 }
 
 impl Summary {
@@ -220,6 +226,7 @@ impl Summary {
             warnings: Vec::new(),
             unstopped_workers: Vec::new(),
             leftover_databases: Vec::new(),
+            open_ended: facts.open_ended,
         }
     }
 
@@ -318,12 +325,20 @@ impl Summary {
         s
     }
 
-    /// The exit status of a run: 1 with findings; else 3 if a worker
-    /// stopped on an error; else 0.
+    /// Whether lancet could not finish the run: a worker stopped on an
+    /// error, or a signal came before the run's own end (an open-ended
+    /// run has none, so a signal is how it ends).
+    pub fn unfinished(&self) -> bool {
+        !self.failures.is_empty()
+            || (self.stopped_by == StopReason::Interrupted && !self.open_ended)
+    }
+
+    /// The exit status of a run: 1 with findings; else 3 if lancet could
+    /// not finish it; else 0.
     pub fn exit_code(&self) -> u8 {
         if self.findings > 0 {
             1
-        } else if !self.failures.is_empty() {
+        } else if self.unfinished() {
             3
         } else {
             0
