@@ -337,6 +337,8 @@ fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
                 .unwrap_or(&e.reproducer)
                 .display()
                 .to_string(),
+            relation: e.relation.clone(),
+            known: false,
         })
         .collect();
     lines.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
