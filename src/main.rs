@@ -177,7 +177,7 @@ Exit status:
   3  no new findings, but lancet could not finish: a worker stopped on an error, or a signal
      (Ctrl-C, SIGTERM, SIGHUP) came before the run's end (--timeout, --queries); a run with
      neither ends by a signal, with 0
-A second signal quits at once with 130, without a summary.";
+A second signal quits at once with 130, without a summary or JUnit report.";
 
 #[derive(Args)]
 #[command(after_help = FUZZ_EXIT_STATUS)]
@@ -224,6 +224,10 @@ struct FuzzArgs {
     /// Time limit for reducing one finding.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     reduce_time: u64,
+    /// Write a JUnit XML report here at the end of the run (a test case per
+    /// oracle, per new bug, per known bug); its directory must exist.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
     /// Reproducers of known open bugs (.sql with .json, as in a run's findings/),
     /// replayed at start-up: findings of those still open do not fail the run;
     /// those that pass are reported fixed.
@@ -316,6 +320,7 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
         args.target.url = args.target.url.take().or(c.url);
     }
     args.target.expected_errors = args.target.expected_errors.take().or(c.expected_errors);
+    args.junit = args.junit.take().or(c.junit);
     args.known = args.known.take().or(c.known);
     // The campaign file gets the same checks as the flags.
     if let Some(n) = c.threads.filter(|n| !(1..=1024).contains(n)) {

@@ -108,6 +108,19 @@ pub enum StopReason {
     Error,
 }
 
+impl StopReason {
+    /// As the summary says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Finished => "finished",
+            StopReason::Timeout => "timeout reached",
+            StopReason::Checks => "check limit reached",
+            StopReason::Interrupted => "interrupted",
+            StopReason::Error => "stopped by an error",
+        }
+    }
+}
+
 /// The summary of a run, as printed and as written by `--summary-json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -261,13 +274,7 @@ impl Summary {
     /// The summary as people read it.
     pub fn render(&self) -> String {
         let mut s = String::new();
-        let stopped = match self.stopped_by {
-            StopReason::Finished => "finished",
-            StopReason::Timeout => "timeout reached",
-            StopReason::Checks => "check limit reached",
-            StopReason::Interrupted => "interrupted",
-            StopReason::Error => "stopped by an error",
-        };
+        let stopped = self.stopped_by.describe();
         s.push_str(&format!(
             "lancet run {} ({}, {}): {stopped} after {:.1} s\n",
             self.run_id, self.dbms, self.dbms_version, self.elapsed_seconds

@@ -17,6 +17,9 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.summary_json {
         check_writable(path)?;
     }
+    if let Some(path) = &args.junit {
+        lancet::junit::check_target(path)?;
+    }
     let provider = make_provider(t)?;
     let known = match &args.known {
         Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,
@@ -76,6 +79,11 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     })?;
     known.apply(&mut summary);
     publish(&summary, &run_dir, args.summary_json.as_ref());
+    if let Some(path) = &args.junit {
+        if let Err(e) = lancet::junit::write(path, &summary) {
+            eprintln!("lancet: {e:#}");
+        }
+    }
     Ok(ExitCode::from(summary.exit_code()))
 }
 
