@@ -28,6 +28,10 @@ pub struct Campaign {
     pub reduce: Option<bool>,
     /// Seconds per finding.
     pub reduce_time: Option<u64>,
+    /// A JUnit XML report of the run, relative to the campaign file.
+    pub junit: Option<PathBuf>,
+    /// Reproducers of known open bugs, relative to the campaign file.
+    pub known: Option<PathBuf>,
 }
 
 impl Campaign {
@@ -38,6 +42,8 @@ impl Campaign {
             .with_context(|| format!("{} is not a valid campaign file", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         c.expected_errors = c.expected_errors.map(|p| base.join(p));
+        c.junit = c.junit.map(|p| base.join(p));
+        c.known = c.known.map(|p| base.join(p));
         Ok(c)
     }
 }

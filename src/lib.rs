@@ -7,6 +7,8 @@ pub mod cleanup;
 pub mod databases;
 pub mod dedup;
 pub mod findings;
+pub mod junit;
+pub mod known;
 pub mod ledger;
 pub mod leftovers;
 pub mod reduce;

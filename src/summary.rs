@@ -108,6 +108,19 @@ pub enum StopReason {
     Error,
 }
 
+impl StopReason {
+    /// As the summary says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Finished => "finished",
+            StopReason::Timeout => "timeout reached",
+            StopReason::Checks => "check limit reached",
+            StopReason::Interrupted => "interrupted",
+            StopReason::Error => "stopped by an error",
+        }
+    }
+}
+
 /// The summary of a run, as printed and as written by `--summary-json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -151,6 +164,16 @@ pub struct Summary {
     /// Databases lancet created but could not drop (`lancet cleanup`
     /// retries them later), with the reason.
     pub leftover_databases: Vec<crate::databases::Leftover>,
+    /// Of `findings`, those of known open bugs (`--known`): on disk like
+    /// the others, but they do not fail the run.
+    pub known_findings: u64,
+    /// The known open bugs (`--known`) as replayed at start-up: still
+    /// open, or fixed.
+    pub known_bugs: Vec<KnownBugLine>,
+    /// Whether the run had no end of its own (no `--timeout`, `--queries`
+    /// or `--database`): a signal is then the way it ends, not a cut.
+    #[serde(skip)]
+    pub open_ended: bool,
 }
 
 /// A unique bug, as the summary lists it.
@@ -163,6 +186,26 @@ pub struct BugLine {
     pub statements: usize,
     pub reduced: bool,
     pub reproducer: String,
+    /// The relation that broke (logic findings).
+    pub relation: Option<String>,
+    /// Whether this is a known open bug (`--known`).
+    pub known: bool,
+}
+
+/// A known open bug (`--known`), as the summary lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct KnownBugLine {
+    pub signature: String,
+    pub kind: String,
+    pub oracle: Option<String>,
+    /// The known reproducer that was replayed.
+    pub reproducer: String,
+    /// It no longer reproduces.
+    pub fixed: bool,
+    /// What replaying it at start-up showed.
+    pub replay: String,
+    /// Findings of it in this run.
+    pub findings: u64,
 }
 
 /// What a summary states about the run besides its counters.
@@ -177,6 +220,8 @@ pub struct RunFacts<'a> {
     pub elapsed: Duration,
     pub stopped_by: StopReason,
     pub findings_dir: &'a Path,
+    /// No `--timeout`, `--queries` or `--database`: only a signal ends it.
+    pub open_ended: bool,
 }
 
 impl Summary {
@@ -220,19 +265,16 @@ impl Summary {
             warnings: Vec::new(),
             unstopped_workers: Vec::new(),
             leftover_databases: Vec::new(),
+            known_findings: 0,
+            known_bugs: Vec::new(),
+            open_ended: facts.open_ended,
         }
     }
 
     /// The summary as people read it.
     pub fn render(&self) -> String {
         let mut s = String::new();
-        let stopped = match self.stopped_by {
-            StopReason::Finished => "finished",
-            StopReason::Timeout => "timeout reached",
-            StopReason::Checks => "check limit reached",
-            StopReason::Interrupted => "interrupted",
-            StopReason::Error => "stopped by an error",
-        };
+        let stopped = self.stopped_by.describe();
         s.push_str(&format!(
             "lancet run {} ({}, {}): {stopped} after {:.1} s\n",
             self.run_id, self.dbms, self.dbms_version, self.elapsed_seconds
@@ -282,15 +324,29 @@ impl Summary {
             ));
             for b in &self.bugs {
                 s.push_str(&format!(
-                    "    {}  x{:<4} {:<16} {:>3} statements{}  {}\n",
+                    "    {}  x{:<4} {:<16} {:>3} statements{}  {}{}\n",
                     b.signature,
                     b.count,
                     b.oracle.as_deref().unwrap_or(&b.kind),
                     b.statements,
                     if b.reduced { " (reduced)" } else { "" },
-                    b.reproducer
+                    b.reproducer,
+                    if b.known { "  (known open bug)" } else { "" }
                 ));
             }
+        }
+        if self.known_findings > 0 {
+            s.push_str(&format!(
+                "  known       {} finding(s) of {} known open bug(s) (do not fail the gate)\n",
+                self.known_findings,
+                self.bugs.iter().filter(|b| b.known).count()
+            ));
+        }
+        for k in self.known_bugs.iter().filter(|k| k.fixed) {
+            s.push_str(&format!(
+                "  FIXED       known bug {} ({}) is fixed: it no longer reproduces ({})\n",
+                k.signature, k.reproducer, k.replay
+            ));
         }
         for f in &self.failures {
             s.push_str(&format!("  FAILED      {f}\n"));
@@ -318,12 +374,25 @@ impl Summary {
         s
     }
 
-    /// The exit status of a run: 1 with findings; else 3 if a worker
-    /// stopped on an error; else 0.
+    /// Findings that are not of a known open bug: what fails a CI gate.
+    pub fn new_findings(&self) -> u64 {
+        self.findings.saturating_sub(self.known_findings)
+    }
+
+    /// Whether lancet could not finish the run: a worker stopped on an
+    /// error, or a signal came before the run's own end (an open-ended
+    /// run has none, so a signal is how it ends).
+    pub fn unfinished(&self) -> bool {
+        !self.failures.is_empty()
+            || (self.stopped_by == StopReason::Interrupted && !self.open_ended)
+    }
+
+    /// The exit status of a run: 1 with new findings (findings of known
+    /// open bugs do not count); else 3 if lancet could not finish it; else 0.
     pub fn exit_code(&self) -> u8 {
-        if self.findings > 0 {
+        if self.new_findings() > 0 {
             1
-        } else if !self.failures.is_empty() {
+        } else if self.unfinished() {
             3
         } else {
             0

@@ -6,25 +6,8 @@ mod common;
 use common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-
-fn spawn_fuzz(out: &Path, extra: &[&str]) -> Child {
-    let mut args = vec![
-        "fuzz",
-        "--status-interval",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    lancet()
-        .args(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting lancet")
-}
 
 #[test]
 fn sigterm_and_sighup_end_a_run_with_its_summary() {

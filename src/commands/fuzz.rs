@@ -17,7 +17,14 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.summary_json {
         check_writable(path)?;
     }
+    if let Some(path) = &args.junit {
+        lancet::junit::check_target(path)?;
+    }
     let provider = make_provider(t)?;
+    let known = match &args.known {
+        Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,
+        None => Vec::new(),
+    };
     let oracles = Arc::new(oracle_set(&t.oracle)?);
     let seed = args.seed.unwrap_or_else(default_seed);
     let token = RunToken::new();
@@ -61,7 +68,8 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
     databases.set_fault(fault(&t.inject_fault)?);
-    let summary = runner::run(RunSetup {
+    let known = replay_known(known, &databases, args.known.as_deref())?;
+    let mut summary = runner::run(RunSetup {
         provider,
         oracles,
         options,
@@ -69,8 +77,33 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         databases,
         stop,
     })?;
+    known.apply(&mut summary);
     publish(&summary, &run_dir, args.summary_json.as_ref());
+    if let Some(path) = &args.junit {
+        if let Err(e) = lancet::junit::write(path, &summary) {
+            eprintln!("lancet: {e:#}");
+        }
+    }
     Ok(ExitCode::from(summary.exit_code()))
+}
+
+/// Replays the known bugs before the run, through the run's databases and
+/// planted fault, and says what it found.
+fn replay_known(
+    known: Vec<lancet::known::KnownBug>,
+    databases: &Databases,
+    dir: Option<&std::path::Path>,
+) -> anyhow::Result<lancet::known::KnownBugs> {
+    let Some(dir) = dir else {
+        return Ok(lancet::known::KnownBugs::default());
+    };
+    let known = lancet::known::KnownBugs::replay(known, databases)?;
+    let (open, fixed) = known.counts();
+    eprintln!(
+        "lancet: known bugs in {}: {open} still open, {fixed} fixed",
+        dir.display()
+    );
+    Ok(known)
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {

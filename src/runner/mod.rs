@@ -305,6 +305,9 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         elapsed: start.elapsed(),
         stopped_by: stop_reason,
         findings_dir: shared.writer.dir(),
+        open_ended: options.timeout.is_none()
+            && options.max_checks.is_none()
+            && options.only_database.is_none(),
     };
     let mut summary = Summary::new(&facts, &shared.counters);
     let index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
@@ -334,6 +337,8 @@ fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
                 .unwrap_or(&e.reproducer)
                 .display()
                 .to_string(),
+            relation: e.relation.clone(),
+            known: false,
         })
         .collect();
     lines.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));

@@ -74,7 +74,8 @@ pub(super) fn handle(
             let seen = if count > 1 {
                 format!("seen {count} times")
             } else {
-                "new".to_string()
+                // Not "new": it may be a known open bug (`--known`).
+                "first in this run".to_string()
             };
             eprintln!(
                 "lancet: reduced {before} -> {after} statements in {seconds:.1} s; bug {signature} ({seen})\n        reduced reproducer: {}",

@@ -91,6 +91,25 @@ pub fn fuzz_into(out: &Path, args: &[&str]) -> Output {
     run(&all)
 }
 
+/// Starts `lancet fuzz --status-interval 0 --out OUT ARGS` with its
+/// output piped, for tests that signal it.
+pub fn spawn_fuzz(out: &Path, extra: &[&str]) -> std::process::Child {
+    let mut args = vec![
+        "fuzz",
+        "--status-interval",
+        "0",
+        "--out",
+        out.to_str().expect("UTF-8 path"),
+    ];
+    args.extend_from_slice(extra);
+    lancet()
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting lancet")
+}
+
 /// Sends `kill -SIG` to a process.
 pub fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")

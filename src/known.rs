@@ -1,0 +1,207 @@
+//! Known open bugs of a CI gate (`lancet fuzz --known DIR`): reproducers
+//! lancet wrote earlier (a run's `findings/`, or a copy kept with the
+//! code), replayed at start-up on the target through the run's own
+//! databases (so through the run's planted fault, if any).
+//!
+//! One that still fails makes its signatures known: a finding of this run
+//! with such a signature is written as usual but does not fail the gate,
+//! since the bug is already reported. One that now passes is reported
+//! fixed, so that its reproducer can become a regression test. Bugs are
+//! matched by signature (`dedup`), the identity the findings index uses.
+
+use crate::databases::Databases;
+use crate::findings::{Finding, FindingKind};
+use crate::replay::Replayed;
+use crate::summary::{KnownBugLine, Summary};
+use anyhow::{bail, Context};
+use lancet_core::Dialect;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One known bug: a reproducer and, when the directory has it, its
+/// reduced version (`X.sql` and `X.reduced.sql` are one bug).
+pub struct KnownBug {
+    /// The file replayed: the reduced one if there is one (smaller, and
+    /// its signature is the one a run's reduced finding gets).
+    pub reproducer: PathBuf,
+    /// The signatures of its files, the replayed one's first: a finding
+    /// with any of them is this bug (unreduced findings of a run with the
+    /// same seed keep the unreduced signature).
+    pub signatures: Vec<String>,
+    pub kind: FindingKind,
+    pub oracle: Option<String>,
+    finding: Finding,
+}
+
+/// The files in a known-bugs directory that make up one bug.
+#[derive(Default)]
+struct Files {
+    plain: Option<PathBuf>,
+    reduced: Option<PathBuf>,
+}
+
+/// Reads the known bugs in `dir`: every reproducer (`.sql` with its
+/// `.json` record) at its top level, the run's index and `pending/` aside.
+/// A file that is not a reproducer of `dbms` whose record fits its oracle
+/// is an error naming it: a gate must not silently ignore a known bug.
+pub fn load(dir: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Vec<KnownBug>> {
+    if !dir.is_dir() {
+        bail!(
+            "the known-bugs directory {} does not exist (or is not a directory)",
+            dir.display()
+        );
+    }
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the known-bugs directory {}", dir.display()))?;
+    let mut groups: BTreeMap<String, Files> = BTreeMap::new();
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot read the known-bugs directory {}", dir.display()))?
+            .path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Some(stem) = name
+            .strip_suffix(".sql")
+            .or_else(|| name.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        if name.starts_with("index.") || !path.is_file() {
+            continue;
+        }
+        let (base, reduced) = match stem.strip_suffix(".reduced") {
+            Some(base) => (base, true),
+            None => (stem, false),
+        };
+        let files = groups.entry(base.to_string()).or_default();
+        let slot = if reduced {
+            &mut files.reduced
+        } else {
+            &mut files.plain
+        };
+        // The `.sql` when there is one: it is read as the user may have edited it.
+        if slot.is_none() || name.ends_with(".sql") {
+            *slot = Some(path);
+        }
+    }
+    groups
+        .into_values()
+        .map(|files| {
+            let mut loaded = Vec::new();
+            for path in files.reduced.iter().chain(&files.plain) {
+                loaded.push((path.clone(), load_one(path, dbms, dialect)?));
+            }
+            let signatures = loaded
+                .iter()
+                .map(|(_, f)| {
+                    f.signature
+                        .clone()
+                        .unwrap_or_else(|| crate::dedup::signature(f, dialect))
+                })
+                .collect();
+            let (reproducer, finding) = loaded.swap_remove(0);
+            Ok(KnownBug {
+                reproducer,
+                signatures,
+                kind: finding.kind,
+                oracle: finding.oracle.clone(),
+                finding,
+            })
+        })
+        .collect()
+}
+
+/// Reads one known reproducer and checks that this run can replay it.
+fn load_one(path: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Finding> {
+    let context = || format!("known bug {} cannot be used", path.display());
+    let finding = Finding::load(path).with_context(context)?;
+    if finding.dbms != dbms {
+        bail!(
+            "known bug {} is a reproducer for {}; this run tests {dbms}",
+            path.display(),
+            finding.dbms
+        );
+    }
+    crate::replay::check_case(&finding, dialect).with_context(context)?;
+    Ok(finding)
+}
+
+/// The known bugs after their replay at start-up.
+#[derive(Default)]
+pub struct KnownBugs {
+    bugs: Vec<(KnownBug, Replayed)>,
+}
+
+impl KnownBugs {
+    /// Replays each known bug on a fresh database of `databases`. A
+    /// reproducer that cannot be replayed (a setup statement fails now) is
+    /// an error naming it: whether the bug is open cannot be told.
+    pub fn replay(bugs: Vec<KnownBug>, databases: &Databases) -> anyhow::Result<KnownBugs> {
+        let mut replayed = Vec::new();
+        for bug in bugs {
+            let outcome = crate::replay::replay(&bug.finding, databases).with_context(|| {
+                format!("known bug {} cannot be replayed", bug.reproducer.display())
+            })?;
+            replayed.push((bug, outcome));
+        }
+        Ok(KnownBugs { bugs: replayed })
+    }
+
+    /// How many are still open, and how many are fixed.
+    pub fn counts(&self) -> (usize, usize) {
+        let open = self
+            .bugs
+            .iter()
+            .filter(|(_, r)| matches!(r, Replayed::StillFails { .. }))
+            .count();
+        (open, self.bugs.len() - open)
+    }
+
+    /// Whether `signature` is that of a known bug that is still open.
+    pub fn is_open(&self, signature: &str) -> bool {
+        self.bugs.iter().any(|(bug, r)| {
+            matches!(r, Replayed::StillFails { .. })
+                && bug.signatures.iter().any(|s| s == signature)
+        })
+    }
+
+    /// Marks the run's findings of known open bugs in `summary` (they do
+    /// not fail the run) and lists the known bugs, open and fixed.
+    pub fn apply(&self, summary: &mut Summary) {
+        for line in &mut summary.bugs {
+            line.known = self.is_open(&line.signature);
+        }
+        summary.known_findings = summary
+            .bugs
+            .iter()
+            .filter(|b| b.known)
+            .map(|b| b.count)
+            .sum();
+        summary.known_bugs = self
+            .bugs
+            .iter()
+            .map(|(bug, replayed)| {
+                let (fixed, why) = match replayed {
+                    Replayed::StillFails { why, .. } => (false, why.clone()),
+                    Replayed::Passes(why) => (true, why.clone()),
+                };
+                KnownBugLine {
+                    signature: bug.signatures[0].clone(),
+                    kind: bug.kind.name().to_string(),
+                    oracle: bug.oracle.clone(),
+                    reproducer: bug.reproducer.display().to_string(),
+                    fixed,
+                    replay: why,
+                    findings: summary
+                        .bugs
+                        .iter()
+                        .filter(|b| !fixed && bug.signatures.contains(&b.signature))
+                        .map(|b| b.count)
+                        .sum(),
+                }
+            })
+            .collect();
+    }
+}
