@@ -123,6 +123,10 @@ pub struct Databases {
     /// Created and not dropped: in use, or waiting for a retried drop.
     live: Mutex<Vec<OwnedDatabase>>,
     pending: Mutex<Vec<PendingDrop>>,
+    /// Drops taken off `pending` and not yet done: the end of a run waits
+    /// for them, or a process that exits mid-drop leaves a database on
+    /// some nodes of a cluster.
+    dropping: Mutex<Vec<String>>,
     /// Databases whose drop the provider refused as not ours (never retried).
     refused: Mutex<Vec<Leftover>>,
     /// Whether drops are left to a dropper thread ([`Databases::dropper`])
@@ -149,6 +153,7 @@ impl Databases {
             next: AtomicU64::new(0),
             live: Mutex::new(Vec::new()),
             pending: Mutex::new(Vec::new()),
+            dropping: Mutex::new(Vec::new()),
             refused: Mutex::new(Vec::new()),
             background: AtomicBool::new(false),
             fault: Mutex::new(None),
@@ -373,11 +378,25 @@ impl Databases {
                 .filter(|(_, p)| p.next_try <= now && (p.attempts == 0) == (lane == Lane::First))
                 .min_by_key(|(_, p)| p.next_try)
                 .map(|(i, _)| i);
-            pos.map(|i| pending.swap_remove(i))
+            let next = pos.map(|i| pending.swap_remove(i));
+            if let Some(p) = &next {
+                // Still under the lock of `pending`: no one sees the drop
+                // in neither list.
+                self.dropping
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(p.db.name.clone());
+            }
+            next
         };
         match next {
             Some(p) => {
+                let name = p.db.name.clone();
                 self.drop_or_queue(p.db, p.attempts);
+                let mut dropping = self.dropping.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(i) = dropping.iter().position(|n| *n == name) {
+                    dropping.swap_remove(i);
+                }
                 true
             }
             None => false,
@@ -389,12 +408,23 @@ impl Databases {
     fn drain_lane(&self, lane: Lane, until: &AtomicBool, deadline: Option<Instant>) {
         while !until.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
             if !self.drop_one_due(lane) {
-                if deadline.is_some() && !self.has_pending(lane, deadline) {
+                if deadline.is_some() && !self.has_pending(lane, deadline) && !self.is_dropping() {
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
+    }
+
+    /// Whether some thread is in the middle of a drop (whose failure
+    /// would queue a retry).
+    fn is_dropping(&self) -> bool {
+        let _pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        !self
+            .dropping
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 
     /// Whether a drop of `lane` waits that is due before `deadline`.
@@ -451,6 +481,7 @@ impl Databases {
     /// Every database still there, with why.
     fn leftovers(&self) -> Vec<Leftover> {
         let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let dropping = self.dropping.lock().unwrap_or_else(|e| e.into_inner());
         let mut left: Vec<Leftover> = self
             .live
             .lock()
@@ -459,7 +490,11 @@ impl Databases {
             .map(|db| Leftover {
                 name: db.name.clone(),
                 why: pending.iter().find(|p| &p.db == db).map_or(
-                    "in use, or being dropped, when the run ended".into(),
+                    if dropping.contains(&db.name) {
+                        "its drop had not finished when the run ended".into()
+                    } else {
+                        "in use when the run ended".into()
+                    },
                     |p| {
                         if p.attempts == 0 {
                             "its drop had not been tried yet when the run ended".into()

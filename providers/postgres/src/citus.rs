@@ -218,7 +218,7 @@ impl Flavor for Citus {
     }
 
     fn database_setup(&self) -> Vec<String> {
-        let mut v = vec!["CREATE EXTENSION citus".to_string()];
+        let mut v = vec!["CREATE EXTENSION IF NOT EXISTS citus".to_string()];
         if let Some((host, port)) = &self.coordinator {
             v.push(format!(
                 "SELECT citus_set_coordinator_host('{}', {port})",

@@ -158,6 +158,10 @@ pub struct PostgresProvider {
     time_limit: Duration,
     flavor: Box<dyn Flavor>,
     version: String,
+    /// One database set-up at a time: registering Citus workers rewrites
+    /// the role on every worker, and two at once fail with "tuple
+    /// concurrently updated".
+    setup_lock: std::sync::Mutex<()>,
 }
 
 /// Only names lancet made may be created or dropped.
@@ -242,6 +246,7 @@ impl PostgresProvider {
             time_limit: Duration::from_secs(2),
             flavor,
             version,
+            setup_lock: std::sync::Mutex::new(()),
         })
     }
 
@@ -295,8 +300,9 @@ impl PostgresProvider {
                 PgConnection::open(&self.url.config_for(name), ADMIN_LIMIT).map_err(|e| {
                     anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
                 })?;
+            let _one_at_a_time = self.setup_lock.lock().unwrap_or_else(|e| e.into_inner());
             for stmt in setup {
-                conn.execute(&stmt).map_err(|e| {
+                run_setup_statement(&mut conn, &stmt).map_err(|e| {
                     anyhow::Error::new(e).context(format!("cannot prepare database {name}"))
                 })?;
             }
@@ -304,6 +310,29 @@ impl PostgresProvider {
         PgConnection::open(&self.url.config_for(name), self.time_limit).map_err(|e| {
             anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
         })
+    }
+}
+
+/// Runs one statement of a database's set-up, again after a short wait
+/// when it fails: another process setting up a database on the same
+/// cluster at the same moment makes the statement fail once (the
+/// statements are idempotent).
+fn run_setup_statement(conn: &mut PgConnection, stmt: &str) -> Result<(), lancet_core::DbError> {
+    const ATTEMPTS: u32 = 5;
+    let mut attempt = 0;
+    loop {
+        match conn.execute(stmt) {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt + 1 < ATTEMPTS && e.kind == lancet_core::FailureKind::Statement => {
+                log::debug!(
+                    "set-up statement {stmt} failed ({}); trying again",
+                    e.message
+                );
+                std::thread::sleep(Duration::from_millis(100 << attempt));
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -382,9 +411,23 @@ impl Provider for PostgresProvider {
         // The URL's server first: a Citus coordinator's database holds the
         // metadata that points at the workers' copies.
         let force = self.flavor.drop_with_force();
+        let started = std::time::Instant::now();
         let mut dropped = nodes::drop_on(&self.url, &db.name, oids.main.as_deref(), force)?;
+        log::debug!(
+            "dropped {} on {} in {:?}",
+            db.name,
+            self.url.host_port(),
+            started.elapsed()
+        );
         for node in self.flavor.other_nodes() {
+            let started = std::time::Instant::now();
             dropped |= nodes::drop_on(&node, &db.name, oids.on(&node.host_port()), force)?;
+            log::debug!(
+                "dropped {} on {} in {:?}",
+                db.name,
+                node.host_port(),
+                started.elapsed()
+            );
         }
         Ok(dropped)
     }
