@@ -127,6 +127,9 @@ pub struct Databases {
     /// for them, or a process that exits mid-drop leaves a database on
     /// some nodes of a cluster.
     dropping: Mutex<Vec<String>>,
+    /// Databases a reduction candidate used, kept to be emptied and used
+    /// again ([`Databases::create_reusable`]) rather than dropped.
+    spare: Mutex<Vec<OwnedDatabase>>,
     /// Databases whose drop the provider refused as not ours (never retried).
     refused: Mutex<Vec<Leftover>>,
     /// Whether drops are left to a dropper thread ([`Databases::dropper`])
@@ -154,6 +157,7 @@ impl Databases {
             live: Mutex::new(Vec::new()),
             pending: Mutex::new(Vec::new()),
             dropping: Mutex::new(Vec::new()),
+            spare: Mutex::new(Vec::new()),
             refused: Mutex::new(Vec::new()),
             background: AtomicBool::new(false),
             fault: Mutex::new(None),
@@ -230,20 +234,7 @@ impl Databases {
             match self.provider.create_database(&id) {
                 Ok(created) => {
                     self.adopt(&created.owned);
-                    let conn: Box<dyn Connection> = match self.fault() {
-                        Some(f) => Box::new(FaultyConnection::new(created.conn, f)),
-                        None => created.conn,
-                    };
-                    let provider = &*self.provider;
-                    return Ok(Scratch {
-                        session: Some(Session::new(
-                            conn,
-                            provider.dialect(),
-                            provider.expected_errors(),
-                        )),
-                        owned: created.owned,
-                        databases: self,
-                    });
+                    return Ok(self.scratch(created.conn, created.owned, false));
                 }
                 Err(e) => {
                     if !matches!(
@@ -279,6 +270,80 @@ impl Databases {
                     }
                 }
             }
+        }
+    }
+
+    /// Like [`Databases::create`], but the database may be one an earlier
+    /// reusable scratch used, emptied by the provider, and it is kept for
+    /// the next one when done. For reduction candidates only: whatever a
+    /// provider's reset does not undo could change a result, so a
+    /// reduction's final replay uses [`Databases::create`].
+    pub fn create_reusable(
+        &self,
+        purpose: Purpose,
+        thread: u32,
+        index: u64,
+    ) -> anyhow::Result<Scratch<'_>> {
+        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        if let Some(owned) = spare {
+            match self.provider.reset_database(&owned) {
+                Ok(Some(conn)) => {
+                    return Ok(self.scratch(conn, owned, true));
+                }
+                Ok(None) => self.release(owned),
+                Err(e) => {
+                    log::debug!("{e:#}; making a new database instead");
+                    self.release(owned);
+                }
+            }
+        }
+        let mut scratch = self.create(purpose, thread, index)?;
+        scratch.reusable = true;
+        Ok(scratch)
+    }
+
+    /// A scratch on `conn`, through the planted fault if there is one.
+    fn scratch(
+        &self,
+        conn: Box<dyn Connection>,
+        owned: OwnedDatabase,
+        reusable: bool,
+    ) -> Scratch<'_> {
+        let conn: Box<dyn Connection> = match self.fault() {
+            Some(f) => Box::new(FaultyConnection::new(conn, f)),
+            None => conn,
+        };
+        let provider = &*self.provider;
+        Scratch {
+            session: Some(Session::new(
+                conn,
+                provider.dialect(),
+                provider.expected_errors(),
+            )),
+            owned,
+            databases: self,
+            reusable,
+        }
+    }
+
+    /// Takes back a reusable scratch's database: kept as a spare (two at
+    /// most), or dropped.
+    fn give_back(&self, db: OwnedDatabase) {
+        const SPARES: usize = 2;
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARES {
+            spare.push(db);
+        } else {
+            drop(spare);
+            self.release(db);
+        }
+    }
+
+    /// Drops the spares (at the end, or when the last user goes).
+    fn release_spares(&self) {
+        let spares = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        for db in spares {
+            self.release(db);
         }
     }
 
@@ -446,6 +511,7 @@ impl Databases {
     /// databases of workers that did not stop, refused drops) with why.
     pub fn finish(self: &Arc<Self>, within: Duration) -> Vec<Leftover> {
         let deadline = Instant::now() + within;
+        self.release_spares();
         for p in self
             .pending
             .lock()
@@ -524,6 +590,8 @@ pub struct Scratch<'a> {
     session: Option<Session<'a>>,
     owned: OwnedDatabase,
     databases: &'a Databases,
+    /// Kept as a spare when done rather than dropped.
+    reusable: bool,
 }
 
 impl<'a> Scratch<'a> {
@@ -548,7 +616,11 @@ impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         // The connection closes before the drop, which waits for it.
         drop(self.session.take());
-        self.databases.release(self.owned.clone());
+        if self.reusable {
+            self.databases.give_back(self.owned.clone());
+        } else {
+            self.databases.release(self.owned.clone());
+        }
     }
 }
 
@@ -569,6 +641,17 @@ pub fn is_not_ours(e: &anyhow::Error) -> bool {
             Some(DatabaseError::NotOurs { .. })
         )
     })
+}
+
+impl Drop for Databases {
+    /// Commands that never call [`Databases::finish`] (`reduce`, `replay`)
+    /// still drop their spares.
+    fn drop(&mut self) {
+        let spares = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        for db in spares {
+            self.drop_or_queue(db, 0);
+        }
+    }
 }
 
 #[cfg(test)]

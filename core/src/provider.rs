@@ -214,6 +214,17 @@ pub trait Provider: Send + Sync {
     /// [`DatabaseError::NotOurs`]). `Ok(false)` if it no longer exists.
     /// Nothing to do for in-memory databases.
     fn drop_database(&self, db: &OwnedDatabase) -> anyhow::Result<bool>;
+    /// Empties a database this run created and used, so that it can serve
+    /// as a fresh one again, and connects to it; `Ok(None)` if the
+    /// provider cannot (then a new database is made). Reduction tries
+    /// hundreds of candidates, and creating a database on every node of a
+    /// cluster for each costs more than the candidate itself.
+    fn reset_database(
+        &self,
+        _db: &OwnedDatabase,
+    ) -> anyhow::Result<Option<Box<dyn crate::Connection>>> {
+        Ok(None)
+    }
     /// Where this provider's databases live, for ledgers and messages:
     /// `user@host:port` for a server (never a password), `None` for an
     /// embedded DBMS whose databases vanish with the process.

@@ -33,6 +33,10 @@ pub struct Reducer<'a> {
     databases: &'a Databases,
     time_limit: Duration,
     abort: Option<&'a AtomicBool>,
+    /// Whether candidates may run on a database an earlier candidate used
+    /// (emptied by the provider): off for the first and the final replay,
+    /// which must show the bug on a database made for it.
+    reuse: std::cell::Cell<bool>,
 }
 
 /// The outcome of one reduction.
@@ -105,6 +109,7 @@ impl<'a> Reducer<'a> {
             databases,
             time_limit: Duration::from_secs(60),
             abort: None,
+            reuse: std::cell::Cell::new(false),
         }
     }
 
@@ -123,10 +128,13 @@ impl<'a> Reducer<'a> {
     /// the run (the planted fault included), then drops the database.
     /// `None` if no database could be made.
     fn on_fresh_database<R>(&self, f: impl FnOnce(&mut Session) -> R) -> Option<R> {
-        let mut scratch = self
-            .databases
-            .create(Purpose::Reduce, 0, self.databases.next_index())
-            .ok()?;
+        let index = self.databases.next_index();
+        let mut scratch = if self.reuse.get() {
+            self.databases.create_reusable(Purpose::Reduce, 0, index)
+        } else {
+            self.databases.create(Purpose::Reduce, 0, index)
+        }
+        .ok()?;
         Some(f(scratch.session()))
     }
 
@@ -196,6 +204,7 @@ impl<'a> Reducer<'a> {
 
         let mut case = case;
         let mut statement = original.queries.first().map(|q| q.sql.clone());
+        self.reuse.set(true);
         // Statements an oracle's case was computed against stay as they are.
         let pinned: Vec<String> = match (&target, &case) {
             (Target::Logic { oracle, .. }, Some(c)) if oracle.case_depends_on_schema() => {
@@ -298,7 +307,9 @@ impl<'a> Reducer<'a> {
             }
         }
 
-        // The reduced finding, from a final replay of exactly what is written.
+        // The reduced finding, from a final replay of exactly what is
+        // written, on a database made for it.
+        self.reuse.set(false);
         finding.setup = setup;
         match (&target, &case) {
             (Target::Logic { oracle, .. }, Some(c)) => {

@@ -32,7 +32,7 @@ use anyhow::bail;
 use connection::PgConnection;
 use lancet_core::{
     Connection, CreatedDatabase, DatabaseError, DatabaseId, Dialect, ExecError, ExpectedErrors,
-    GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session,
+    GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session, TWIN_SCHEMA,
 };
 use schema::{PgTable, Placement};
 use std::time::Duration;
@@ -313,6 +313,22 @@ impl PostgresProvider {
     }
 }
 
+/// Drops every relation of schema `public` that no extension owns (the
+/// public schema itself stays: Citus keeps views in it, and dropping it
+/// fails on Citus local tables with XX000 "cache lookup failed for
+/// pg_dist_local_group"). Names, not oids: a CASCADE may have dropped a
+/// later one already.
+const DROP_GENERATED_RELATIONS: &str = "DO $$DECLARE r record; BEGIN \
+    FOR r IN SELECT format('%I.%I', n.nspname, c.relname) AS rel, c.relkind \
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm') AND NOT c.relispartition \
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass \
+          AND d.objid = c.oid AND d.deptype = 'e') \
+    LOOP EXECUTE format(CASE r.relkind WHEN 'v' THEN 'DROP VIEW IF EXISTS %s CASCADE' \
+      WHEN 'm' THEN 'DROP MATERIALIZED VIEW IF EXISTS %s CASCADE' \
+      ELSE 'DROP TABLE IF EXISTS %s CASCADE' END, r.rel); \
+    END LOOP; END$$";
+
 /// Runs one statement of a database's set-up, again after a short wait
 /// when it fails: another process setting up a database on the same
 /// cluster at the same moment makes the statement fail once (the
@@ -430,6 +446,27 @@ impl Provider for PostgresProvider {
             );
         }
         Ok(dropped)
+    }
+
+    fn reset_database(&self, db: &OwnedDatabase) -> anyhow::Result<Option<Box<dyn Connection>>> {
+        ensure_ours(&db.name)?;
+        let config = self.url.config_for(&db.name);
+        let cannot = |e: lancet_core::DbError| {
+            anyhow::Error::new(e).context(format!("cannot empty database {}", db.name))
+        };
+        // Everything lancet generates is a relation of these two schemas
+        // or hangs on one (indexes, statistics; Citus drops shards with
+        // their tables); settings are the session's, and the session is new.
+        let mut admin = PgConnection::open(&config, ADMIN_LIMIT).map_err(cannot)?;
+        for stmt in [
+            format!("DROP SCHEMA IF EXISTS {TWIN_SCHEMA} CASCADE"),
+            DROP_GENERATED_RELATIONS.to_string(),
+        ] {
+            admin.execute(&stmt).map_err(cannot)?;
+        }
+        drop(admin);
+        let conn = PgConnection::open(&config, self.time_limit).map_err(cannot)?;
+        Ok(Some(Box::new(conn)))
     }
 
     fn server(&self) -> Option<String> {
