@@ -7,9 +7,13 @@
 //! starts `postgres` on 127.0.0.1 on a free port, as the `postgres` user
 //! when the tests run as root (the server refuses root). Dropping the value
 //! stops the server and removes the directory, also when a test panics.
+//! [`CitusCluster`] is three of them, made into a Citus cluster.
 
+pub mod citus;
 pub mod printer;
 pub mod standard;
+
+pub use citus::CitusCluster;
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};

@@ -26,14 +26,14 @@
 use lancet_core::{DbError, FailureKind, KnobSetting, Row, Value};
 use std::future::Future;
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
-use tokio_postgres::error::SqlState;
+use tokio_postgres::error::{Severity, SqlState};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage};
+use tokio_postgres::{AsyncMessage, CancelToken, Client, Config, NoTls, SimpleQueryMessage};
 
 /// Settings every lancet session starts with, so that results do not depend
 /// on the server's configuration.
@@ -72,6 +72,13 @@ pub struct PgConnection {
     time_limit: Duration,
     /// The optimizer configuration in force (knobs turned off).
     knobs: KnobSetting,
+    /// Warnings the server sent (SQLSTATE, message), collected by the
+    /// connection's task.
+    warnings: Arc<Mutex<Vec<(String, String)>>>,
+    /// Prefixes of warnings that say a query's result is wrong (Citus:
+    /// "Query could not find the intermediate result file"): such a query
+    /// fails with the warning instead of returning its rows.
+    failing_warnings: Vec<String>,
     /// Runs the connection's task, only inside this connection's calls.
     /// Declared last: dropped after the client and the task.
     rt: Runtime,
@@ -117,8 +124,23 @@ impl PgConnection {
                 ))
             })?
             .map_err(|e| map_error(&e))?;
+        let warnings: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+        let sink = warnings.clone();
+        let mut connection = connection;
         let task = rt.spawn(async move {
-            let _ = connection.await;
+            loop {
+                match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    Some(Ok(AsyncMessage::Notice(n)))
+                        if n.parsed_severity() == Some(Severity::Warning) =>
+                    {
+                        sink.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((n.code().code().to_string(), n.message().to_string()));
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => break,
+                }
+            }
         });
         let cancel = client.cancel_token();
         let mut conn = PgConnection {
@@ -129,6 +151,8 @@ impl PgConnection {
             }),
             closed: String::new(),
             knobs: KnobSetting::default(),
+            warnings,
+            failing_warnings: Vec::new(),
             time_limit,
             rt,
         };
@@ -198,6 +222,25 @@ impl PgConnection {
 
     fn execute_sql(&mut self, sql: &str) -> Result<(), DbError> {
         self.call(|c| Box::pin(async move { c.batch_execute(sql).await }))
+    }
+
+    /// Makes queries that draw a warning starting with one of `prefixes`
+    /// fail with it (the session must let warnings through:
+    /// `client_min_messages` at `warning` or below).
+    pub fn fail_on_warnings(&mut self, prefixes: &[&str]) {
+        self.failing_warnings = prefixes.iter().map(|p| p.to_string()).collect();
+    }
+
+    /// The first warning since the last call that makes a query fail.
+    fn failing_warning(&mut self) -> Option<DbError> {
+        let seen = std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+        seen.into_iter()
+            .find(|(_, m)| {
+                self.failing_warnings
+                    .iter()
+                    .any(|p| m.starts_with(p.as_str()))
+            })
+            .map(|(code, message)| DbError::statement(Some(code), message))
     }
 
     /// Runs a query with text parameters through the extended protocol
@@ -342,7 +385,15 @@ impl lancet_core::Connection for PgConnection {
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
+        if !self.failing_warnings.is_empty() {
+            self.failing_warning();
+        }
         let messages = self.call(|c| Box::pin(async move { c.simple_query(sql).await }))?;
+        if !self.failing_warnings.is_empty() {
+            if let Some(e) = self.failing_warning() {
+                return Err(e);
+            }
+        }
         Ok(messages
             .iter()
             .filter_map(|m| match m {

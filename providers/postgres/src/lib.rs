@@ -92,6 +92,13 @@ pub trait Flavor: Send + Sync {
     fn session_setup(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Prefixes of warnings by which the server says that a query's
+    /// result is wrong; such a query fails with the warning (its expected
+    /// error rule says why). [`Flavor::session_setup`] must let warnings
+    /// through.
+    fn failing_warnings(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Where a new table goes, chosen before its DDL is written (Citus:
     /// unique keys must include the distribution column). `first_column`
     /// is the table's first own column; the type returned, if any, is the
@@ -291,6 +298,13 @@ impl PostgresProvider {
     }
 
     /// Connects to a database this run just created and prepares it.
+    /// The connection generated SQL runs on.
+    fn open_generated(&self, name: &str) -> Result<PgConnection, lancet_core::DbError> {
+        let mut conn = PgConnection::open(&self.url.config_for(name), self.time_limit)?;
+        conn.fail_on_warnings(self.flavor.failing_warnings());
+        Ok(conn)
+    }
+
     fn open_created(&self, name: &str) -> anyhow::Result<PgConnection> {
         let setup = self.flavor.database_setup();
         if !setup.is_empty() {
@@ -307,7 +321,7 @@ impl PostgresProvider {
                 })?;
             }
         }
-        PgConnection::open(&self.url.config_for(name), self.time_limit).map_err(|e| {
+        self.open_generated(name).map_err(|e| {
             anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
         })
     }
@@ -465,7 +479,7 @@ impl Provider for PostgresProvider {
             admin.execute(&stmt).map_err(cannot)?;
         }
         drop(admin);
-        let conn = PgConnection::open(&config, self.time_limit).map_err(cannot)?;
+        let conn = self.open_generated(&db.name).map_err(cannot)?;
         Ok(Some(Box::new(conn)))
     }
 

@@ -477,8 +477,13 @@ fn update(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(),
         return Ok(());
     };
     let cols = t.bare_columns();
-    let mut g = ExprGen::new(schema, true);
+    // Citus 13.2 sends `UPDATE plain SET c = (SELECT ... FROM reference)`
+    // to a worker, where the plain table does not exist (42P01): a known
+    // bug, not met again through every database.
+    let subqueries_in_value = !(t.placement == Placement::Plain && schema.has_citus_tables());
+    let mut g = ExprGen::new(schema, subqueries_in_value);
     let value = g.expr(rng, &cols, ty.category, 2);
+    g.subqueries = true;
     let mut stmt = format!("UPDATE {} SET {target} = {}", t.name, sql(&value));
     if rng.random_bool(0.8) {
         stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &cols, 2))));

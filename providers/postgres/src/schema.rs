@@ -104,6 +104,14 @@ impl PgSchema {
         self.relations.iter().any(|t| t.placement.is_distributed())
     }
 
+    /// Whether any table is in Citus's metadata (distributed, reference or
+    /// Citus local).
+    pub fn has_citus_tables(&self) -> bool {
+        self.relations
+            .iter()
+            .any(|t| t.placement != Placement::Plain)
+    }
+
     /// The core schema the runner and oracles see.
     pub fn to_core(&self) -> Schema {
         Schema {

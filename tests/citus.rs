@@ -1,0 +1,351 @@
+//! lancet against a real Citus cluster: a coordinator and two workers
+//! (lancet-testkit: three throwaway PostgreSQL servers on 127.0.0.1 with
+//! Citus preloaded), stopped at the end of each test.
+//!
+//! Citus is not in the package registries the test machines reach: where
+//! it is not installed for the PostgreSQL the testkit finds, every test
+//! here prints one line saying it was skipped, and passes.
+
+mod common;
+use common::*;
+use lancet_testkit::{CitusCluster, PgServer};
+use std::time::{Duration, Instant};
+
+/// The `lancet_` databases on `node`, comma-separated.
+fn lancet_databases(node: &PgServer) -> String {
+    node.psql(
+        "postgres",
+        "SELECT coalesce(string_agg(datname, ','), '') FROM pg_database WHERE datname LIKE 'lancet\\_%'",
+    )
+    .unwrap()
+}
+
+fn assert_no_lancet_databases(cluster: &CitusCluster) {
+    for node in cluster.nodes() {
+        assert_eq!(
+            lancet_databases(node),
+            "",
+            "lancet left databases on the node on port {}",
+            node.port()
+        );
+    }
+}
+
+#[test]
+fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_reduces() {
+    let Some(cluster) = CitusCluster::start_or_skip("citus selftest") else {
+        return;
+    };
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "selftest",
+        "--dbms",
+        "citus",
+        "--url",
+        &cluster.url(),
+        "--out",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for name in [
+        "tlp-where",
+        "tlp-distinct",
+        "tlp-group-by",
+        "tlp-having",
+        "tlp-aggregate",
+        "norec",
+        "pqs",
+        "dist-vs-local",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{stdout}"));
+        assert!(line.split_whitespace().nth(2) == Some("yes"), "{line}");
+    }
+    // The fault that drops a row only from queries that read no twin is
+    // invisible to the oracles comparing two queries over the same
+    // tables; dist-vs-local catches it.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("dist-vs-local "))
+        .unwrap();
+    assert!(line.contains("drop-row-off-twins"), "{line}");
+
+    // That finding reduces on Citus, and the reduced file runs with psql.
+    let finding = walk(out_dir.path())
+        .into_iter()
+        .find(|p| {
+            p.extension().is_some_and(|e| e == "sql")
+                && p.to_string_lossy().contains("dist-vs-local")
+                && !p.to_string_lossy().contains("reduced")
+                && !p
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("index")
+        })
+        .expect("a dist-vs-local finding");
+    let started = Instant::now();
+    let out = run(&[
+        "reduce",
+        "--url",
+        &cluster.url(),
+        "--time-limit",
+        "120",
+        finding.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reduced = finding.with_extension("reduced.sql");
+    let text = std::fs::read_to_string(&reduced).unwrap();
+    let statements = text
+        .lines()
+        .filter(|l| !l.starts_with("--") && l.trim_end().ends_with(';'))
+        .count();
+    let original = std::fs::read_to_string(&finding)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("--") && l.trim_end().ends_with(';'))
+        .count();
+    assert!(statements < original, "{statements} >= {original}\n{text}");
+    eprintln!(
+        "reduced {original} -> {statements} statements in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    // The reduced file runs with psql on the coordinator, with its
+    // create_distributed_table calls.
+    let psql = lancet_testkit::bindir().unwrap().join("psql");
+    let run_psql = std::process::Command::new(psql)
+        .args(["-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
+        .args([
+            "-p",
+            &cluster.coordinator.port().to_string(),
+            "-U",
+            "postgres",
+        ])
+        .args(["-d", "postgres"])
+        .args(["-c", "CREATE SCHEMA lancet_repro"])
+        .args(["-c", "SET search_path TO lancet_repro"])
+        .args(["-f", reduced.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        run_psql.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run_psql.stderr)
+    );
+    assert_no_lancet_databases(&cluster);
+}
+
+#[test]
+fn a_clean_run_of_6000_checks_of_all_oracles_has_no_findings_and_touches_nothing_else() {
+    let Some(cluster) = CitusCluster::start_or_skip("citus clean run") else {
+        return;
+    };
+    // A database lancet did not create, on every node, with data.
+    for node in cluster.nodes() {
+        node.psql("postgres", "CREATE DATABASE keepme").unwrap();
+        node.psql(
+            "keepme",
+            "CREATE TABLE precious (x int); INSERT INTO precious VALUES (42)",
+        )
+        .unwrap();
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--dbms",
+            "citus",
+            "--url",
+            &cluster.url(),
+            "--oracle",
+            "all",
+            "--threads",
+            "2",
+            "--seed",
+            "1",
+            "--queries",
+            "6000",
+            "--no-reduce",
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ],
+    );
+    let s = read_json(&summary);
+    assert_eq!(out.status.code(), Some(0), "findings on Citus: {s}");
+    assert_eq!(s["findings"], 0);
+    assert!(s["checks"].as_u64().unwrap() >= 6000);
+    // At most 10% of checks skipped on expected errors.
+    let skipped = s["skipped_checks"].as_u64().unwrap();
+    assert!(
+        skipped * 10 <= s["checks"].as_u64().unwrap(),
+        "{skipped} checks skipped: {s}"
+    );
+    for node in cluster.nodes() {
+        assert_eq!(node.psql("keepme", "SELECT x FROM precious").unwrap(), "42");
+    }
+    assert_no_lancet_databases(&cluster);
+}
+
+#[test]
+fn a_terminated_backend_on_a_worker_is_a_crash_finding_and_the_run_goes_on() {
+    let Some(cluster) = CitusCluster::start_or_skip("citus worker crash") else {
+        return;
+    };
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let child = lancet()
+        .args([
+            "fuzz",
+            "--dbms",
+            "citus",
+            "--url",
+            &cluster.url(),
+            "--oracle",
+            "tlp-where",
+            "--threads",
+            "1",
+            "--seed",
+            "3",
+            "--timeout",
+            "40",
+            "--no-reduce",
+            "--status-interval",
+            "0",
+            "--checks-per-database",
+            "100000",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Terminate the backends that the coordinator opened on a worker for
+    // lancet's database while a query runs on them.
+    let worker = &cluster.workers[0];
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(30) && !killed {
+        std::thread::sleep(Duration::from_millis(200));
+        let n = worker
+            .psql(
+                "postgres",
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname LIKE 'lancet\\_%' AND state = 'active' \
+                 AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+            )
+            .unwrap();
+        killed = n != "0";
+    }
+    assert!(
+        killed,
+        "no active lancet backend on the worker to terminate"
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a crash is a finding:\n{stderr}"
+    );
+    let s = read_json(&summary);
+    let findings = run_dir(out_dir.path()).join("findings");
+    let crash = finding_files(&findings, "json")
+        .into_iter()
+        .map(|p| read_json(&p))
+        .find(|f| f["kind"] == "crash")
+        .unwrap_or_else(|| panic!("no crash finding on disk: {s}\n{stderr}"));
+    assert!(!crash["setup"].as_array().unwrap().is_empty());
+    // The run went on after the crash: it kept checking until its timeout.
+    assert!(s["checks"].as_u64().unwrap() > 0, "{s}");
+    assert!(s["databases"].as_u64().unwrap() >= 2, "{s}");
+    assert_no_lancet_databases(&cluster);
+}
+
+#[test]
+fn urls_that_are_not_a_usable_coordinator_are_clear_errors() {
+    let Some(cluster) = CitusCluster::start_or_skip("citus bad URLs") else {
+        return;
+    };
+    cluster
+        .coordinator
+        .psql("postgres", "CREATE ROLE weak LOGIN CREATEDB")
+        .unwrap();
+    cluster
+        .coordinator
+        .psql("postgres", "CREATE DATABASE nocitus")
+        .unwrap();
+    // A plain PostgreSQL server: no Citus at all.
+    let plain = PgServer::start().unwrap();
+    let cases: Vec<(String, &str)> = vec![
+        (
+            cluster.workers[0].url(),
+            "is not a Citus coordinator (citus_is_coordinator() is false)",
+        ),
+        (
+            cluster.coordinator.url_for("weak", "postgres"),
+            "is not a superuser",
+        ),
+        (
+            cluster.coordinator.url_for("postgres", "nocitus"),
+            "the citus extension is not installed",
+        ),
+        (plain.url(), "is not a Citus coordinator"),
+        (
+            "postgres://x@127.0.0.1:notaport/db".into(),
+            "not a valid PostgreSQL URL",
+        ),
+    ];
+    for (url, expected) in cases {
+        let out = run(&["fuzz", "--dbms", "citus", "--url", &url, "--queries", "10"]);
+        assert_eq!(out.status.code(), Some(2), "{url}");
+        let err = stderr(&out);
+        assert!(err.contains(expected), "{url}: {err}");
+    }
+    // No worker registered: the coordinator alone is refused.
+    for w in &cluster.workers {
+        cluster
+            .coordinator
+            .psql(
+                "postgres",
+                &format!("SELECT citus_remove_node('127.0.0.1', {})", w.port()),
+            )
+            .unwrap();
+    }
+    let out = run(&[
+        "fuzz",
+        "--dbms",
+        "citus",
+        "--url",
+        &cluster.url(),
+        "--queries",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("has no active worker"),
+        "{}",
+        stderr(&out)
+    );
+    assert_no_lancet_databases(&cluster);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
