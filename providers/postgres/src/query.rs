@@ -28,6 +28,10 @@ pub struct PgQueryGenerator {
     /// column directly. Their values are as stored: equal values are
     /// identical (a char(n) column pads every value to n characters).
     stored: Vec<Expr>,
+    /// Whether the last FROM clause has an outer join over Citus tables:
+    /// its WHERE then gets no conjunct without a column (see
+    /// [`no_pseudoconstant_conjunct`]).
+    outer_join_on_citus: bool,
 }
 
 impl PgQueryGenerator {
@@ -38,6 +42,7 @@ impl PgQueryGenerator {
             last_scope: Vec::new(),
             pivot_columns: Vec::new(),
             generated: Vec::new(),
+            outer_join_on_citus: false,
             stored: Vec::new(),
         }
     }
@@ -424,7 +429,11 @@ impl QueryGenerator for PgQueryGenerator {
                                 JoinConstraint::On(Expr::Literal(lancet_core::Value::Boolean(true)))
                             }
                         }
-                    } else if !common.is_empty() && rng.random_bool(0.25) {
+                    } else if !common.is_empty() && !citus && rng.random_bool(0.25) {
+                        // (Not on Citus: 13.2 deparses a USING column of
+                        // an outer join for the workers under a name that
+                        // does not exist, 42703 "column a2.c0_1": a known
+                        // bug, met in most runs.)
                         JoinConstraint::Using(vec![common.choose(rng).cloned().unwrap_or_default()])
                     } else {
                         let mut visible = scope_cols.clone();
@@ -463,6 +472,10 @@ impl QueryGenerator for PgQueryGenerator {
         };
         self.last_scope = scope_cols;
         self.stored = stored;
+        self.outer_join_on_citus = citus
+            && joins
+                .iter()
+                .any(|j| matches!(j.kind, JoinKind::Left | JoinKind::Right | JoinKind::Full));
         (FromClause { first, joins }, scope)
     }
 
@@ -470,7 +483,22 @@ impl QueryGenerator for PgQueryGenerator {
         let cols = self.typed(scope);
         let mut g = ExprGen::new(&self.schema, true);
         g.next_alias = self.next_alias;
-        let p = g.predicate(rng, &cols, 2);
+        let mut p = g.predicate(rng, &cols, 2);
+        // Citus on PostgreSQL 15 and 16 returns wrong results for outer
+        // joins with a pseudoconstant qual (citusdata/citus#7696, #7697,
+        // and over derived tables, where its XX000 guard misses them).
+        if self.outer_join_on_citus {
+            let mut tries = 0;
+            while !no_pseudoconstant_conjunct(&p) && tries < 10 {
+                p = g.predicate(rng, &cols, 2);
+                tries += 1;
+            }
+            if !no_pseudoconstant_conjunct(&p) {
+                if let Some(c) = cols.choose(rng) {
+                    p = Expr::binary(BinaryOp::Or, Expr::is_null(c.expr.clone()), p);
+                }
+            }
+        }
         self.next_alias = g.next_alias;
         p
     }
@@ -765,6 +793,20 @@ fn equal_pair(rng: &mut Rng, left: &[TypedColumn], right: &[TypedColumn]) -> Opt
 }
 
 /// Whether `e` reads a column (outside subqueries).
+/// Whether every top-level conjunct of `p` reads a column outside
+/// subqueries: PostgreSQL makes a conjunct without one a pseudoconstant
+/// (a one-time filter).
+fn no_pseudoconstant_conjunct(p: &Expr) -> bool {
+    match p {
+        Expr::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+        } => no_pseudoconstant_conjunct(left) && no_pseudoconstant_conjunct(right),
+        other => mentions_column(other),
+    }
+}
+
 fn mentions_column(e: &Expr) -> bool {
     matches!(e, Expr::Column(_)) || e.children().into_iter().any(mentions_column)
 }
