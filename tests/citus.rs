@@ -349,3 +349,84 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Every Citus knob lancet offers is a setting this Citus accepts, and
+/// changes no result: generated queries over generated databases give the
+/// same rows (as multisets) with the knob as without it.
+#[test]
+fn citus_knobs_are_valid_settings_and_change_no_result() {
+    use lancet_core::rng::database_rng;
+    use lancet_core::{DatabaseId, KnobSetting, Provider, Session};
+    let Some(cluster) = CitusCluster::start_or_skip("citus knobs") else {
+        return;
+    };
+    let provider = lancet_postgres::PostgresProvider::connect_flavor(
+        &cluster.url(),
+        Box::new(lancet_postgres::citus::Citus::new()),
+    )
+    .unwrap();
+    let citus_knobs: Vec<String> = provider
+        .knobs()
+        .into_iter()
+        .map(|k| k.name)
+        .filter(|n| n.starts_with("citus."))
+        .collect();
+    assert!(citus_knobs.len() >= 10, "{citus_knobs:?}");
+    let mut compared = std::collections::BTreeMap::<String, usize>::new();
+    for index in 0..3 {
+        let id = DatabaseId {
+            run: format!("knobs{}", std::process::id()),
+            thread: 0,
+            index,
+        };
+        let created = provider.create_database(&id).unwrap();
+        let owned = created.owned.clone();
+        let mut session =
+            Session::new(created.conn, provider.dialect(), provider.expected_errors());
+        let mut rng = database_rng(11, 0, index);
+        let db = provider.populate(&mut rng, &mut session).unwrap();
+        let mut generator = db.query_generator();
+        for _ in 0..40 {
+            let (from, scope) = generator.from_clause(&mut rng);
+            let selection = Some(generator.predicate(&mut rng, &scope));
+            let query = lancet_core::Query::select(lancet_core::Select {
+                items: vec![lancet_core::SelectItem::Wildcard],
+                from: Some(from),
+                selection,
+                ..Default::default()
+            });
+            let Ok(mut plain) = session.query(&query) else {
+                continue;
+            };
+            plain.sort_by_key(|r| format!("{r:?}"));
+            for knob in &citus_knobs {
+                session
+                    .connection()
+                    .set_knobs(&KnobSetting::with_off(&[knob.as_str()]))
+                    .unwrap_or_else(|e| panic!("{knob} is not a valid setting: {e}"));
+                let with = session.query(&query);
+                session
+                    .connection()
+                    .set_knobs(&KnobSetting::default())
+                    .unwrap();
+                let Ok(mut with) = with else { continue };
+                with.sort_by_key(|r| format!("{r:?}"));
+                assert_eq!(plain, with, "{knob} changed the result of {query:?}");
+                *compared.entry(knob.clone()).or_default() += 1;
+            }
+        }
+        drop(generator);
+        drop(db);
+        drop(session);
+        provider.drop_database(&owned).unwrap();
+    }
+    for knob in &citus_knobs {
+        assert!(
+            compared.get(knob).copied().unwrap_or(0) >= 20,
+            "{knob}: only {:?} queries compared",
+            compared.get(knob)
+        );
+    }
+    eprintln!("queries compared per knob: {compared:?}");
+    assert_no_lancet_databases(&cluster);
+}
