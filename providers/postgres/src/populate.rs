@@ -650,9 +650,9 @@ fn create_view(
             g.expr(rng, &cols, cat, 2)
         };
         items.push(format!("{} AS c{k}", sql(&e)));
-        // A constant separates no rows, and DISTINCT ON refuses a bare
-        // non-integer one (it would read it as a column position).
-        let constant = matches!(e, Expr::Literal(_));
+        // A constant separates no rows, and DISTINCT ON reads an integer
+        // one (`-2147483647` too) as a column position.
+        let constant = is_row_constant(&e);
         if !constant {
             keys.push(sql(&e));
         }
@@ -727,5 +727,69 @@ fn non_null_literal(rng: &mut Rng, category: Category) -> Expr {
         Category::Bool => Expr::Literal(lancet_core::Value::Boolean(false)),
         Category::Date => Expr::Literal(lancet_core::Value::Text("2020-01-01".into())),
         _ => Expr::Literal(lancet_core::Value::Text(String::new())),
+    }
+}
+
+/// Whether `e` has the same value on every row: no column, no subquery
+/// (a correlated one reads the row).
+fn is_row_constant(e: &Expr) -> bool {
+    match e {
+        Expr::Column(_) | Expr::Exists { .. } | Expr::Subquery(_) | Expr::InSubquery { .. } => {
+            false
+        }
+        other => other.children().into_iter().all(is_row_constant),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualify_names_tables_views_and_statistics_but_not_literals_or_columns() {
+        let names: Vec<String> = ["t0", "t1", "v0", "st0_t1"].map(String::from).to_vec();
+        assert_eq!(
+            qualify(
+                "CREATE VIEW v0 AS SELECT a0.c0, 't0' AS c1, \"t1\" FROM t0 AS a0 JOIN t1 USING (c0)",
+                &names,
+                "lancet_twin"
+            ),
+            "CREATE VIEW lancet_twin.v0 AS SELECT a0.c0, 't0' AS c1, \"t1\" \
+             FROM lancet_twin.t0 AS a0 JOIN lancet_twin.t1 USING (c0)"
+        );
+        assert_eq!(
+            qualify(
+                "CREATE STATISTICS st0_t1 (mcv) ON c0, c1 FROM t1",
+                &names,
+                "s"
+            ),
+            "CREATE STATISTICS s.st0_t1 (mcv) ON c0, c1 FROM s.t1"
+        );
+        // Already qualified names, dotted column references, words that
+        // merely start with a table's name, and '' inside literals.
+        assert_eq!(
+            qualify(
+                "UPDATE t0 SET c0 = 'it''s t0' WHERE t0.c0 = t01.c0 AND x.t0 IS NULL",
+                &names,
+                "s"
+            ),
+            "UPDATE s.t0 SET c0 = 'it''s t0' WHERE t0.c0 = t01.c0 AND x.t0 IS NULL"
+        );
+    }
+
+    #[test]
+    fn row_constants_hold_no_column_and_no_subquery() {
+        assert!(is_row_constant(&Expr::int(-2147483647)));
+        assert!(is_row_constant(&Expr::func(
+            "abs",
+            vec![Expr::Unary {
+                op: lancet_core::UnaryOp::Neg,
+                expr: Box::new(Expr::int(3)),
+            }]
+        )));
+        assert!(!is_row_constant(&Expr::func(
+            "abs",
+            vec![Expr::column(Some("a0"), "c0")]
+        )));
     }
 }
