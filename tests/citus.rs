@@ -109,6 +109,21 @@ fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_r
         .filter(|l| !l.starts_with("--") && l.trim_end().ends_with(';'))
         .count();
     assert!(statements < original, "{statements} >= {original}\n{text}");
+    // The reducer simplified the tables' statements and derived the twins'
+    // anew: each twin statement is still the copy of a remaining one.
+    let setup: Vec<String> = text
+        .lines()
+        .take_while(|l| !l.starts_with("-- query") && !l.starts_with("-- statement"))
+        .filter(|l| !l.starts_with("--") && !l.trim().is_empty())
+        .map(|l| l.trim_end().trim_end_matches(';').to_string())
+        .collect();
+    let (twins, base): (Vec<String>, Vec<String>) =
+        setup.into_iter().partition(|s| s.contains("lancet_twin"));
+    assert_eq!(
+        twins,
+        lancet_postgres::populate::twin_statements(&base),
+        "{text}"
+    );
     eprintln!(
         "reduced {original} -> {statements} statements in {:.1} s",
         started.elapsed().as_secs_f64()

@@ -78,6 +78,12 @@ fn fifty_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
         if name == "pqs" && summary["checks_per_oracle"][name] == 0 {
             continue; // checked by the selftest and the evaluator validation
         }
+        if name == "dist-vs-local" {
+            // Needs a provider that keeps twins of its tables (Citus);
+            // on SQLite it draws no case (tests/citus.rs runs it).
+            assert_eq!(summary["checks_per_oracle"][name], 0, "{summary}");
+            continue;
+        }
         assert!(
             summary["checks_per_oracle"][name].as_u64().unwrap() > 1000,
             "{name} barely ran: {summary}"

@@ -31,6 +31,9 @@ fn selftest_findings_reduce_to_at_most_8_statements_and_replay() {
     let run_path = run_dir(out_dir.path());
     let mut reduced = Vec::new();
     for oracle in lancet_oracles::names() {
+        if oracle == "dist-vs-local" {
+            continue; // no twins on SQLite: tests/citus.rs reduces its findings
+        }
         let findings = run_path.join(oracle).join("findings");
         let originals = unreduced_sql(&findings);
         assert_eq!(originals.len(), 1, "{oracle}: one finding expected");

@@ -16,6 +16,11 @@ fn every_oracle_catches_its_planted_fault() {
             .find(|l| l.starts_with(&format!("{name} ")))
             .unwrap_or_else(|| panic!("no line for {name}:\n{stdout}"));
         let fields: Vec<&str> = line.split_whitespace().collect();
+        if name == "dist-vs-local" {
+            // It needs twins of the tables (Citus); SQLite has none.
+            assert_eq!(fields[2], "n/a", "{line}");
+            continue;
+        }
         assert_eq!(fields[2], "yes", "{name} missed its fault: {line}");
         let checks: u64 = fields[3].parse().unwrap();
         assert!(checks <= 2000, "{name} needed {checks} checks");

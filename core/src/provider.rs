@@ -214,6 +214,19 @@ pub trait Provider: Send + Sync {
     /// [`DatabaseError::NotOurs`]). `Ok(false)` if it no longer exists.
     /// Nothing to do for in-memory databases.
     fn drop_database(&self, db: &OwnedDatabase) -> anyhow::Result<bool>;
+    /// Whether `sql`, a statement of a finding's setup, is one the provider
+    /// derives from the others (Citus: a twin table's copy of a
+    /// statement). A reducer simplifies the others and derives these anew
+    /// for every candidate ([`Provider::derived_statements`]), so that a
+    /// copy never drifts from what it copies.
+    fn is_derived_statement(&self, _sql: &str) -> bool {
+        false
+    }
+    /// The derived statements for a setup of underived ones, to run after
+    /// them.
+    fn derived_statements(&self, _base: &[String]) -> Vec<String> {
+        Vec::new()
+    }
     /// Empties a database this run created and used, so that it can serve
     /// as a fresh one again, and connects to it; `Ok(None)` if the
     /// provider cannot (then a new database is made). Reduction tries

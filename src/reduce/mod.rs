@@ -37,6 +37,10 @@ pub struct Reducer<'a> {
     /// (emptied by the provider): off for the first and the final replay,
     /// which must show the bug on a database made for it.
     reuse: std::cell::Cell<bool>,
+    /// Whether the finding's setup had statements the provider derives
+    /// from the others (Citus's twins): candidates are then reduced
+    /// without them, and every candidate gets them anew.
+    derive: std::cell::Cell<bool>,
 }
 
 /// The outcome of one reduction.
@@ -110,6 +114,7 @@ impl<'a> Reducer<'a> {
             time_limit: Duration::from_secs(60),
             abort: None,
             reuse: std::cell::Cell::new(false),
+            derive: std::cell::Cell::new(false),
         }
     }
 
@@ -176,7 +181,18 @@ impl<'a> Reducer<'a> {
             over
         };
 
-        let mut setup = original.setup.clone();
+        let provider = self.databases.provider();
+        let derived = original
+            .setup
+            .iter()
+            .any(|s| provider.is_derived_statement(s));
+        self.derive.set(derived);
+        let mut setup: Vec<String> = original
+            .setup
+            .iter()
+            .filter(|s| !provider.is_derived_statement(s))
+            .cloned()
+            .collect();
         let (mut finding, case) = match &target {
             Target::Logic { oracle, .. } => {
                 let case = original.case.clone().ok_or_else(|| {
@@ -310,7 +326,8 @@ impl<'a> Reducer<'a> {
         // The reduced finding, from a final replay of exactly what is
         // written, on a database made for it.
         self.reuse.set(false);
-        finding.setup = setup;
+        finding.setup = self.full_setup(&setup);
+        self.derive.set(false);
         match (&target, &case) {
             (Target::Logic { oracle, .. }, Some(c)) => {
                 let shown = self
@@ -373,6 +390,18 @@ impl<'a> Reducer<'a> {
         why
     }
 
+    /// A candidate's setup with the statements the provider derives from
+    /// it, when the finding had such statements.
+    fn full_setup(&self, setup: &[String]) -> Vec<String> {
+        let mut full = setup.to_vec();
+        if self.derive.get() {
+            let derived = self.databases.provider().derived_statements(setup);
+            log::trace!("derived statements: {derived:#?}");
+            full.extend(derived);
+        }
+        full
+    }
+
     /// Whether a candidate still shows the finding.
     fn holds(
         &self,
@@ -407,8 +436,9 @@ impl<'a> Reducer<'a> {
             return None;
         };
         let provider = self.databases.provider();
+        let setup = self.full_setup(setup);
         self.on_fresh_database(|session| {
-            for stmt in setup {
+            for stmt in &setup {
                 session.connection().execute(stmt).ok()?;
             }
             match run_check(session, oracle, case).ok()? {
@@ -429,9 +459,10 @@ impl<'a> Reducer<'a> {
 
     /// Replays an error or crash candidate.
     fn fails(&self, setup: &[String], statement: &str, target: &Target) -> bool {
+        let setup = self.full_setup(setup);
         self.on_fresh_database(|session| {
             let conn = session.connection();
-            for stmt in setup {
+            for stmt in &setup {
                 if conn.execute(stmt).is_err() {
                     return false;
                 }

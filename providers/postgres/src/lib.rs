@@ -483,6 +483,18 @@ impl Provider for PostgresProvider {
         Ok(Some(Box::new(conn)))
     }
 
+    fn is_derived_statement(&self, sql: &str) -> bool {
+        self.flavor.keeps_twins() && sql.contains(TWIN_SCHEMA)
+    }
+
+    fn derived_statements(&self, base: &[String]) -> Vec<String> {
+        if self.flavor.keeps_twins() {
+            populate::twin_statements(base)
+        } else {
+            Vec::new()
+        }
+    }
+
     fn server(&self) -> Option<String> {
         Some(self.url.server())
     }

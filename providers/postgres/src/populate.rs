@@ -162,6 +162,41 @@ fn write_twins(
     Ok(())
 }
 
+/// The twins' statements for a setup written without them (a reduced
+/// candidate): the twin schema, then every statement that is not a
+/// setting or a Citus function call, with the names of the tables, views
+/// and statistics it creates qualified by the twin schema.
+pub fn twin_statements(base: &[String]) -> Vec<String> {
+    let names: Vec<String> = base
+        .iter()
+        .filter_map(|s| {
+            let words: Vec<&str> = s.split_whitespace().take(3).collect();
+            match words.as_slice() {
+                [c, kind, name]
+                    if c.eq_ignore_ascii_case("CREATE")
+                        && ["TABLE", "VIEW", "STATISTICS"]
+                            .iter()
+                            .any(|k| kind.eq_ignore_ascii_case(k)) =>
+                {
+                    Some(name.trim_end_matches(['(', ';']).to_string())
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let copied = base.iter().filter(|s| {
+        let first = s
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        !matches!(first.as_str(), "SET" | "RESET" | "SELECT" | "")
+    });
+    std::iter::once(format!("CREATE SCHEMA {TWIN_SCHEMA}"))
+        .chain(copied.map(|s| qualify(s, &names, TWIN_SCHEMA)))
+        .collect()
+}
+
 /// `sql` with every identifier in `names` qualified by `schema`, outside
 /// string literals and quoted identifiers.
 pub fn qualify(sql: &str, names: &[String], schema: &str) -> String {
@@ -774,6 +809,28 @@ mod tests {
                 "s"
             ),
             "UPDATE s.t0 SET c0 = 'it''s t0' WHERE t0.c0 = t01.c0 AND x.t0 IS NULL"
+        );
+    }
+
+    #[test]
+    fn twin_statements_copy_ddl_and_dml_but_not_settings_or_citus_calls() {
+        let base: Vec<String> = [
+            "SET citus.enable_repartition_joins = on",
+            "CREATE TABLE t1 (c0 INTEGER)",
+            "SELECT create_distributed_table('t1', 'c0')",
+            "CREATE VIEW v0 AS SELECT a0.c0 AS c0 FROM t1 AS a0",
+            "INSERT INTO t1 (c0) VALUES (0), (1)",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            twin_statements(&base),
+            [
+                "CREATE SCHEMA lancet_twin",
+                "CREATE TABLE lancet_twin.t1 (c0 INTEGER)",
+                "CREATE VIEW lancet_twin.v0 AS SELECT a0.c0 AS c0 FROM lancet_twin.t1 AS a0",
+                "INSERT INTO lancet_twin.t1 (c0) VALUES (0), (1)",
+            ]
         );
     }
 

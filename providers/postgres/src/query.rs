@@ -33,8 +33,9 @@ pub struct PgQueryGenerator {
     /// [`no_pseudoconstant_conjunct`]).
     outer_join_on_citus: bool,
     /// With such an outer join: the distribution columns of the
-    /// distributed tables in scope, which DISTINCT and GROUP BY read as
-    /// text (see [`PgQueryGenerator::with_exact_equality`]).
+    /// distributed tables in scope and the columns of views, which
+    /// DISTINCT and GROUP BY read as text (see
+    /// [`PgQueryGenerator::with_exact_equality`]).
     outer_distribution_columns: Vec<Expr>,
 }
 
@@ -482,13 +483,21 @@ impl QueryGenerator for PgQueryGenerator {
                 .iter()
                 .any(|j| matches!(j.kind, JoinKind::Left | JoinKind::Right | JoinKind::Full));
         self.outer_distribution_columns = if self.outer_join_on_citus {
+            // A view's column may be a distribution column too.
             placed
                 .iter()
-                .filter(|(_, t)| t.placement.is_distributed())
-                .filter_map(|(alias, t)| {
-                    t.placement
-                        .column()
+                .flat_map(|(alias, t)| {
+                    let columns: Vec<&str> = if t.kind == RelationKind::View {
+                        t.columns.iter().map(|(c, _)| c.as_str()).collect()
+                    } else if t.placement.is_distributed() {
+                        t.placement.column().into_iter().collect()
+                    } else {
+                        Vec::new()
+                    };
+                    columns
+                        .into_iter()
                         .map(|c| Expr::column(Some(alias.as_str()), c))
+                        .collect::<Vec<_>>()
                 })
                 .collect()
         } else {
