@@ -106,7 +106,7 @@ pub const STOP_GRACE: Duration = Duration::from_secs(9);
 
 /// At the end, how long failed drops are retried before the databases are
 /// named in the summary instead.
-const DROP_GRACE: Duration = Duration::from_secs(3);
+const DROP_GRACE: Duration = Duration::from_secs(10);
 
 /// Everything the workers, the reducer and the reporter share.
 struct Shared {
