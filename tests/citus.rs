@@ -111,7 +111,10 @@ fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_r
     assert!(statements < original, "{statements} >= {original}\n{text}");
     // The reducer simplified the tables' statements and derived the twins'
     // anew: each twin statement is still the copy of a remaining one.
-    let setup: Vec<String> = text
+    // The setup: after the header (the first blank line), before the
+    // queries.
+    let body = text.split_once("\n\n").map_or("", |(_, b)| b);
+    let setup: Vec<String> = body
         .lines()
         .take_while(|l| !l.starts_with("-- query") && !l.starts_with("-- statement"))
         .filter(|l| !l.starts_with("--") && !l.trim().is_empty())
