@@ -58,6 +58,10 @@ enum Target<'o> {
     },
     Error {
         code: Option<String>,
+        /// The error message's shape ([`message_shape`]): a candidate
+        /// must fail with the same code *and* the same message, or it
+        /// fails for another reason (a syntax error, a missing column).
+        message: String,
     },
     Crash,
 }
@@ -166,6 +170,11 @@ impl<'a> Reducer<'a> {
             }
             FindingKind::UnexpectedError => Target::Error {
                 code: original.error.as_ref().and_then(|e| e.code.clone()),
+                message: original
+                    .error
+                    .as_ref()
+                    .map(|e| message_shape(&e.message))
+                    .unwrap_or_default(),
             },
             FindingKind::Crash => Target::Crash,
             FindingKind::Hang => {
@@ -469,8 +478,10 @@ impl<'a> Reducer<'a> {
             }
             let outcome = conn.query(statement);
             match (target, outcome) {
-                (Target::Error { code }, Err(e)) => {
-                    e.kind == FailureKind::Statement && e.code == *code
+                (Target::Error { code, message }, Err(e)) => {
+                    e.kind == FailureKind::Statement
+                        && e.code == *code
+                        && message_shape(&e.message) == *message
                 }
                 (Target::Crash, Err(e)) => e.kind == FailureKind::ConnectionLost,
                 _ => false,
@@ -478,6 +489,35 @@ impl<'a> Reducer<'a> {
         })
         .unwrap_or(false)
     }
+}
+
+/// An error message with what a candidate may change abstracted: quoted
+/// parts (names, values) and runs of digits. `column a2.c0_1 does not
+/// exist` and `column a2.c0 does not exist` stay different; `relation
+/// "t3" does not exist` and `relation "t1" does not exist` are one.
+fn message_shape(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                for d in chars.by_ref() {
+                    if d == '"' {
+                        break;
+                    }
+                }
+                out.push_str("\"?\"");
+            }
+            d if d.is_ascii_digit() => {
+                while chars.peek().is_some_and(|n| n.is_ascii_digit()) {
+                    chars.next();
+                }
+                out.push('#');
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The base tables a case's FROM clause names.
@@ -556,5 +596,30 @@ mod tests {
             only_in_second: vec![(vec![Value::Integer(1)], 1)],
         };
         assert_ne!(Direction::of(&missing), Direction::of(&d(1, 2)));
+    }
+}
+
+#[cfg(test)]
+mod message_tests {
+    use super::message_shape;
+
+    #[test]
+    fn shapes_keep_what_tells_errors_apart() {
+        assert_eq!(
+            message_shape("relation \"t3\" does not exist"),
+            message_shape("relation \"t1\" does not exist")
+        );
+        assert_ne!(
+            message_shape("column a2.c0_1 does not exist"),
+            message_shape("column a2.c0 does not exist")
+        );
+        assert_eq!(
+            message_shape("value too long for type character(4)"),
+            message_shape("value too long for type character(2)")
+        );
+        assert_ne!(
+            message_shape("division by zero"),
+            message_shape("syntax error at or near \"i2\"")
+        );
     }
 }

@@ -75,7 +75,8 @@ pub fn populate(
     let steps = rng.random_range(6..16);
     for _ in 0..steps {
         match rng.random_range(0..100) {
-            0..45 => insert(rng, out, &schema)?,
+            0..38 => insert(rng, out, &schema)?,
+            38..45 => insert_select(rng, out, &schema)?,
             45..55 => update(rng, out, &schema)?,
             55..60 => delete(rng, out, &schema)?,
             60..75 => {
@@ -519,6 +520,66 @@ fn update(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(),
         stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &cols, 2))));
     }
     out.run(StatementKind::Update, stmt)?;
+    Ok(())
+}
+
+/// `INSERT INTO t (...) SELECT ... FROM s AS a0 [WHERE p]`: rows copied
+/// between tables and views (Citus: between placements, pushed down,
+/// repartitioned or pulled through the coordinator). Each target column
+/// takes a source column of its category or a literal; a distribution
+/// column never gets NULL. No ON CONFLICT: with it, which of two source
+/// rows with one key survives would depend on their order, and a table and
+/// its twin could differ. A duplicate key fails the whole statement.
+fn insert_select(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
+    let Some(t) = writable(rng, schema) else {
+        return Ok(());
+    };
+    let Some(source) = schema.relations.choose(rng) else {
+        return Ok(());
+    };
+    let cols: Vec<&(String, PgType)> = t
+        .columns
+        .iter()
+        .filter(|(c, _)| t.insertable.contains(c))
+        .collect();
+    if cols.is_empty() {
+        return Ok(());
+    }
+    let from = source.typed_columns("a0");
+    let key = t.placement.column();
+    let items: Vec<String> = cols
+        .iter()
+        .map(|(c, ty)| {
+            let candidates: Vec<&TypedColumn> =
+                from.iter().filter(|f| f.category == ty.category).collect();
+            let value = match candidates.choose(rng) {
+                Some(f) if rng.random_bool(0.8) => sql(&f.expr),
+                _ => sql(&literal(rng, ty.category)),
+            };
+            if key == Some(c.as_str()) {
+                // Citus refuses a row without a distribution value.
+                format!(
+                    "COALESCE({value}, {})",
+                    sql(&non_null_literal(rng, ty.category))
+                )
+            } else {
+                value
+            }
+        })
+        .collect();
+    let names: Vec<&str> = cols.iter().map(|(c, _)| c.as_str()).collect();
+    let mut stmt = format!(
+        "INSERT INTO {} ({}) SELECT {} FROM {} AS a0",
+        t.name,
+        names.join(", "),
+        items.join(", "),
+        source.name
+    );
+    if rng.random_bool(0.5) {
+        let mut g = ExprGen::new(schema, modification_subqueries(t, schema));
+        stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &from, 2))));
+    }
+    out.run(StatementKind::Insert, stmt)?;
     Ok(())
 }
 

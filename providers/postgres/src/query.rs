@@ -435,7 +435,10 @@ impl QueryGenerator for PgQueryGenerator {
                                 JoinConstraint::On(Expr::Literal(lancet_core::Value::Boolean(true)))
                             }
                         }
-                    } else if !common.is_empty() && !citus && rng.random_bool(0.25) {
+                    } else if !common.is_empty()
+                        && !self.schema.has_citus_tables()
+                        && rng.random_bool(0.25)
+                    {
                         // (Not on Citus: 13.2 deparses a USING column of
                         // an outer join for the workers under a name that
                         // does not exist, 42703 "column a2.c0_1": a known
