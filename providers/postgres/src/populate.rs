@@ -442,15 +442,19 @@ fn create_table(
     Ok(())
 }
 
+/// The columns an INSERT may name (not GENERATED ones), with their types.
+fn insertable_columns(t: &PgTable) -> Vec<&(String, PgType)> {
+    t.columns
+        .iter()
+        .filter(|(c, _)| t.insertable.contains(c))
+        .collect()
+}
+
 fn insert(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
     let Some(t) = writable(rng, schema) else {
         return Ok(());
     };
-    let cols: Vec<&(String, PgType)> = t
-        .columns
-        .iter()
-        .filter(|(c, _)| t.insertable.contains(c))
-        .collect();
+    let cols = insertable_columns(t);
     if cols.is_empty() {
         return Ok(());
     }
@@ -537,11 +541,7 @@ fn insert_select(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Res
     let Some(source) = schema.relations.choose(rng) else {
         return Ok(());
     };
-    let cols: Vec<&(String, PgType)> = t
-        .columns
-        .iter()
-        .filter(|(c, _)| t.insertable.contains(c))
-        .collect();
+    let cols = insertable_columns(t);
     if cols.is_empty() {
         return Ok(());
     }
