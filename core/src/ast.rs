@@ -187,6 +187,17 @@ pub enum Expr {
         distinct: bool,
     },
     CountStar,
+    /// A window function call: `function OVER (PARTITION BY ... ORDER BY
+    /// ...)`, with the default frame. `function` is a [`Expr::Function`]
+    /// or [`Expr::CountStar`]. Generators use only calls whose value the
+    /// window determines (aggregates of exact types, `rank`, `dense_rank`;
+    /// no `row_number` without a total order), so that results do not
+    /// depend on the order rows arrive in.
+    Window {
+        function: Box<Expr>,
+        partition_by: Vec<Expr>,
+        order_by: Vec<OrderBy>,
+    },
 }
 
 impl Expr {
@@ -288,6 +299,16 @@ impl Expr {
                 v
             }
             Expr::Function { args, .. } => args.iter().collect(),
+            Expr::Window {
+                function,
+                partition_by,
+                order_by,
+            } => {
+                let mut v = vec![&**function];
+                v.extend(partition_by.iter());
+                v.extend(order_by.iter().map(|o| &o.expr));
+                v
+            }
         }
     }
 
@@ -342,6 +363,16 @@ impl Expr {
                 v
             }
             Expr::Function { args, .. } => args.iter_mut().collect(),
+            Expr::Window {
+                function,
+                partition_by,
+                order_by,
+            } => {
+                let mut v = vec![&mut **function];
+                v.extend(partition_by.iter_mut());
+                v.extend(order_by.iter_mut().map(|o| &mut o.expr));
+                v
+            }
         }
     }
 
@@ -349,6 +380,9 @@ impl Expr {
     pub fn contains_aggregate(&self, is_aggregate: &dyn Fn(&str) -> bool) -> bool {
         match self {
             Expr::CountStar => true,
+            // A window call is computed per row, after grouping: it does
+            // not make its query an aggregate one.
+            Expr::Window { .. } => false,
             Expr::Function { name, .. } if is_aggregate(name) => true,
             _ => self
                 .children()
@@ -430,7 +464,35 @@ pub enum TableFactor {
         query: Box<Query>,
         alias: String,
         lateral: bool,
+        /// How the query is written: in place, or as a common table
+        /// expression named `alias` (`WITH alias AS (query)`, printed
+        /// ahead of the query whose FROM names it). The rows are the same;
+        /// the planner's path is not (a CTE may be inlined or
+        /// materialized, and a distributed planner plans it on its own).
+        #[serde(default)]
+        form: DerivedForm,
     },
+}
+
+/// How a derived table is written (see [`TableFactor::Derived`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DerivedForm {
+    /// `(query) AS alias`
+    #[default]
+    Subquery,
+    /// `WITH alias AS (query)`
+    Cte,
+    /// `WITH alias AS MATERIALIZED (query)`
+    CteMaterialized,
+    /// `WITH alias AS NOT MATERIALIZED (query)`
+    CteNotMaterialized,
+}
+
+impl DerivedForm {
+    /// Whether the derived table is written as a common table expression.
+    pub fn is_cte(self) -> bool {
+        self != DerivedForm::Subquery
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -31,6 +31,9 @@ pub trait ToSql {
 pub struct Printer {
     dialect: Dialect,
     out: String,
+    /// For each query being printed, innermost last: the derived tables
+    /// its WITH clause defines, which its FROM clauses name by alias only.
+    cte_scopes: Vec<Vec<String>>,
 }
 
 impl Printer {
@@ -38,6 +41,7 @@ impl Printer {
         Printer {
             dialect,
             out: String::with_capacity(256),
+            cte_scopes: Vec::new(),
         }
     }
 
@@ -192,6 +196,20 @@ impl Printer {
         self.s(text);
     }
 
+    fn order_by_list(&mut self, items: &[OrderBy]) {
+        self.list(items, ", ", |p, o| {
+            o.expr.print(p);
+            if o.descending {
+                p.s(" DESC");
+            }
+            match o.nulls_first {
+                Some(true) => p.s(" NULLS FIRST"),
+                Some(false) => p.s(" NULLS LAST"),
+                None => {}
+            }
+        });
+    }
+
     fn query_in_parens(&mut self, q: &Query) {
         self.out.push('(');
         q.print(self);
@@ -219,10 +237,20 @@ impl Printer {
                     None => {}
                 }
             }
+            TableFactor::Derived { alias, form, .. }
+                if form.is_cte()
+                    && self
+                        .cte_scopes
+                        .last()
+                        .is_some_and(|scope| scope.contains(alias)) =>
+            {
+                self.s(alias);
+            }
             TableFactor::Derived {
                 query,
                 alias,
                 lateral,
+                ..
             } => {
                 if *lateral {
                     self.s("LATERAL ");
@@ -238,7 +266,7 @@ impl Printer {
     /// to be read as one arm.
     fn set_expr(&mut self, body: &SetExpr, wrap: bool) {
         match body {
-            SetExpr::Select(s) => s.print(self),
+            SetExpr::Select(s) => self.select_body(s),
             SetExpr::SetOp { op, left, right } => {
                 if wrap {
                     // SQLite allows no parentheses around compound arms; a
@@ -449,12 +477,126 @@ impl ToSql for Expr {
                 p.out.push(')');
             }
             Expr::CountStar => p.s("COUNT(*)"),
+            Expr::Window {
+                function,
+                partition_by,
+                order_by,
+            } => {
+                function.print(p);
+                p.s(" OVER (");
+                if !partition_by.is_empty() {
+                    p.s("PARTITION BY ");
+                    p.list(partition_by, ", ", |p, e| e.print(p));
+                }
+                if !order_by.is_empty() {
+                    if !partition_by.is_empty() {
+                        p.s(" ");
+                    }
+                    p.s("ORDER BY ");
+                    p.order_by_list(order_by);
+                }
+                p.out.push(')');
+            }
         }
     }
 }
 
+type Cte<'a> = (&'a str, &'a Query, DerivedForm);
+
+/// The derived tables written as CTEs in the FROM clause of `select` (not
+/// in its subqueries, which have WITH clauses of their own).
+fn ctes_of_select<'a>(select: &'a Select, out: &mut Vec<Cte<'a>>) {
+    let Some(from) = &select.from else { return };
+    for factor in std::iter::once(&from.first).chain(from.joins.iter().map(|j| &j.factor)) {
+        if let TableFactor::Derived {
+            query,
+            alias,
+            lateral: false,
+            form,
+        } = factor
+        {
+            if form.is_cte() {
+                out.push((alias, query, *form));
+            }
+        }
+    }
+}
+
+/// The same for every SELECT of a compound body.
+fn ctes_of_body<'a>(body: &'a SetExpr, out: &mut Vec<Cte<'a>>) {
+    match body {
+        SetExpr::Select(s) => ctes_of_select(s, out),
+        SetExpr::SetOp { left, right, .. } => {
+            ctes_of_body(left, out);
+            ctes_of_body(right, out);
+        }
+    }
+}
+
+/// `ctes` once each. An alias that stands for two different derived
+/// tables is left out: those are written in place, which means the same.
+fn distinct_ctes(ctes: Vec<Cte<'_>>) -> Vec<Cte<'_>> {
+    let mut once: Vec<Cte<'_>> = Vec::new();
+    let mut clashing: Vec<&str> = Vec::new();
+    for cte in ctes {
+        match once.iter().find(|c| c.0 == cte.0) {
+            None => once.push(cte),
+            Some(c) if c.1 == cte.1 && c.2 == cte.2 => {}
+            Some(_) => clashing.push(cte.0),
+        }
+    }
+    once.retain(|c| !clashing.contains(&c.0));
+    once
+}
+
+impl Printer {
+    /// Prints the WITH clause for `ctes`, and opens the scope in which FROM
+    /// clauses name those tables by alias (closed by
+    /// [`Printer::end_cte_scope`]).
+    fn with_clause(&mut self, ctes: Vec<Cte<'_>>) {
+        let ctes = distinct_ctes(ctes);
+        if !ctes.is_empty() {
+            self.s("WITH ");
+            self.list(&ctes, ", ", |p, (alias, query, form)| {
+                p.s(alias);
+                p.s(match form {
+                    DerivedForm::CteMaterialized => " AS MATERIALIZED ",
+                    DerivedForm::CteNotMaterialized => " AS NOT MATERIALIZED ",
+                    _ => " AS ",
+                });
+                p.query_in_parens(query);
+            });
+            self.s(" ");
+        }
+        let scope = ctes.iter().map(|c| c.0.to_string()).collect();
+        self.cte_scopes.push(scope);
+    }
+
+    fn end_cte_scope(&mut self) {
+        self.cte_scopes.pop();
+    }
+}
+
 impl ToSql for Select {
+    /// A SELECT printed on its own (not as part of a [`Query`]) carries
+    /// the WITH clause of its CTEs itself.
     fn print(&self, p: &mut Printer) {
+        let mut ctes = Vec::new();
+        ctes_of_select(self, &mut ctes);
+        p.with_clause(ctes);
+        p.select_body(self);
+        p.end_cte_scope();
+    }
+}
+
+impl Printer {
+    fn select_body(&mut self, select: &Select) {
+        select.print_body(self);
+    }
+}
+
+impl Select {
+    fn print_body(&self, p: &mut Printer) {
         p.s(if self.distinct {
             "SELECT DISTINCT "
         } else {
@@ -533,20 +675,13 @@ impl ToSql for FromClause {
 
 impl ToSql for Query {
     fn print(&self, p: &mut Printer) {
+        let mut ctes = Vec::new();
+        ctes_of_body(&self.body, &mut ctes);
+        p.with_clause(ctes);
         p.set_expr(&self.body, false);
         if !self.order_by.is_empty() {
             p.s(" ORDER BY ");
-            p.list(&self.order_by, ", ", |p, o| {
-                o.expr.print(p);
-                if o.descending {
-                    p.s(" DESC");
-                }
-                match o.nulls_first {
-                    Some(true) => p.s(" NULLS FIRST"),
-                    Some(false) => p.s(" NULLS LAST"),
-                    None => {}
-                }
-            });
+            p.order_by_list(&self.order_by);
         }
         if let Some(l) = &self.limit {
             p.s(" LIMIT ");
@@ -562,5 +697,6 @@ impl ToSql for Query {
             p.s(" OFFSET ");
             o.print(p);
         }
+        p.end_cte_scope();
     }
 }

@@ -66,6 +66,7 @@ fn recombine(parts: Vec<Select>, outer: Vec<Expr>) -> Query {
                 query: Box::new(Query::set_operation(SetOperator::UnionAll, parts)),
                 alias: "lancet_parts".into(),
                 lateral: false,
+                form: lancet_core::DerivedForm::Subquery,
             },
             joins: vec![],
         }),

@@ -6,8 +6,8 @@ use crate::schema::PgSchema;
 use crate::types::{Category, PgType};
 use lancet_core::schema::RelationKind;
 use lancet_core::{
-    BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Scope,
-    ScopeColumn, Select, SelectItem, TableFactor, TypeName, UnaryOp, Value,
+    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator,
+    Rng, Scope, ScopeColumn, Select, SelectItem, TableFactor, TypeName, UnaryOp, Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -197,6 +197,19 @@ impl PgQueryGenerator {
                 category: cat,
             });
         }
+        if !lateral && rng.random_bool(0.35) {
+            if let Some((window, category)) = window_call(rng, &inner) {
+                let k = items.len();
+                items.push(SelectItem::Expr {
+                    expr: window,
+                    alias: Some(format!("c{k}")),
+                });
+                cols.push(TypedColumn {
+                    expr: Expr::column(Some(alias), &format!("c{k}")),
+                    category,
+                });
+            }
+        }
         let selection = rng.random_bool(0.5).then(|| g.predicate(rng, &visible, 1));
         let query = Query::select(Select {
             items,
@@ -216,10 +229,111 @@ impl PgQueryGenerator {
                 query: Box::new(query),
                 alias: alias.to_string(),
                 lateral,
+                form: if lateral {
+                    DerivedForm::Subquery
+                } else {
+                    *[
+                        DerivedForm::Subquery,
+                        DerivedForm::Subquery,
+                        DerivedForm::Cte,
+                        DerivedForm::CteMaterialized,
+                        DerivedForm::CteNotMaterialized,
+                    ]
+                    .choose(rng)
+                    .unwrap_or(&DerivedForm::Subquery)
+                },
             },
             cols,
         ))
     }
+}
+
+/// A window call over the columns of one relation whose value for a row
+/// the window alone determines, whatever order rows arrive in: COUNT, MIN,
+/// MAX (text read as `text`, so that equal char(n) values print alike),
+/// SUM of exact numbers, RANK and DENSE_RANK, with the default frame (an
+/// ORDER BY frame takes in all peers of the row). Never ROW_NUMBER, FIRST_VALUE
+/// or a float SUM, whose values depend on that order. With its category.
+fn window_call(rng: &mut Rng, columns: &[TypedColumn]) -> Option<(Expr, Category)> {
+    let key = |rng: &mut Rng| -> Option<Expr> {
+        // The first column is the distribution column of a distributed
+        // table: a window partitioned by it is pushed down to the shards,
+        // others are planned on the coordinator.
+        let c = if rng.random_bool(0.5) {
+            columns.first()
+        } else {
+            columns.choose(rng)
+        }?;
+        Some(match c.category {
+            Category::Text => exact_text(c.expr.clone()),
+            _ => c.expr.clone(),
+        })
+    };
+    let partition_by: Vec<Expr> = (0..rng.random_range(0..=2))
+        .filter_map(|_| key(rng))
+        .collect();
+    let mut order_by: Vec<lancet_core::OrderBy> = Vec::new();
+    if rng.random_bool(0.5) {
+        if let Some(e) = key(rng) {
+            order_by.push(lancet_core::OrderBy {
+                expr: e,
+                descending: rng.random_bool(0.5),
+                nulls_first: None,
+            });
+        }
+    }
+    let fitting = |want: &[Category]| -> Vec<&TypedColumn> {
+        columns
+            .iter()
+            .filter(|c| want.contains(&c.category))
+            .collect()
+    };
+    let (function, category) = match rng.random_range(0..6) {
+        0 => (Expr::CountStar, Category::Int),
+        1 => (
+            Expr::func("count", vec![columns.choose(rng)?.expr.clone()]),
+            Category::Int,
+        ),
+        2 | 3 => {
+            let c = *fitting(&[
+                Category::Int,
+                Category::Numeric,
+                Category::Float,
+                Category::Text,
+                Category::Date,
+            ])
+            .choose(rng)?;
+            let arg = match c.category {
+                Category::Text => exact_text(c.expr.clone()),
+                _ => c.expr.clone(),
+            };
+            let name = if rng.random_bool(0.5) { "min" } else { "max" };
+            (Expr::func(name, vec![arg]), c.category)
+        }
+        4 => {
+            let c = *fitting(&[Category::Int, Category::Numeric]).choose(rng)?;
+            (Expr::func("sum", vec![c.expr.clone()]), Category::Numeric)
+        }
+        _ => {
+            if order_by.is_empty() {
+                return None;
+            }
+            let name = if rng.random_bool(0.5) {
+                "rank"
+            } else {
+                "dense_rank"
+            };
+            (Expr::func(name, vec![]), Category::Int)
+        }
+    };
+    Some((
+        Expr::Window {
+            function: Box::new(function),
+            partition_by,
+            order_by,
+        },
+        category,
+    ))
 }
 
 /// A type name for a category, for scope columns whose exact type is not known.
@@ -269,6 +383,7 @@ impl QueryGenerator for PgQueryGenerator {
                     })),
                     alias: "a0".into(),
                     lateral: false,
+                    form: DerivedForm::Subquery,
                 },
                 vec![TypedColumn {
                     expr: Expr::column(Some("a0"), "c0"),

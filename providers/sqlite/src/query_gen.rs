@@ -15,8 +15,8 @@ use crate::pqs;
 use lancet_core::schema::{Relation, RelationKind};
 use lancet_core::GeneratedDatabase;
 use lancet_core::{
-    BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng, Schema,
-    Scope, ScopeColumn, Select, SelectItem, SetOperator, TableFactor, Truth, Value,
+    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator,
+    Rng, Schema, Scope, ScopeColumn, Select, SelectItem, SetOperator, TableFactor, Truth, Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -313,6 +313,7 @@ impl<'s> QueryBuilder<'s> {
                     query: Box::new(Query::select(select)),
                     alias,
                     lateral: false,
+                    form: DerivedForm::Subquery,
                 },
                 vec![col],
                 false,
@@ -349,6 +350,7 @@ impl<'s> QueryBuilder<'s> {
                 query: Box::new(query),
                 alias,
                 lateral: false,
+                form: DerivedForm::Subquery,
             },
             cols,
             reads_view,

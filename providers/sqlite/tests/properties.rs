@@ -193,6 +193,7 @@ fn check_from(from: &FromClause, db: &SqliteDatabase, version: i32) {
                 query,
                 alias,
                 lateral,
+                ..
             } => {
                 assert!(!lateral);
                 // Select-project-filter, or UNION ALL of such: no DISTINCT,

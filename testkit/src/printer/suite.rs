@@ -799,6 +799,7 @@ fn table_aliases_and_derived_tables(t: &Tested) {
         query: Box::new(query_from(vec![col("c0")], "t1")),
         alias: "d".into(),
         lateral: false,
+        form: DerivedForm::Subquery,
     };
     let q = select_star(FromClause {
         first: aliased,
@@ -819,6 +820,7 @@ fn table_aliases_and_derived_tables(t: &Tested) {
         })),
         alias: "l".into(),
         lateral: true,
+        form: DerivedForm::Subquery,
     };
     let q = select_star(FromClause {
         first: table("t0"),
@@ -829,6 +831,120 @@ fn table_aliases_and_derived_tables(t: &Tested) {
     if t.is("postgres") || t.is("mysql") {
         t.verified(&q, expected);
     }
+}
+
+fn common_table_expressions(t: &Tested) {
+    let cte = |alias: &str, form| TableFactor::Derived {
+        query: Box::new(query_from(vec![col("c0")], "t1")),
+        alias: alias.into(),
+        lateral: false,
+        form,
+    };
+    let on = |l: &str, r: &str| JoinConstraint::On(bin(BinaryOp::Eq, qcol(l, "c0"), qcol(r, "c0")));
+    let q = select_star(FromClause {
+        first: table("t0"),
+        joins: vec![join(
+            JoinKind::Inner,
+            cte("w", DerivedForm::Cte),
+            on("t0", "w"),
+        )],
+    });
+    t.verified(
+        &q,
+        "WITH w AS (SELECT c0 FROM t1) SELECT * FROM t0 JOIN w ON t0.c0 = w.c0",
+    );
+    // Every arm of a compound names the same CTE: one WITH clause serves.
+    let arm_over = |form| Select {
+        items: vec![SelectItem::Wildcard],
+        from: Some(FromClause {
+            first: cte("w", form),
+            joins: vec![],
+        }),
+        ..Select::default()
+    };
+    let q = Query::set_operation(
+        SetOperator::UnionAll,
+        vec![arm_over(DerivedForm::Cte), arm_over(DerivedForm::Cte)],
+    );
+    t.verified(
+        &q,
+        "WITH w AS (SELECT c0 FROM t1) SELECT * FROM w UNION ALL SELECT * FROM w",
+    );
+    // One alias for two different tables: both are written in place.
+    let q = Query::set_operation(
+        SetOperator::UnionAll,
+        vec![
+            arm_over(DerivedForm::Cte),
+            arm_over(DerivedForm::CteMaterialized),
+        ],
+    );
+    t.verified(
+        &q,
+        "SELECT * FROM (SELECT c0 FROM t1) AS w UNION ALL SELECT * FROM (SELECT c0 FROM t1) AS w",
+    );
+    // A CTE in a subquery belongs to the subquery.
+    let inner = Query::select(arm_over(DerivedForm::Cte));
+    let q = select_star(FromClause {
+        first: TableFactor::Derived {
+            query: Box::new(inner),
+            alias: "d".into(),
+            lateral: false,
+            form: DerivedForm::Subquery,
+        },
+        joins: vec![],
+    });
+    t.verified(
+        &q,
+        "SELECT * FROM (WITH w AS (SELECT c0 FROM t1) SELECT * FROM w) AS d",
+    );
+    if t.is("postgres") || t.is("sqlite") {
+        let q = select_star(FromClause {
+            first: cte("m", DerivedForm::CteMaterialized),
+            joins: vec![join(
+                JoinKind::Inner,
+                cte("n", DerivedForm::CteNotMaterialized),
+                on("m", "n"),
+            )],
+        });
+        t.printed(
+            &q,
+            "WITH m AS MATERIALIZED (SELECT c0 FROM t1), n AS NOT MATERIALIZED (SELECT c0 FROM t1) \
+             SELECT * FROM m JOIN n ON m.c0 = n.c0",
+        );
+    }
+}
+
+fn window_calls(t: &Tested) {
+    let window = |function: Expr, partition_by: Vec<Expr>, order_by: Vec<OrderBy>| Expr::Window {
+        function: Box::new(function),
+        partition_by,
+        order_by,
+    };
+    let by = |e: Expr, descending| OrderBy {
+        expr: e,
+        descending,
+        nulls_first: None,
+    };
+    t.verified_expr(
+        &window(Expr::CountStar, vec![col("c0")], vec![]),
+        "COUNT(*) OVER (PARTITION BY c0)",
+    );
+    t.verified_expr(
+        &window(
+            Expr::func("max", vec![col("c1")]),
+            vec![col("c0"), col("c2")],
+            vec![by(col("c1"), true)],
+        ),
+        "max(c1) OVER (PARTITION BY c0, c2 ORDER BY c1 DESC)",
+    );
+    t.verified_expr(
+        &window(
+            Expr::func("rank", vec![]),
+            vec![],
+            vec![by(col("c1"), false)],
+        ),
+        "rank() OVER (ORDER BY c1)",
+    );
 }
 
 fn set_operations(t: &Tested) {
@@ -1095,6 +1211,8 @@ macro_rules! __printer_cases {
             natural_is_never_dropped,
             comma_join_keeps_the_tree_left_deep,
             table_aliases_and_derived_tables,
+            common_table_expressions,
+            window_calls,
             set_operations,
             intersect_over_union_keeps_its_meaning,
             order_by_limit_offset,

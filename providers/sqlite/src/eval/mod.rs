@@ -192,6 +192,7 @@ impl<'a> Evaluator<'a> {
             }
             Expr::Quantified { .. } => decline("ANY/ALL"),
             Expr::CountStar => decline("aggregate"),
+            Expr::Window { .. } => decline("window function"),
         }
     }
 
