@@ -4,7 +4,8 @@
 //! A finding's signature is a hash of its kind, oracle, relation and the
 //! *shape* of its (reduced) case: the syntax tree with every literal and
 //! every generated name (`t3`, `c12`, `a0`) abstracted. Error findings use
-//! the error code and the shape of the failing statement's tokens.
+//! the error code and the shape of the failing statement's tokens; crashes
+//! and hangs how the DBMS died (signal and last words, see [`signature`]).
 
 use crate::findings::{Finding, FindingKind};
 use crate::reproducer::write_synced;
@@ -84,6 +85,17 @@ fn statement_shape(sql: &str, dialect: Dialect) -> String {
 
 /// A finding's signature: 16 hex digits.
 pub fn signature(f: &Finding, dialect: Dialect) -> String {
+    if matches!(f.kind, FindingKind::Crash | FindingKind::Hang) {
+        // A crash is known by how the DBMS died (the signal, its last
+        // words), not by the shape of whichever query set it off: the
+        // same crash reached through fifty query shapes is one entry.
+        let how = f
+            .error
+            .as_ref()
+            .map(|e| lancet_core::connection::message_shape(&e.message))
+            .unwrap_or_default();
+        return format!("{:016x}", fnv(&format!("{}|{how}", f.kind.name())));
+    }
     let mut key = format!(
         "{}|{}|{}|",
         f.kind.name(),
@@ -126,6 +138,16 @@ pub struct Entry {
     pub reduced: bool,
     /// Every finding with this signature, in the order found.
     pub findings: Vec<PathBuf>,
+    /// Findings past the flood limit: in `count`, not on disk.
+    #[serde(default)]
+    pub not_written: u64,
+    /// The knobs that, each off alone, hide the bug (see `localize`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden_by_knobs: Vec<String>,
+    /// Set by `lancet bisect`: the releases between which it was fixed
+    /// (`fixed after 3.26.0, by 3.31.1`), or `still open`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_in: Option<String>,
 }
 
 /// The findings index of a run: `index.json` and `index.md`, rewritten
@@ -196,9 +218,15 @@ impl Index {
             bytes: usize::MAX,
             reduced: false,
             findings: Vec::new(),
+            not_written: 0,
+            hidden_by_knobs: Vec::new(),
+            fixed_in: None,
         });
         entry.count += 1;
         entry.findings.push(origin);
+        if !f.hidden_by_knobs.is_empty() {
+            entry.hidden_by_knobs = f.hidden_by_knobs.clone();
+        }
         let size = (f.statement_count(), f.sql_bytes());
         if size < (entry.statements, entry.bytes) {
             entry.statements = size.0;
@@ -209,6 +237,20 @@ impl Index {
         let count = entry.count;
         self.save()?;
         Ok((sig, count))
+    }
+
+    /// How many findings have signature `sig` so far.
+    pub fn count(&self, sig: &str) -> u64 {
+        self.entries.get(sig).map_or(0, |e| e.count)
+    }
+
+    /// Counts one more finding of `sig` that flood control kept off disk.
+    pub fn add_not_written(&mut self, sig: &str) -> anyhow::Result<()> {
+        if let Some(e) = self.entries.get_mut(sig) {
+            e.count += 1;
+            e.not_written += 1;
+        }
+        self.save()
     }
 
     /// Writes `index.json` and `index.md`.
@@ -233,7 +275,11 @@ impl Index {
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} |\n",
                 e.signature,
-                e.count,
+                if e.not_written > 0 {
+                    format!("{} ({} not written)", e.count, e.not_written)
+                } else {
+                    e.count.to_string()
+                },
                 e.kind.name(),
                 e.oracle.as_deref().unwrap_or("-"),
                 e.statements,
@@ -244,7 +290,86 @@ impl Index {
                     .display()
             ));
         }
+        out.push_str(&self.render_groups());
         out
+    }
+
+    /// Signatures that share a root-cause hint: the same knob hides them,
+    /// or the same release fixed them. Each group is likely one bug.
+    fn render_groups(&self) -> String {
+        let mut groups: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
+        for e in self.entries.values() {
+            if let Some(first) = e.hidden_by_knobs.first() {
+                groups
+                    .entry(format!("hidden by turning off knob `{first}`"))
+                    .or_default()
+                    .push(e);
+            }
+            if let Some(fixed) = &e.fixed_in {
+                groups.entry(fixed.clone()).or_default().push(e);
+            }
+        }
+        if groups.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\n## Groups (likely one bug each)\n\nSignatures that the same optimizer knob hides when \
+             turned off alone, or that the same release fixed (`lancet bisect --update-index`).\n",
+        );
+        for (label, entries) in groups {
+            let count: u64 = entries.iter().map(|e| e.count).sum();
+            out.push_str(&format!(
+                "\n- **{label}**: {} signature(s), {count} finding(s)\n",
+                entries.len()
+            ));
+            for e in entries {
+                out.push_str(&format!(
+                    "  - {} ({} x{}) {}\n",
+                    e.signature,
+                    e.oracle.as_deref().unwrap_or(e.kind.name()),
+                    e.count,
+                    e.reproducer
+                        .strip_prefix(&self.dir)
+                        .unwrap_or(&e.reproducer)
+                        .display()
+                ));
+            }
+        }
+        out
+    }
+
+    /// The index of a findings directory as saved (`index.json`).
+    pub fn load(dir: &Path) -> anyhow::Result<Index> {
+        let path = dir.join("index.json");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let entries: Vec<Entry> = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a lancet index", path.display()))?;
+        Ok(Index {
+            dir: dir.to_path_buf(),
+            entries: entries
+                .into_iter()
+                .map(|e| (e.signature.clone(), e))
+                .collect(),
+            provisional: BTreeMap::new(),
+        })
+    }
+
+    /// Records where `lancet bisect` found the bug of the reproducer
+    /// `file` fixed (`fixed after 3.26.0, by 3.31.1`, `still open`): on the entry whose
+    /// reproducer or findings name it. Whether one did.
+    pub fn set_fixed_in(&mut self, file: &Path, fixed: &str) -> bool {
+        let same = |p: &Path| {
+            p == file || (p.file_name() == file.file_name() && file.file_name().is_some())
+        };
+        let mut found = false;
+        for e in self.entries.values_mut() {
+            if same(&e.reproducer) || e.findings.iter().any(|p| same(p)) {
+                e.fixed_in = Some(fixed.to_string());
+                found = true;
+            }
+        }
+        found
     }
 }
 

@@ -136,6 +136,10 @@ pub struct Finding {
     /// The deduplication signature (see `dedup`), once known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// The optimizer knobs that, each off alone, make the disagreement
+    /// vanish (see `localize`): where the bug likely is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden_by_knobs: Vec<String>,
 }
 
 /// How a reduced finding came about.
@@ -180,6 +184,7 @@ impl Finding {
             fault: source.fault.map(|f| f.name().to_string()),
             reduction: None,
             signature: None,
+            hidden_by_knobs: Vec::new(),
         }
     }
 

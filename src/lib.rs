@@ -11,6 +11,7 @@ pub mod junit;
 pub mod known;
 pub mod ledger;
 pub mod leftovers;
+pub mod localize;
 pub mod reduce;
 pub mod registry;
 pub mod replay;

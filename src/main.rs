@@ -38,6 +38,63 @@ enum Command {
     Replay(ReplayArgs),
     /// Drop the databases that earlier, killed runs left on a server (from their ledgers).
     Cleanup(CleanupArgs),
+    /// Replay reproducers on every SQLite build in a directory, oldest first:
+    /// where each starts to pass, and which were fixed by the same release.
+    Bisect(BisectArgs),
+    /// Internal: serve one SQLite database at a time over stdin/stdout, for
+    /// the crash isolation of the SQLite provider.
+    #[command(name = "__sqlite-worker", hide = true)]
+    SqliteWorker(SqliteWorkerArgs),
+}
+
+#[derive(Args)]
+#[command(after_help = "\
+Each build is a libsqlite3 shared library (*.so) in --sqlite-libs, ordered by its version \
+(tests/sqlite-ladder.sh builds a ladder of releases). Per file, one mark per build (F fails, \
+. passes, - does not run) and where the bug went: the last release it fails on and the first \
+it passes on, or that it still fails on the newest. Reproducers fixed by the same release are \
+grouped: likely one bug.
+
+Exit status: 0 every reproducer passes on the newest build; 1 at least one still fails there; \
+2 bad input (no builds, unreadable reproducers, not SQLite).")]
+struct BisectArgs {
+    /// Reproducers written by lancet (.sql with its .json record).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The directory of SQLite builds to replay on.
+    #[arg(long, value_name = "DIR")]
+    sqlite_libs: PathBuf,
+    /// Record each verdict in the findings index next to the reproducer
+    /// (index.json, index.md), whose groups then show the release that
+    /// fixed each bug.
+    #[arg(long)]
+    update_index: bool,
+    #[command(flatten)]
+    isolation: IsolationArgs,
+}
+
+#[derive(Args)]
+struct SqliteWorkerArgs {
+    #[arg(long)]
+    sqlite_lib: Option<PathBuf>,
+    #[arg(long)]
+    time_limit_ms: u64,
+    #[arg(long)]
+    memory_limit: Option<u64>,
+}
+
+/// How SQLite runs: in child processes (the default) or inside lancet.
+#[derive(Args, Clone, Default)]
+struct IsolationArgs {
+    /// SQLite: run the library inside lancet's own process instead of in
+    /// worker processes. Slightly faster, but a crash of the library ends
+    /// the run instead of becoming a finding.
+    #[arg(long)]
+    in_process: bool,
+    /// SQLite: the most memory one worker process may map, in MiB; past it
+    /// the library's allocations fail.
+    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    worker_memory_mib: u64,
 }
 
 #[derive(Args)]
@@ -70,6 +127,8 @@ struct ConnectArgs {
     /// on the real DBMS, where such a finding passes.
     #[arg(long)]
     no_fault: bool,
+    #[command(flatten)]
+    isolation: IsolationArgs,
 }
 
 #[derive(Args)]
@@ -165,6 +224,8 @@ struct TargetArgs {
     /// Plant a fault that perturbs results (for testing lancet itself).
     #[arg(long, hide = true, value_name = "FAULT")]
     inject_fault: Option<String>,
+    #[command(flatten)]
+    isolation: IsolationArgs,
 }
 
 /// `lancet fuzz --help`'s closing text: what a CI gate reads.
@@ -221,6 +282,12 @@ struct FuzzArgs {
     /// Keep findings as found: do not reduce them (on a separate thread) as they come.
     #[arg(long)]
     no_reduce: bool,
+    /// Flood control: after this many findings of one signature, further
+    /// ones are only counted in the index (not written, confirmed or
+    /// reduced), so that one frequent bug neither slows the run nor fills
+    /// the disk. 0 writes every finding.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    flood_limit: u64,
     /// Time limit for reducing one finding.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     reduce_time: u64,
@@ -268,6 +335,8 @@ struct SelftestArgs {
     /// Checks each oracle may take to catch its fault.
     #[arg(long, default_value_t = 2000, value_name = "N")]
     max_checks: u64,
+    #[command(flatten)]
+    isolation: IsolationArgs,
     #[arg(long, default_value_t = 1, value_name = "S")]
     seed: u64,
 }
@@ -377,6 +446,13 @@ fn main() -> ExitCode {
         Command::Reduce(args) => commands::reduce(args),
         Command::Replay(args) => commands::replay(args),
         Command::Cleanup(args) => commands::cleanup(args),
+        Command::Bisect(args) => commands::bisect(args),
+        Command::SqliteWorker(args) => lancet_sqlite::isolated::serve(
+            args.sqlite_lib.as_deref(),
+            std::time::Duration::from_millis(args.time_limit_ms),
+            args.memory_limit,
+        )
+        .map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

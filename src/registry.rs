@@ -18,6 +18,11 @@ pub struct ProviderOptions {
     pub sqlite_lib: Option<std::path::PathBuf>,
     /// Server DBMSs: the server's URL (`--url`, else `LANCET_PG_URL`).
     pub url: Option<String>,
+    /// SQLite: run databases in worker processes started this way (crash
+    /// isolation); `None` runs the library inside this process.
+    pub sqlite_worker: Option<lancet_sqlite::isolated::WorkerProgram>,
+    /// SQLite: the address-space limit of a worker process, in bytes.
+    pub sqlite_worker_memory: Option<u64>,
 }
 
 /// The SQL dialect of a `--dbms` name, as a finding's record names it:
@@ -83,6 +88,9 @@ pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn
             }
             if let Some(path) = &options.sqlite_lib {
                 p = p.with_library(path)?;
+            }
+            if let Some(program) = &options.sqlite_worker {
+                p = p.with_isolation(program.clone(), options.sqlite_worker_memory)?;
             }
             Ok(Box::new(p))
         }

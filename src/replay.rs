@@ -96,13 +96,16 @@ pub fn replay_on(finding: &Finding, session: &mut Session) -> anyhow::Result<Rep
                         Replayed::Passes(format!("no crash; the statement fails with {e}"))
                     }
                 }
-                Err(e)
-                    if e.kind == FailureKind::Statement
-                        && Some(&e.code) == expected.map(|x| &x.code) =>
-                {
+                // The recorded error, not any error: a reproducer that now
+                // fails otherwise (a syntax error, a missing table) shows
+                // another problem, and the recorded bug is gone.
+                Err(e) if expected.is_some_and(|x| x.same_error(&e)) => {
                     still(format!("fails again: {e}"))
                 }
-                Err(e) => Replayed::Passes(format!("fails with another error now: {e}")),
+                Err(e) => Replayed::Passes(format!(
+                    "fails with another error now: {e} (recorded: {})",
+                    expected.map_or("none".to_string(), |x| x.to_string())
+                )),
                 Ok(_) => Replayed::Passes("the statement succeeds now".into()),
             })
         }

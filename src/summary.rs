@@ -16,6 +16,7 @@ pub struct Counters {
     databases: AtomicU64,
     findings: AtomicU64,
     unconfirmed: AtomicU64,
+    flooded: AtomicU64,
     dbms_nanos: AtomicU64,
     per_oracle: Vec<AtomicU64>,
 }
@@ -30,6 +31,7 @@ impl Counters {
             databases: AtomicU64::new(0),
             findings: AtomicU64::new(0),
             unconfirmed: AtomicU64::new(0),
+            flooded: AtomicU64::new(0),
             dbms_nanos: AtomicU64::new(0),
             per_oracle: (0..oracles).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -66,6 +68,9 @@ impl Counters {
     }
     pub fn add_unconfirmed(&self) {
         self.unconfirmed.fetch_add(1, Relaxed);
+    }
+    pub fn add_flooded(&self) {
+        self.flooded.fetch_add(1, Relaxed);
     }
 
     /// The line printed every few seconds.
@@ -143,6 +148,10 @@ pub struct Summary {
     pub findings: u64,
     /// Disagreements that did not reproduce on a fresh database (kept apart, not findings).
     pub unconfirmed: u64,
+    /// Findings of frequent signatures past the flood limit: counted in
+    /// the index, not written.
+    #[serde(default)]
+    pub flooded: u64,
     /// Share of checks whose original query returned rows.
     pub nonempty_share: f64,
     /// Share of the workers' wall time spent inside DBMS calls.
@@ -255,6 +264,7 @@ impl Summary {
             databases: counters.databases.load(Relaxed),
             findings: counters.findings.load(Relaxed),
             unconfirmed: counters.unconfirmed.load(Relaxed),
+            flooded: counters.flooded.load(Relaxed),
             nonempty_share: share(counters.nonempty.load(Relaxed), checks),
             dbms_time_share: (dbms_secs / (secs * f64::from(workers))).min(1.0),
             findings_dir: facts.findings_dir.display().to_string(),
@@ -308,6 +318,12 @@ impl Summary {
             s.push_str(&format!(
                 "  ({} unique bug(s); {} reduced)",
                 self.unique_bugs, self.reduced
+            ));
+        }
+        if self.flooded > 0 {
+            s.push_str(&format!(
+                "  ({} more of frequent signatures counted, not written: --flood-limit)",
+                self.flooded
             ));
         }
         if self.unconfirmed > 0 {

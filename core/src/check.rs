@@ -50,7 +50,26 @@ pub fn run_check(
     oracle: &dyn Oracle,
     case: &Case,
 ) -> Result<CheckOutcome, CaseError> {
-    let queries = oracle.queries(case)?;
+    run_check_with_knobs_off(session, oracle, case, &KnobSetting::default())
+}
+
+/// [`run_check`] with the knobs of `also_off` turned off for every query
+/// as well: which knob, off alone, makes a disagreement vanish points to
+/// the optimization at fault (root-cause grouping).
+pub fn run_check_with_knobs_off(
+    session: &mut Session,
+    oracle: &dyn Oracle,
+    case: &Case,
+    also_off: &KnobSetting,
+) -> Result<CheckOutcome, CaseError> {
+    let mut queries = oracle.queries(case)?;
+    for q in &mut queries {
+        for k in &also_off.off {
+            if !q.context.knobs.off.contains(k) {
+                q.context.knobs.off.push(k.clone());
+            }
+        }
+    }
     let mut results = Vec::with_capacity(queries.len());
     let mut ran = Vec::with_capacity(queries.len());
     let mut failed = None;

@@ -56,6 +56,46 @@ impl fmt::Display for DbError {
 
 impl std::error::Error for DbError {}
 
+/// An error message with what differs between two runs of one bug abstracted: quoted
+/// parts (names, values) and runs of digits. `column a2.c0_1 does not
+/// exist` and `column a2.c0 does not exist` stay different; `relation
+/// "t3" does not exist` and `relation "t1" does not exist` are one.
+pub fn message_shape(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                for d in chars.by_ref() {
+                    if d == '"' {
+                        break;
+                    }
+                }
+                out.push_str("\"?\"");
+            }
+            d if d.is_ascii_digit() => {
+                while chars.peek().is_some_and(|n| n.is_ascii_digit()) {
+                    chars.next();
+                }
+                out.push('#');
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+impl DbError {
+    /// Whether `other` is the same error: the same kind, code and message
+    /// shape ([`message_shape`]). A syntax error or a missing table shares
+    /// SQLite's generic code with many bugs, never their message.
+    pub fn same_error(&self, other: &DbError) -> bool {
+        self.kind == other.kind
+            && self.code == other.code
+            && message_shape(&self.message) == message_shape(&other.message)
+    }
+}
+
 /// One open database.
 pub trait Connection: Send {
     /// Runs a statement that returns no rows (DDL, DML, settings).

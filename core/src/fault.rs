@@ -22,6 +22,10 @@ pub enum Fault {
     /// table ([`crate::TWIN_SCHEMA`]): a fault of one execution path only
     /// (Citus's distributed tables), which only dist-vs-local can see.
     DropRowOffTwins { period: u64 },
+    /// Like `DropRow`, but only while every optimizer knob is on: a fault
+    /// of an optimization, which turning off any knob hides (for testing
+    /// root-cause localization).
+    DropRowUnderDefaultKnobs { period: u64 },
 }
 
 impl Fault {
@@ -31,6 +35,7 @@ impl Fault {
             "empty-result" => Some(Fault::EmptyResult { period: 5 }),
             "miscount" => Some(Fault::Miscount { period: 3 }),
             "drop-row-off-twins" => Some(Fault::DropRowOffTwins { period: 3 }),
+            "drop-row-under-default-knobs" => Some(Fault::DropRowUnderDefaultKnobs { period: 5 }),
             _ => None,
         }
     }
@@ -41,6 +46,7 @@ impl Fault {
             Fault::EmptyResult { .. } => "empty-result",
             Fault::Miscount { .. } => "miscount",
             Fault::DropRowOffTwins { .. } => "drop-row-off-twins",
+            Fault::DropRowUnderDefaultKnobs { .. } => "drop-row-under-default-knobs",
         }
     }
 }
@@ -59,11 +65,17 @@ fn stable_hash(text: &str) -> u64 {
 pub struct FaultyConnection<C: Connection> {
     inner: C,
     fault: Fault,
+    /// Whether some knob is off now.
+    knobs_off: bool,
 }
 
 impl<C: Connection> FaultyConnection<C> {
     pub fn new(inner: C, fault: Fault) -> Self {
-        FaultyConnection { inner, fault }
+        FaultyConnection {
+            inner,
+            fault,
+            knobs_off: false,
+        }
     }
 }
 
@@ -73,7 +85,9 @@ impl<C: Connection> Connection for FaultyConnection<C> {
     }
 
     fn set_knobs(&mut self, setting: &crate::knobs::KnobSetting) -> Result<(), DbError> {
-        self.inner.set_knobs(setting)
+        self.inner.set_knobs(setting)?;
+        self.knobs_off = !setting.is_default();
+        Ok(())
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
@@ -82,6 +96,11 @@ impl<C: Connection> Connection for FaultyConnection<C> {
         match self.fault {
             Fault::DropRow { period } => {
                 if !rows.is_empty() && hit(period) {
+                    rows.remove(0);
+                }
+            }
+            Fault::DropRowUnderDefaultKnobs { period } => {
+                if !rows.is_empty() && !self.knobs_off && hit(period) {
                     rows.remove(0);
                 }
             }

@@ -37,7 +37,7 @@ pub mod value;
 
 pub use ast::*;
 pub use case::{Case, CaseError, CaseInputs, CasePolicy, ItemPolicy};
-pub use check::{run_check, CheckOutcome, RanQuery};
+pub use check::{run_check, run_check_with_knobs_off, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
 pub use dialect::{Dialect, SqlDialect};
 pub use expected_errors::ExpectedErrors;
@@ -47,8 +47,8 @@ pub use oracle::{
 };
 pub use print::ToSql;
 pub use provider::{
-    CreatedDatabase, DatabaseError, DatabaseId, GeneratedDatabase, OwnedDatabase, Provider,
-    QueryGenerator, Scope, ScopeColumn, Truth, TWIN_SCHEMA,
+    CreatedDatabase, DatabaseError, DatabaseId, Feature, GeneratedDatabase, OwnedDatabase,
+    Provider, QueryGenerator, Scope, ScopeColumn, Truth, TWIN_SCHEMA,
 };
 pub use rng::Rng;
 pub use schema::Schema;

@@ -151,6 +151,10 @@ pub trait Oracle: Send + Sync {
     fn case_depends_on_schema(&self) -> bool {
         false
     }
+    /// The provider features this oracle cannot draw a case without.
+    fn requires(&self) -> &'static [crate::provider::Feature] {
+        &[]
+    }
     /// The planted fault `selftest` proves this oracle catches.
     fn planted_fault(&self) -> crate::fault::Fault {
         crate::fault::Fault::DropRow { period: 5 }

@@ -178,6 +178,28 @@ pub trait QueryGenerator {
     }
 }
 
+/// What a provider's databases offer beyond tables and queries. An oracle
+/// that needs a feature ([`crate::Oracle::requires`]) runs only where its
+/// provider offers it, so that a run says up front what it will check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    /// Pivot rows with predicates evaluated by the provider's own model of
+    /// the DBMS ([`QueryGenerator::pivot_tables`]).
+    PivotRows,
+    /// Plain copies of distributed tables ([`QueryGenerator::twin_tables`]).
+    TwinTables,
+}
+
+impl Feature {
+    /// What the feature is, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Feature::PivotRows => "pivot rows evaluated by lancet's model of this DBMS build",
+            Feature::TwinTables => "local twins of distributed tables",
+        }
+    }
+}
+
 /// The schema that holds twin tables ([`QueryGenerator::twin_tables`]),
 /// so that a reproducer and a planted fault can tell the two paths apart.
 pub const TWIN_SCHEMA: &str = "lancet_twin";
@@ -255,6 +277,10 @@ pub trait Provider: Send + Sync {
     /// stands for the reproducer's path.
     fn client_command(&self) -> String;
     /// The optimizer knobs this DBMS documents (none by default).
+    /// The [`Feature`]s this provider's databases offer.
+    fn features(&self) -> Vec<Feature> {
+        Vec::new()
+    }
     fn knobs(&self) -> Vec<crate::knobs::Knob> {
         Vec::new()
     }

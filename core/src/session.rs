@@ -100,18 +100,22 @@ impl<'e> Session<'e> {
         &self.setup
     }
 
-    fn log_line(&mut self, sql: &str, result: Option<&DbError>) {
+    /// Logs a statement before it runs, flushed, so that a statement that
+    /// crashes the DBMS (or lancet with it) is in the log.
+    fn log_statement(&mut self, sql: &str) {
         if let Some(log) = &mut self.log {
-            let mut written = writeln!(log, "{sql};");
-            if let Some(e) = result {
-                written = written
-                    .and_then(|()| writeln!(log, "-- error: {}", e.to_string().replace('\n', " ")));
-            }
-            if let Err(e) = written {
+            if let Err(e) = writeln!(log, "{sql};").and_then(|()| log.flush()) {
                 // The log stops here; the error is reported, not swallowed.
                 self.log_error.get_or_insert_with(|| e.to_string());
                 self.log = None;
             }
+        }
+    }
+
+    /// Logs how a statement failed, after it ran.
+    fn log_result(&mut self, result: Option<&DbError>) {
+        if let Some(e) = result {
+            self.log_comment(&format!("-- error: {}", e.to_string().replace('\n', " ")));
         }
     }
 
@@ -133,11 +137,12 @@ impl<'e> Session<'e> {
     /// it succeeded (it becomes part of the setup), `Ok(false)` if it
     /// failed with an expected error (it had no effect and is left out).
     pub fn execute_sql(&mut self, kind: StatementKind, sql: String) -> Result<bool, ExecError> {
+        self.log_statement(&sql);
         let start = Instant::now();
         let result = self.conn.execute(&sql);
         self.stats.dbms_time += start.elapsed();
         self.stats.statements += 1;
-        self.log_line(&sql, result.as_ref().err());
+        self.log_result(result.as_ref().err());
         match result {
             Ok(()) => {
                 self.setup.push(sql);
@@ -158,11 +163,12 @@ impl<'e> Session<'e> {
 
     /// Runs query text the caller printed itself.
     pub fn query_sql(&mut self, sql: &str) -> Result<Vec<Row>, ExecError> {
+        self.log_statement(sql);
         let start = Instant::now();
         let result = self.conn.query(sql);
         self.stats.dbms_time += start.elapsed();
         self.stats.statements += 1;
-        self.log_line(sql, result.as_ref().err());
+        self.log_result(result.as_ref().err());
         result.map_err(|e| self.classify(StatementKind::Query, sql.to_string(), e))
     }
 

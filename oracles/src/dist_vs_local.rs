@@ -29,6 +29,10 @@ const RELATION: &str =
     "RS(Q over the tables) = RS(Q over their local twins), as multisets of whole rows";
 
 impl Oracle for DistVsLocal {
+    fn requires(&self) -> &'static [lancet_core::Feature] {
+        &[lancet_core::Feature::TwinTables]
+    }
+
     fn name(&self) -> &'static str {
         "dist-vs-local"
     }

@@ -54,6 +54,10 @@ fn rows_equal(a: &[lancet_core::Value], b: &[lancet_core::Value]) -> bool {
 }
 
 impl Oracle for Pqs {
+    fn requires(&self) -> &'static [lancet_core::Feature] {
+        &[lancet_core::Feature::PivotRows]
+    }
+
     fn name(&self) -> &'static str {
         "pqs"
     }

@@ -25,7 +25,8 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,
         None => Vec::new(),
     };
-    let oracles = Arc::new(oracle_set(&t.oracle)?);
+    let (oracles, not_here) = oracles_for(&t.oracle, &*provider)?;
+    let oracles = Arc::new(oracles);
     let seed = args.seed.unwrap_or_else(default_seed);
     let token = RunToken::new();
     let run_id = lancet::run_id(seed, &token);
@@ -50,6 +51,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         status_interval: (args.status_interval > 0)
             .then(|| Duration::from_secs(args.status_interval)),
         reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
+        flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
         ..plain_options(
             run_id.clone(),
             seed,
@@ -61,7 +63,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     install_interrupt(stop.clone())?;
     eprintln!(
-        "lancet: run {run_id}: {} with {} on {threads} thread(s), seed {seed}; output in {}",
+        "lancet: run {run_id}: {} with {}{not_here} on {threads} thread(s), seed {seed}; output in {}",
         t.dbms,
         oracles.names().join(", "),
         run_dir.display()
@@ -135,7 +137,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         };
         let s = runner::run(RunSetup {
             provider: provider.clone(),
-            oracles: Arc::new(oracle_set(&t.oracle)?),
+            oracles: Arc::new(oracles_for(&t.oracle, &*provider)?.0),
             options,
             writer,
             databases: databases.clone(),

@@ -2,7 +2,7 @@
 //! module holds what several commands share: making the provider and the
 //! oracle set, run directories, interrupts and publishing summaries.
 
-use crate::{ConnectArgs, TargetArgs};
+use crate::{ConnectArgs, IsolationArgs, TargetArgs};
 use anyhow::{bail, Context};
 use lancet::databases::{Databases, Ledger, RunToken};
 use lancet::registry::{self, ProviderOptions};
@@ -12,11 +12,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
+mod bisect;
 mod cleanup;
 mod fuzz;
 mod reduce;
 mod selftest;
 
+pub use bisect::bisect;
 pub use cleanup::cleanup;
 pub use fuzz::{bench, fuzz};
 pub use reduce::{reduce, replay};
@@ -37,6 +39,34 @@ pub fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
     }
 }
 
+/// The oracles `name` selects that can run on `provider`, and a note on
+/// those that cannot (empty when all can). An explicit choice of oracles
+/// none of which can run is an error.
+pub fn oracles_for(
+    name: &str,
+    provider: &dyn lancet_core::Provider,
+) -> anyhow::Result<(OracleSet, String)> {
+    let (set, dropped) = oracle_set(name)?.without_unsupported(provider);
+    let why: Vec<String> = dropped
+        .iter()
+        .map(|(oracle, feature)| format!("{oracle} (needs {})", feature.describe()))
+        .collect();
+    if set.is_empty() {
+        bail!(
+            "no oracle of '{name}' can run on {} {}: {}",
+            provider.name(),
+            provider.version().unwrap_or_default(),
+            why.join("; ")
+        );
+    }
+    let note = if why.is_empty() {
+        String::new()
+    } else {
+        format!(" (not here: {})", why.join("; "))
+    };
+    Ok((set, note))
+}
+
 pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Provider>> {
     registry::provider(
         &t.dbms,
@@ -44,9 +74,23 @@ pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Prov
             expected_errors: t.expected_errors.clone(),
             sqlite_lib: t.sqlite_lib.clone(),
             url: t.url.clone(),
+            sqlite_worker: sqlite_worker(&t.dbms, &t.isolation)?,
+            sqlite_worker_memory: Some(t.isolation.worker_memory_mib << 20),
         },
     )
     .map(Arc::from)
+}
+
+/// How SQLite worker processes are started (lancet itself), unless
+/// `--in-process` or another DBMS.
+pub fn sqlite_worker(
+    dbms: &str,
+    isolation: &IsolationArgs,
+) -> anyhow::Result<Option<lancet_sqlite::isolated::WorkerProgram>> {
+    if dbms != "sqlite" || isolation.in_process {
+        return Ok(None);
+    }
+    lancet_sqlite::isolated::WorkerProgram::current_exe().map(Some)
 }
 
 pub fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
@@ -106,6 +150,7 @@ pub fn plain_options(
         status_interval: None,
         stop_after_findings: None,
         reduce: None,
+        flood_limit: None,
     }
 }
 
@@ -135,9 +180,27 @@ pub fn start_run_dir(out: &std::path::Path, run_id: &str) -> anyhow::Result<(Pat
     for left in lancet::leftovers::scan(out) {
         eprintln!("{}", left.describe());
     }
-    let run_dir = out.join(run_id);
-    std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("cannot create the run directory {}", run_dir.display()))?;
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create the output directory {}", out.display()))?;
+    // The run directory is created, never reused: two runs started in the
+    // same second with the same seed and token (a forced token) get
+    // `-2`, `-3`, ... rather than writing into one directory.
+    let mut run_dir = out.join(run_id);
+    let mut n = 1;
+    loop {
+        match std::fs::create_dir(&run_dir) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {
+                n += 1;
+                run_dir = out.join(format!("{run_id}-{n}"));
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("cannot create the run directory {}", run_dir.display())
+                })
+            }
+        }
+    }
     let ledger = Ledger::create(&run_dir)?;
     Ok((run_dir, ledger))
 }
@@ -180,6 +243,8 @@ pub fn provider_for(dbms: &str, connect: &ConnectArgs) -> anyhow::Result<Databas
         &ProviderOptions {
             sqlite_lib: connect.sqlite_lib.clone(),
             url: connect.url.clone(),
+            sqlite_worker: sqlite_worker(dbms, &connect.isolation)?,
+            sqlite_worker_memory: Some(connect.isolation.worker_memory_mib << 20),
             ..ProviderOptions::default()
         },
     )?;

@@ -92,6 +92,9 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
     let sql_name = name.replace(".json", ".sql");
     let r = reducer.reduce(&finding, &sql_name)?;
     let mut reduced = r.finding;
+    if !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        reduced.hidden_by_knobs = lancet::localize::knobs_that_hide(&reduced, &databases);
+    }
     let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
     let written = lancet::reproducer::WrittenFinding {
         json: out_sql.with_extension("json"),
@@ -113,6 +116,12 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
         reduced.signature.as_deref().unwrap_or(""),
         written.sql.display()
     );
+    if !reduced.hidden_by_knobs.is_empty() {
+        println!(
+            "the disagreement vanishes with any one of these knobs off: {}",
+            reduced.hidden_by_knobs.join(", ")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -17,6 +17,8 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         &ProviderOptions {
             expected_errors: args.expected_errors.clone(),
             url: args.url.clone(),
+            sqlite_worker: super::sqlite_worker(&args.dbms, &args.isolation)?,
+            sqlite_worker_memory: Some(args.isolation.worker_memory_mib << 20),
             ..ProviderOptions::default()
         },
     )?);

@@ -58,7 +58,7 @@ enum Target<'o> {
     },
     Error {
         code: Option<String>,
-        /// The error message's shape ([`message_shape`]): a candidate
+        /// The error message's shape ([`lancet_core::connection::message_shape`]): a candidate
         /// must fail with the same code *and* the same message, or it
         /// fails for another reason (a syntax error, a missing column).
         message: String,
@@ -173,7 +173,7 @@ impl<'a> Reducer<'a> {
                 message: original
                     .error
                     .as_ref()
-                    .map(|e| message_shape(&e.message))
+                    .map(|e| lancet_core::connection::message_shape(&e.message))
                     .unwrap_or_default(),
             },
             FindingKind::Crash => Target::Crash,
@@ -481,7 +481,7 @@ impl<'a> Reducer<'a> {
                 (Target::Error { code, message }, Err(e)) => {
                     e.kind == FailureKind::Statement
                         && e.code == *code
-                        && message_shape(&e.message) == *message
+                        && lancet_core::connection::message_shape(&e.message) == *message
                 }
                 (Target::Crash, Err(e)) => e.kind == FailureKind::ConnectionLost,
                 _ => false,
@@ -489,35 +489,6 @@ impl<'a> Reducer<'a> {
         })
         .unwrap_or(false)
     }
-}
-
-/// An error message with what a candidate may change abstracted: quoted
-/// parts (names, values) and runs of digits. `column a2.c0_1 does not
-/// exist` and `column a2.c0 does not exist` stay different; `relation
-/// "t3" does not exist` and `relation "t1" does not exist` are one.
-fn message_shape(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut chars = message.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                for d in chars.by_ref() {
-                    if d == '"' {
-                        break;
-                    }
-                }
-                out.push_str("\"?\"");
-            }
-            d if d.is_ascii_digit() => {
-                while chars.peek().is_some_and(|n| n.is_ascii_digit()) {
-                    chars.next();
-                }
-                out.push('#');
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The base tables a case's FROM clause names.
@@ -601,7 +572,31 @@ mod tests {
 
 #[cfg(test)]
 mod message_tests {
-    use super::message_shape;
+    use super::{Reducer, Target};
+    use crate::databases::{Databases, RunToken};
+    use lancet_core::connection::message_shape;
+    use std::sync::Arc;
+
+    /// SQLite gives one generic code (SQLITE_ERROR) for a missing column,
+    /// a missing table and a syntax error: an error target must tell them
+    /// apart by message, or reduction ends at `i2;`.
+    #[test]
+    fn an_error_target_rejects_statements_that_fail_otherwise() {
+        let provider = Arc::new(lancet_sqlite::SqliteProvider::new().unwrap());
+        let databases = Databases::new(provider, RunToken::new(), None);
+        let reducer = Reducer::new(&databases);
+        let setup = vec!["CREATE TABLE t0(c0)".to_string()];
+        let target = Target::Error {
+            code: Some("SQLITE_ERROR".into()),
+            message: message_shape("no such column: c9"),
+        };
+        assert!(reducer.fails(&setup, "SELECT c9 FROM t0", &target));
+        assert!(reducer.fails(&setup, "SELECT c7 FROM t0", &target));
+        assert!(!reducer.fails(&setup, "SELECT c9 FROM", &target));
+        assert!(!reducer.fails(&setup, "i2", &target));
+        assert!(!reducer.fails(&setup, "SELECT c0 FROM t9", &target));
+        assert!(!reducer.fails(&setup, "SELECT c0 FROM t0", &target));
+    }
 
     #[test]
     fn shapes_keep_what_tells_errors_apart() {

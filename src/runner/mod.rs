@@ -52,6 +52,29 @@ impl OracleSet {
         self.oracles.iter().map(|o| o.name()).collect()
     }
 
+    /// Splits off the oracles that need a feature `provider` lacks: they
+    /// would draw no case. Returns each with the feature it misses.
+    pub fn without_unsupported(
+        self,
+        provider: &dyn lancet_core::Provider,
+    ) -> (OracleSet, Vec<(&'static str, lancet_core::Feature)>) {
+        let offered = provider.features();
+        let mut kept = Vec::new();
+        let mut dropped = Vec::new();
+        for (oracle, weight) in self.oracles.into_iter().zip(self.weights) {
+            match oracle.requires().iter().find(|f| !offered.contains(f)) {
+                Some(&missing) => dropped.push((oracle.name(), missing)),
+                None => kept.push((oracle, weight)),
+            }
+        }
+        (OracleSet::new(kept), dropped)
+    }
+
+    /// Whether the set holds no oracle.
+    pub fn is_empty(&self) -> bool {
+        self.oracles.is_empty()
+    }
+
     pub fn get(&self, i: usize) -> &dyn Oracle {
         &*self.oracles[i]
     }
@@ -96,6 +119,10 @@ pub struct RunOptions {
     /// Reduce each confirmed finding on a separate thread, with this time
     /// limit per finding; `None` (`--no-reduce`) keeps findings as found.
     pub reduce: Option<Duration>,
+    /// Flood control: once a signature has this many findings, further
+    /// ones are counted in the index but neither confirmed, written nor
+    /// reduced (`None`: every finding is written).
+    pub flood_limit: Option<u64>,
 }
 
 /// After a stop, how long the reporter waits for workers to finish their

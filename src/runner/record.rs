@@ -21,6 +21,15 @@ fn stands_alone(kind: FindingKind) -> bool {
 /// Writes a finding (to `pending/` until confirmed on a fresh database),
 /// confirms it, and reports it.
 pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyhow::Result<()> {
+    if let Some(limit) = shared.options.flood_limit {
+        let sig = crate::dedup::signature(&finding, shared.provider.dialect());
+        let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
+        if index.count(&sig) >= limit {
+            index.add_not_written(&sig)?;
+            shared.counters.add_flooded();
+            return Ok(());
+        }
+    }
     let comment = shared.provider.comment_prefix();
     let client = shared.provider.client_command();
     let writer = &shared.writer;

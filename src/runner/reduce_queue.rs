@@ -54,6 +54,9 @@ pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Dur
             .unwrap_or_default();
         let outcome = reducer.reduce(&work.finding, &name).and_then(|r| {
             let mut f = r.finding;
+            if !shared.stopped() {
+                f.hidden_by_knobs = crate::localize::knobs_that_hide(&f, &shared.databases);
+            }
             let out = work.written.reduced();
             crate::dedup::write_reduced(&shared.writer, &out, &mut f, provider)?;
             let (signature, count) = shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(

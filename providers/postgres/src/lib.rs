@@ -520,6 +520,14 @@ impl Provider for PostgresProvider {
         )
     }
 
+    fn features(&self) -> Vec<lancet_core::Feature> {
+        let mut f = vec![lancet_core::Feature::PivotRows];
+        if self.flavor.keeps_twins() {
+            f.push(lancet_core::Feature::TwinTables);
+        }
+        f
+    }
+
     fn knobs(&self) -> Vec<Knob> {
         let mut k = knobs::knobs();
         k.extend(self.flavor.knobs());

@@ -24,6 +24,7 @@ pub mod dynamic;
 pub mod eval;
 pub mod expr_gen;
 pub mod functions;
+pub mod isolated;
 pub mod knobs;
 pub mod literals;
 pub mod operators;
@@ -58,6 +59,8 @@ pub struct SqliteProvider {
     time_limit: Duration,
     /// A libsqlite3 loaded at run time, used instead of the bundled one.
     library: Option<Arc<SqliteLibrary>>,
+    /// Child processes that run the databases, when crash isolation is on.
+    workers: Option<Arc<isolated::WorkerPool>>,
 }
 
 impl SqliteProvider {
@@ -71,6 +74,7 @@ impl SqliteProvider {
             version: rusqlite::version_number(),
             time_limit: connection::DEFAULT_TIME_LIMIT,
             library: None,
+            workers: None,
         })
     }
 
@@ -83,6 +87,32 @@ impl SqliteProvider {
         self.version = library.version_number();
         self.library = Some(library);
         Ok(self)
+    }
+
+    /// Runs every database in a child process started from `program` (see
+    /// [`isolated`]), so that a crash of the library is a finding instead
+    /// of the end of lancet. Call after [`SqliteProvider::with_library`]
+    /// and [`SqliteProvider::with_time_limit`]: the children use both.
+    /// `memory_limit` caps each child's address space, in bytes.
+    pub fn with_isolation(
+        mut self,
+        program: isolated::WorkerProgram,
+        memory_limit: Option<u64>,
+    ) -> anyhow::Result<Self> {
+        let pool = isolated::WorkerPool::start(
+            program,
+            self.library.as_ref().map(|lib| lib.path()),
+            self.time_limit,
+            memory_limit,
+            self.version,
+        )?;
+        self.workers = Some(Arc::new(pool));
+        Ok(self)
+    }
+
+    /// Whether databases run in child processes.
+    pub fn is_isolated(&self) -> bool {
+        self.workers.is_some()
     }
 
     /// The loaded library, if [`SqliteProvider::with_library`] named one.
@@ -130,9 +160,12 @@ impl Provider for SqliteProvider {
     }
 
     fn create_database(&self, id: &DatabaseId) -> anyhow::Result<CreatedDatabase> {
-        let conn: Box<dyn Connection> = match &self.library {
-            Some(lib) => Box::new(DynamicConnection::open(Arc::clone(lib), self.time_limit)?),
-            None => Box::new(SqliteConnection::open_with_time_limit(self.time_limit)?),
+        let conn: Box<dyn Connection> = match (&self.workers, &self.library) {
+            (Some(workers), _) => Box::new(workers.open()?),
+            (None, Some(lib)) => {
+                Box::new(DynamicConnection::open(Arc::clone(lib), self.time_limit)?)
+            }
+            (None, None) => Box::new(SqliteConnection::open_with_time_limit(self.time_limit)?),
         };
         Ok(CreatedDatabase {
             conn,
@@ -164,6 +197,15 @@ impl Provider for SqliteProvider {
 
     fn client_command(&self) -> String {
         "sqlite3 new.db < {file}".to_string()
+    }
+
+    fn features(&self) -> Vec<lancet_core::Feature> {
+        // PQS' evaluator was validated against the bundled library only.
+        if self.library.is_none() {
+            vec![lancet_core::Feature::PivotRows]
+        } else {
+            Vec::new()
+        }
     }
 
     fn knobs(&self) -> Vec<Knob> {

@@ -1,0 +1,186 @@
+//! `lancet bisect`: replays reproducers on a ladder of builds, oldest
+//! first, and says per file where it starts to pass. Files whose bug was
+//! fixed by the same release are listed together: likely one bug.
+
+use super::provider_for;
+use crate::{BisectArgs, ConnectArgs, IsolationArgs};
+use anyhow::{bail, Context};
+use lancet::findings::Finding;
+use lancet::replay::{replay, Replayed};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// One build of the ladder.
+struct Build {
+    path: PathBuf,
+    /// `sqlite3_libversion_number()`, for ordering.
+    number: i32,
+    /// `3.35.4`.
+    version: String,
+}
+
+/// The shared libraries in `dir`, in version order.
+fn ladder(dir: &Path) -> anyhow::Result<Vec<Build>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the build directory {}", dir.display()))?;
+    let mut builds = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        let is_lib = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .is_some_and(|n| n.ends_with(".so") || n.contains(".so."));
+        if !is_lib {
+            continue;
+        }
+        let lib = lancet_sqlite::SqliteLibrary::load(&path)
+            .with_context(|| format!("{} is not a usable libsqlite3", path.display()))?;
+        let number = lib.version_number();
+        builds.push(Build {
+            path,
+            number,
+            version: format!(
+                "{}.{}.{}",
+                number / 1_000_000,
+                number / 1000 % 1000,
+                number % 1000
+            ),
+        });
+    }
+    if builds.is_empty() {
+        bail!("no libsqlite3 shared library (*.so) in {}", dir.display());
+    }
+    builds.sort_by_key(|b| b.number);
+    Ok(builds)
+}
+
+/// What one reproducer did on one build.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Fails,
+    Passes,
+    /// It cannot run there (a set-up statement fails: the release lacks
+    /// what the reproducer uses).
+    DoesNotRun,
+}
+
+/// Where a reproducer's bug went away along the ladder.
+fn verdict(builds: &[Build], outcomes: &[Outcome]) -> (String, Option<String>) {
+    let last_fail = outcomes.iter().rposition(|o| *o == Outcome::Fails);
+    match last_fail {
+        None => ("passes on every build it runs on".to_string(), None),
+        Some(i) if i + 1 == builds.len() => (
+            format!("still fails on the newest build ({})", builds[i].version),
+            Some("still open".to_string()),
+        ),
+        Some(i) => match outcomes[i + 1..].iter().position(|o| *o == Outcome::Passes) {
+            Some(j) => {
+                let fixed = &builds[i + 1 + j].version;
+                (
+                    format!(
+                        "last fails on {}, first passes on {fixed}",
+                        builds[i].version
+                    ),
+                    Some(format!("fixed after {}, by {fixed}", builds[i].version)),
+                )
+            }
+            None => (
+                format!(
+                    "last fails on {}; does not run on the newer builds",
+                    builds[i].version
+                ),
+                None,
+            ),
+        },
+    }
+}
+
+pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
+    let builds = ladder(&args.sqlite_libs)?;
+    println!(
+        "lancet bisect: {} build(s): {}",
+        builds.len(),
+        builds
+            .iter()
+            .map(|b| b.version.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut findings = Vec::new();
+    for file in &args.files {
+        let finding = Finding::load(file)
+            .with_context(|| format!("cannot read the reproducer {}", file.display()))?;
+        if finding.dbms != "sqlite" {
+            bail!(
+                "{}: bisect replays SQLite builds; this reproducer is for {}",
+                file.display(),
+                finding.dbms
+            );
+        }
+        findings.push(finding);
+    }
+    let mut still_open = 0;
+    let mut groups: BTreeMap<String, Vec<&Path>> = BTreeMap::new();
+    for (file, finding) in args.files.iter().zip(&findings) {
+        let mut outcomes = Vec::new();
+        let mut marks = String::new();
+        for build in &builds {
+            let connect = ConnectArgs {
+                sqlite_lib: Some(build.path.clone()),
+                url: None,
+                no_fault: true,
+                isolation: IsolationArgs {
+                    in_process: args.isolation.in_process,
+                    worker_memory_mib: args.isolation.worker_memory_mib,
+                },
+            };
+            let databases = provider_for("sqlite", &connect)?;
+            let outcome = match replay(finding, &databases) {
+                Ok(Replayed::StillFails { .. }) => Outcome::Fails,
+                Ok(Replayed::Passes(_)) => Outcome::Passes,
+                Err(_) => Outcome::DoesNotRun,
+            };
+            marks.push(match outcome {
+                Outcome::Fails => 'F',
+                Outcome::Passes => '.',
+                Outcome::DoesNotRun => '-',
+            });
+            outcomes.push(outcome);
+        }
+        let (said, group) = verdict(&builds, &outcomes);
+        if group.as_deref() == Some("still open") {
+            still_open += 1;
+        }
+        println!("{}: [{marks}] {said}", file.display());
+        if let (true, Some(g)) = (args.update_index, &group) {
+            let dir = file.parent().unwrap_or(Path::new("."));
+            let mut index = lancet::dedup::Index::load(dir)?;
+            if index.set_fixed_in(file, g) {
+                index.save()?;
+            } else {
+                eprintln!(
+                    "lancet: {} is not in the index of {}",
+                    file.display(),
+                    dir.display()
+                );
+            }
+        }
+        if let Some(g) = group {
+            groups.entry(g).or_default().push(file);
+        }
+    }
+    println!("groups (likely one bug each):");
+    for (group, files) in &groups {
+        println!("  {group}: {} reproducer(s)", files.len());
+        for f in files {
+            println!("    {}", f.display());
+        }
+    }
+    println!("legend: F fails, . passes, - does not run (a set-up statement fails on that build)");
+    Ok(if still_open > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,49 @@
+//! Root-cause hints for logic findings: the optimizer knobs that, each
+//! turned off alone, make the disagreement vanish. Findings with different
+//! signatures whose disagreement the same knob hides are likely one bug in
+//! that optimization, and the index lists them as a group.
+
+use crate::databases::{Databases, Purpose};
+use crate::findings::{Finding, FindingKind};
+use crate::replay::oracle_and_case;
+use lancet_core::{run_check_with_knobs_off, CheckOutcome, KnobSetting, Session};
+
+/// Whether the finding's check disagrees on a fresh database with the
+/// knobs of `off` turned off for each query (`None`: it cannot be run).
+fn disagrees(finding: &Finding, session: &mut Session, off: &KnobSetting) -> Option<bool> {
+    let (oracle, case) = oracle_and_case(finding).ok()?;
+    for stmt in &finding.setup {
+        session.connection().execute(stmt).ok()?;
+    }
+    match run_check_with_knobs_off(session, &*oracle, case, off).ok()? {
+        CheckOutcome::Disagreed { .. } => Some(true),
+        CheckOutcome::Agreed { .. } => Some(false),
+        _ => None,
+    }
+}
+
+/// The provider's knobs that, each off alone, make `finding`'s
+/// disagreement vanish, in the provider's order. Empty for other kinds of
+/// findings, where no knob does, and where the finding does not show
+/// again with every knob on.
+pub fn knobs_that_hide(finding: &Finding, databases: &Databases) -> Vec<String> {
+    if finding.kind != FindingKind::Logic {
+        return Vec::new();
+    }
+    let run = |off: &KnobSetting| {
+        let mut scratch = databases
+            .create_reusable(Purpose::Reduce, 0, databases.next_index())
+            .ok()?;
+        disagrees(finding, scratch.session(), off)
+    };
+    if run(&KnobSetting::default()) != Some(true) {
+        return Vec::new();
+    }
+    databases
+        .provider()
+        .knobs()
+        .into_iter()
+        .filter(|k| run(&KnobSetting::with_off(&[k.name.as_str()])) == Some(false))
+        .map(|k| k.name)
+        .collect()
+}

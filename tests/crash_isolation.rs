@@ -1,0 +1,195 @@
+//! Crash isolation: SQLite runs in worker processes, so a library that
+//! aborts on some query gives a `crash` finding and the run completes with
+//! its summary. The planted fault is a small shim library over Debian's
+//! libsqlite3 whose `sqlite3_prepare_v2` aborts when the SQL text holds a
+//! trigger; the same shim, preloaded into the `sqlite3` shell, makes the
+//! reproducer crash the shell too.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Debian's libsqlite3 (package libsqlite3-0), which the sqlite3 shell uses.
+const SYSTEM_LIB: &str = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
+
+/// Generated queries hold it now and then; set-up statements never do.
+const TRIGGER: &str = "CROSS JOIN";
+
+const SHIM: &str = r#"
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
+typedef int (*prepare_fn)(sqlite3 *, const char *, int, sqlite3_stmt **, const char **);
+int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, const char **tail) {
+    static prepare_fn real;
+    if (!real) real = (prepare_fn)dlsym(RTLD_NEXT, "sqlite3_prepare_v2");
+    size_t len = sql == NULL ? 0 : (n < 0 ? strlen(sql) : (size_t)n);
+    if (sql != NULL && memmem(sql, len, TRIGGER, strlen(TRIGGER)) != NULL) abort();
+    return real(db, sql, n, stmt, tail);
+}
+"#;
+
+/// Builds the crashing library into `dir`, or says why it cannot.
+fn crashing_library(dir: &Path) -> Option<PathBuf> {
+    if !Path::new(SYSTEM_LIB).exists() {
+        eprintln!("note: {SYSTEM_LIB} is missing (install libsqlite3-0); skipping");
+        return None;
+    }
+    let src = dir.join("crashy.c");
+    std::fs::write(&src, SHIM).unwrap();
+    let lib = dir.join("libcrashy.so");
+    let status = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&lib)
+        .arg(format!("-DTRIGGER=\"{TRIGGER}\""))
+        .arg(&src)
+        // Linked against the real library, so that loading the shim loads
+        // it too and every other sqlite3_* symbol is found through it.
+        .arg("-Wl,--no-as-needed")
+        .arg(SYSTEM_LIB)
+        .arg("-ldl")
+        .status()
+        .expect("running gcc");
+    assert!(status.success(), "gcc failed to build the crashing shim");
+    Some(lib)
+}
+
+#[test]
+fn a_library_that_aborts_gives_crash_findings_and_the_run_completes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(lib) = crashing_library(tmp.path()) else {
+        return;
+    };
+    let out_dir = tmp.path().join("out");
+    let summary_path = tmp.path().join("s.json");
+    let out = fuzz_into(
+        &out_dir,
+        &[
+            "--sqlite-lib",
+            lib.to_str().unwrap(),
+            "--oracle",
+            "norec",
+            "--threads",
+            "2",
+            "--seed",
+            "4",
+            "--queries",
+            "1500",
+            "--no-reduce",
+            "--flood-limit",
+            "3",
+            "--summary-json",
+            summary_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "new findings: exit 1");
+    let summary = read_json(&summary_path);
+    assert!(summary["checks"].as_u64().unwrap() >= 1500, "{summary}");
+    let run = run_dir(&out_dir);
+    let findings = finding_files(&run.join("findings"), "json");
+    let crashes: Vec<PathBuf> = findings
+        .iter()
+        .filter(|p| read_json(p)["kind"] == "crash")
+        .cloned()
+        .collect();
+    assert!(!crashes.is_empty(), "no crash finding among {findings:?}");
+    // One way of dying is one signature: past the flood limit, crashes are
+    // counted, not written.
+    assert!(crashes.len() <= 3, "{} crash files", crashes.len());
+    assert!(summary["flooded"].as_u64().unwrap() > 0, "{summary}");
+    let index = std::fs::read_to_string(run.join("findings/index.md")).unwrap();
+    assert!(index.contains("not written"), "{index}");
+    for record in &crashes {
+        let json = read_json(record);
+        let text = json.to_string();
+        assert!(text.contains("SIGABRT"), "the crash says how: {text}");
+        let sql = record.with_extension("sql");
+        let script = std::fs::read_to_string(&sql).unwrap();
+        assert!(script.contains(TRIGGER), "{script}");
+        // The reproducer crashes SQLite's own shell on the same faulty library.
+        if let Some(shell) = sqlite3_cli() {
+            let db = tmp.path().join("replay.db");
+            let _ = std::fs::remove_file(&db);
+            let shell_out = Command::new(shell)
+                .env("LD_PRELOAD", &lib)
+                .arg(&db)
+                .stdin(std::fs::File::open(&sql).unwrap())
+                .output()
+                .unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(
+                shell_out.status.signal(),
+                Some(6),
+                "sqlite3 with the faulty library aborts on {}: {:?}",
+                sql.display(),
+                shell_out
+            );
+            // Without the fault, the same file runs to its end.
+            let _ = std::fs::remove_file(&db);
+            let clean = Command::new(sqlite3_cli().unwrap())
+                .arg(&db)
+                .stdin(std::fs::File::open(&sql).unwrap())
+                .output()
+                .unwrap();
+            assert!(clean.status.success(), "{clean:?}");
+        }
+    }
+    // Other checks went on around the crashes.
+    assert!(
+        read_json(&run.join("summary.json"))["checks"]
+            .as_u64()
+            .unwrap()
+            >= 1500
+    );
+}
+
+#[test]
+fn in_process_the_statement_log_holds_the_statement_that_crashed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(lib) = crashing_library(tmp.path()) else {
+        return;
+    };
+    let out_dir = tmp.path().join("out");
+    let out = fuzz_into(
+        &out_dir,
+        &[
+            "--sqlite-lib",
+            lib.to_str().unwrap(),
+            "--oracle",
+            "norec",
+            "--threads",
+            "1",
+            "--seed",
+            "4",
+            "--queries",
+            "1500",
+            "--in-process",
+            "--log-statements",
+        ],
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(6),
+        "in process, lancet dies with the library"
+    );
+    let logs = files_below(&run_dir(&out_dir), ".sql");
+    let last = logs
+        .iter()
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(p).ok()?;
+            text.lines()
+                .rev()
+                .find(|l| !l.starts_with("--"))
+                .map(str::to_string)
+        })
+        .find(|l| l.contains(TRIGGER));
+    assert!(
+        last.is_some(),
+        "the statement that crashed is the last one logged: {logs:?}"
+    );
+}
