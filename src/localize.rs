@@ -27,6 +27,17 @@ fn disagrees(finding: &Finding, session: &mut Session, off: &KnobSetting) -> Opt
 /// findings, where no knob does, and where the finding does not show
 /// again with every knob on.
 pub fn knobs_that_hide(finding: &Finding, databases: &Databases) -> Vec<String> {
+    hiding_knobs(finding, databases, usize::MAX)
+}
+
+/// The first knob (in the provider's order) that hides `finding`, if any:
+/// what the reducer keeps hiding it, so that a reduced case is the same
+/// bug, not another one that the same relation also shows.
+pub fn first_knob_that_hides(finding: &Finding, databases: &Databases) -> Option<String> {
+    hiding_knobs(finding, databases, 1).pop()
+}
+
+fn hiding_knobs(finding: &Finding, databases: &Databases, at_most: usize) -> Vec<String> {
     if finding.kind != FindingKind::Logic {
         return Vec::new();
     }
@@ -45,5 +56,6 @@ pub fn knobs_that_hide(finding: &Finding, databases: &Databases) -> Vec<String> 
         .into_iter()
         .filter(|k| run(&KnobSetting::with_off(&[k.name.as_str()])) == Some(false))
         .map(|k| k.name)
+        .take(at_most)
         .collect()
 }

@@ -60,3 +60,24 @@ fn thread_and_database_regenerate_one_database() {
     assert!(original.lines().count() > 50);
     assert_eq!(read(&regenerated[0]), original);
 }
+
+/// A long campaign's statement logs stay bounded: only the newest logs of
+/// databases without findings are kept (16 per thread).
+#[test]
+fn statement_logs_of_clean_databases_are_bounded() {
+    let out = tempfile::tempdir().unwrap();
+    let logs = fuzz_logged(out.path(), &["--queries", "4000"]);
+    let files = files_with_ext(&logs, "sql");
+    assert!(
+        (10..=17).contains(&files.len()),
+        "{} statement logs kept of about 100 databases",
+        files.len()
+    );
+    // The newest are the ones kept.
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("t0-d99.sql") || f.ends_with("t0-d100.sql")),
+        "{files:?}"
+    );
+}

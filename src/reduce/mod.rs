@@ -22,7 +22,8 @@ use crate::databases::{Databases, Purpose};
 use crate::findings::{found_queries, Finding, FindingKind, FoundQuery, ReductionInfo};
 use lancet_core::compare::RowDiff;
 use lancet_core::{
-    run_check, Case, CheckOutcome, Disagreement, FailureKind, Oracle, Session, Value,
+    run_check, run_check_with_knobs_off, Case, CheckOutcome, Disagreement, FailureKind, Oracle,
+    Session, Value,
 };
 use std::cmp::Ordering as CmpOrdering;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -55,6 +56,10 @@ enum Target<'o> {
         oracle: &'o dyn Oracle,
         relation: String,
         direction: Direction,
+        /// A knob that, turned off alone, hides the original's
+        /// disagreement: a candidate must stay hidden by it, or it shows
+        /// another bug under the same relation.
+        hiding_knob: Option<String>,
     },
     Error {
         code: Option<String>,
@@ -149,8 +154,6 @@ impl<'a> Reducer<'a> {
 
     /// Reduces a finding. Fails if the finding does not reproduce at all.
     pub fn reduce(&self, original: &Finding, from_file: &str) -> anyhow::Result<Reduction> {
-        let start = Instant::now();
-        let deadline = start + self.time_limit;
         let logic = match original.kind {
             FindingKind::Logic => Some(crate::replay::oracle_and_case(original)?),
             _ => None,
@@ -166,6 +169,7 @@ impl<'a> Reducer<'a> {
                     oracle,
                     relation: original.relation.clone().unwrap_or_default(),
                     direction: Direction::of(diff),
+                    hiding_knob: crate::localize::first_knob_that_hides(original, self.databases),
                 }
             }
             FindingKind::UnexpectedError => Target::Error {
@@ -181,6 +185,10 @@ impl<'a> Reducer<'a> {
                 anyhow::bail!("a hang is not reduced: each candidate could hang the server again")
             }
         };
+        // The time limit is for shrinking; localizing the knob above is not
+        // counted in it.
+        let start = Instant::now();
+        let deadline = start + self.time_limit;
         let tests = AtomicU64::new(0);
         let mut stopped = false;
         let out_of_time = |stopped: &mut bool| {
@@ -439,6 +447,7 @@ impl<'a> Reducer<'a> {
         let Target::Logic {
             relation,
             direction,
+            hiding_knob,
             ..
         } = target
         else {
@@ -455,6 +464,13 @@ impl<'a> Reducer<'a> {
                     disagreement: d,
                     queries,
                 } if d.relation == *relation && Direction::of(&d.diff) == *direction => {
+                    if let Some(knob) = hiding_knob {
+                        let off = lancet_core::KnobSetting::with_off(&[knob.as_str()]);
+                        match run_check_with_knobs_off(session, oracle, case, &off).ok()? {
+                            CheckOutcome::Agreed { .. } => {}
+                            _ => return None,
+                        }
+                    }
                     Some(Shown {
                         queries: found_queries(provider, &queries),
                         disagreement: d,

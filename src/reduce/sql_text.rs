@@ -254,8 +254,34 @@ fn expression_variants(stmt: &sp::Statement) -> Vec<String> {
     out
 }
 
+/// Whether removing the words `start..end` (indexes into `words`) leaves
+/// a statement that the DBMS still accepts but reads otherwise: `CAST(x
+/// AS )` (SQLite takes an empty type name, with another affinity) or
+/// `UNION` for `UNION ALL` (duplicates removed). Such a candidate may show
+/// a different bug under the same relation.
+fn changes_meaning(tokens: &[Token], words: &[usize], start: usize, end: usize) -> bool {
+    let word = |i: usize| -> String {
+        match &tokens[words[i]] {
+            Token::Word(w) => w.value.to_ascii_uppercase(),
+            other => other.to_string(),
+        }
+    };
+    let before = start.checked_sub(1).map(word);
+    let after = (end < words.len()).then(|| word(end));
+    let empty_type = before.as_deref() == Some("AS") && after.as_deref() == Some(")");
+    let set_quantifier = (start..end).any(|i| {
+        let w = word(i);
+        (w == "ALL" || w == "DISTINCT")
+            && i.checked_sub(1).map(word).is_some_and(|p| {
+                ["UNION", "INTERSECT", "EXCEPT"].contains(&p.as_str()) && i - 1 < start
+            })
+    });
+    empty_type || set_quantifier
+}
+
 /// For statements sqlparser cannot parse: the statement with a run of
-/// tokens removed, long runs first.
+/// tokens removed, long runs first, never one that changes what a
+/// statement means while keeping it valid ([`changes_meaning`]).
 pub fn token_variants(stmt: &str, dialect: Dialect) -> Vec<String> {
     let d = parser_dialect(dialect);
     let Ok(tokens) = Tokenizer::new(&*d, stmt).tokenize() else {
@@ -278,6 +304,10 @@ pub fn token_variants(stmt: &str, dialect: Dialect) -> Vec<String> {
         while start < n {
             let end = (start + size).min(n);
             let (from, to) = (words[start], words[end - 1]);
+            if changes_meaning(&tokens, &words, start, end) {
+                start += size;
+                continue;
+            }
             let text: String = tokens
                 .iter()
                 .enumerate()
@@ -323,6 +353,19 @@ mod tests {
             v.contains(&"SELECT a FROM t WHERE a > 5".to_string()),
             "{v:?}"
         );
+    }
+
+    #[test]
+    fn token_cuts_keep_type_names_and_set_quantifiers() {
+        let variants = token_variants(
+            "CREATE VIEW v0 AS SELECT CAST(c0 AS INT) FROM t0 UNION ALL SELECT 1 FROM t1",
+            lancet_sqlite::dialect::DIALECT,
+        );
+        assert!(!variants.is_empty());
+        for v in &variants {
+            assert!(!v.contains("AS )"), "{v}");
+            assert!(!v.contains("UNION SELECT"), "{v}");
+        }
     }
 
     #[test]

@@ -13,13 +13,23 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+/// How many statement logs of databases that ended without a finding each
+/// thread keeps (the newest): a long campaign's logs stay bounded, and the
+/// logs of databases with findings, or the one running when a run stopped,
+/// are all kept.
+pub const CLEAN_LOGS_KEPT: usize = 16;
+
+fn statement_log_path(dir: &std::path::Path, thread: u32, database: u64) -> std::path::PathBuf {
+    dir.join(format!("t{thread}-d{database}.sql"))
+}
+
 /// The statement log of one database (`--log-statements`).
 fn statement_log(
     dir: &std::path::Path,
     thread: u32,
     database: u64,
 ) -> anyhow::Result<Box<dyn Write + Send>> {
-    let path = dir.join(format!("t{thread}-d{database}.sql"));
+    let path = statement_log_path(dir, thread, database);
     let file = std::fs::File::create(&path)
         .map_err(|e| anyhow::anyhow!("cannot create statement log {}: {e}", path.display()))?;
     Ok(Box::new(std::io::BufWriter::new(file)))
@@ -70,6 +80,9 @@ fn transient(e: &anyhow::Error) -> bool {
 pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()> {
     let mut index = only.unwrap_or(0);
     let mut idle_databases = 0;
+    // Statement logs of this thread's databases that ended without a
+    // finding, oldest first: only the last few are kept.
+    let mut clean_logs: std::collections::VecDeque<std::path::PathBuf> = Default::default();
     while !shared.should_stop() {
         let scratch = wait_for_dbms(shared, thread, || {
             shared.databases.create(Purpose::Worker, thread, index)
@@ -80,6 +93,14 @@ pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow:
             Err(e) => return Err(e.context("cannot create a database")),
         };
         let cases = run_database(shared, thread, index, scratch)?;
+        if let (Some(_), Some(dir)) = (cases, &shared.options.log_dir) {
+            clean_logs.push_back(statement_log_path(dir, thread, index));
+            while clean_logs.len() > CLEAN_LOGS_KEPT {
+                if let Some(old) = clean_logs.pop_front() {
+                    let _ = std::fs::remove_file(old);
+                }
+            }
+        }
         idle_databases = if cases == Some(0) {
             idle_databases + 1
         } else {
