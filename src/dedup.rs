@@ -244,6 +244,27 @@ impl Index {
         self.entries.get(sig).map_or(0, |e| e.count)
     }
 
+    /// Flood control after reduction: the finding written at `unreduced`
+    /// reduced to signature `sig`, which is past the limit. Its provisional
+    /// entry goes; it is counted under `sig` as not written (the caller
+    /// deletes its files).
+    pub fn flood_reduced(&mut self, sig: &str, unreduced: &Path) -> anyhow::Result<()> {
+        if let Some(old) = self.provisional.remove(unreduced) {
+            if let Some(e) = self.entries.get_mut(&old) {
+                e.count -= 1;
+                e.findings.retain(|p| p != unreduced);
+                if e.count == 0 {
+                    self.entries.remove(&old);
+                } else if e.reproducer == unreduced {
+                    if let Some(first) = e.findings.first() {
+                        e.reproducer = first.clone();
+                    }
+                }
+            }
+        }
+        self.add_not_written(sig)
+    }
+
     /// Counts one more finding of `sig` that flood control kept off disk.
     pub fn add_not_written(&mut self, sig: &str) -> anyhow::Result<()> {
         if let Some(e) = self.entries.get_mut(sig) {

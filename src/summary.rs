@@ -66,6 +66,10 @@ impl Counters {
     pub fn add_finding(&self) {
         self.findings.fetch_add(1, Relaxed);
     }
+    /// A written finding that flood control removed after its reduction.
+    pub fn remove_finding(&self) {
+        self.findings.fetch_sub(1, Relaxed);
+    }
     pub fn add_unconfirmed(&self) {
         self.unconfirmed.fetch_add(1, Relaxed);
     }

@@ -89,3 +89,56 @@ fn a_fault_that_knobs_hide_is_localized_and_grouped_and_one_that_they_do_not_is_
         "a fault of no optimization is hidden by no knob: {reduced}"
     );
 }
+
+/// Flood control: past `--flood-limit` findings of one (reduced)
+/// signature, further ones are counted in the index and the summary, and
+/// their files are not kept.
+#[test]
+fn a_frequent_bug_is_counted_not_written_past_the_flood_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let summary_path = tmp.path().join("s.json");
+    let out_dir = tmp.path().join("out");
+    let out = fuzz_into(
+        &out_dir,
+        &[
+            "--inject-fault",
+            "drop-row",
+            "--oracle",
+            "tlp-where",
+            "--threads",
+            "1",
+            "--seed",
+            "5",
+            "--timeout",
+            "15",
+            "--flood-limit",
+            "2",
+            "--summary-json",
+            summary_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let summary = read_json(&summary_path);
+    assert!(summary["flooded"].as_u64().unwrap() > 0, "{summary}");
+    let run = run_dir(&out_dir);
+    let index = read_json(&run.join("findings/index.json"));
+    let mut over = 0;
+    for entry in index.as_array().unwrap() {
+        let written = entry["findings"].as_array().unwrap().len();
+        assert!(written <= 2, "{entry}");
+        if entry["not_written"].as_u64().unwrap_or(0) > 0 {
+            over += 1;
+            assert!(entry["count"].as_u64().unwrap() > 2, "{entry}");
+        }
+    }
+    assert!(over > 0, "no signature went past the limit");
+    // Every file the index names exists; no other finding files are left.
+    let on_disk = finding_files(&run.join("findings"), "sql").len();
+    let named: usize = index
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["findings"].as_array().unwrap().len())
+        .sum();
+    assert!(on_disk <= 2 * named, "{on_disk} files for {named} findings");
+}

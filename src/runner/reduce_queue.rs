@@ -21,6 +21,18 @@ pub(super) struct ReduceWork {
 /// run into a reduction queue.
 pub(super) const MAX_QUEUED_REDUCTIONS: usize = 32;
 
+/// A reduced finding past the flood limit: counted, its files removed.
+#[derive(Debug)]
+struct Flooded;
+
+impl std::fmt::Display for Flooded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("past the flood limit")
+    }
+}
+
+impl std::error::Error for Flooded {}
+
 /// The reducer thread: reduces confirmed findings one at a time, writes
 /// each reduced reproducer beside its original, and files it in the index.
 /// It ends when the workers have ended and the queue is empty, or at a
@@ -58,6 +70,21 @@ pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Dur
                 f.hidden_by_knobs = crate::localize::knobs_that_hide(&f, &shared.databases);
             }
             let out = work.written.reduced();
+            // Flood control by the reduced signature, which stands for many
+            // shapes of one bug: past the limit, the finding's files go and
+            // it is counted, not kept.
+            if let Some(limit) = shared.options.flood_limit {
+                let sig = crate::dedup::signature(&f, dialect);
+                let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
+                if index.count(&sig) >= limit {
+                    index.flood_reduced(&sig, &work.written.sql)?;
+                    let _ = std::fs::remove_file(&work.written.sql);
+                    let _ = std::fs::remove_file(&work.written.json);
+                    shared.counters.add_flooded();
+                    shared.counters.remove_finding();
+                    return Err(Flooded.into());
+                }
+            }
             crate::dedup::write_reduced(&shared.writer, &out, &mut f, provider)?;
             let (signature, count) = shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
                 &f,
@@ -68,6 +95,7 @@ pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Dur
             Ok((out, r.info, signature, count))
         });
         let _ = match outcome {
+            Err(e) if e.is::<Flooded>() => Ok(()),
             Ok((out, info, signature, count)) => {
                 shared.reduced.fetch_add(1, Ordering::Relaxed);
                 shared.events.send(Event::Reduced {
