@@ -81,6 +81,8 @@ struct SqliteWorkerArgs {
     time_limit_ms: u64,
     #[arg(long)]
     memory_limit: Option<u64>,
+    #[arg(long)]
+    progress_file: Option<PathBuf>,
 }
 
 /// How SQLite runs: in child processes (the default) or inside lancet.
@@ -427,6 +429,7 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
 }
 
 fn main() -> ExitCode {
+    lancet_sqlite::isolated::keep_freed_memory();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     use clap::{CommandFactory, FromArgMatches};
     let matches = Cli::command().get_matches();
@@ -451,6 +454,7 @@ fn main() -> ExitCode {
             args.sqlite_lib.as_deref(),
             std::time::Duration::from_millis(args.time_limit_ms),
             args.memory_limit,
+            args.progress_file.as_deref(),
         )
         .map(|()| ExitCode::SUCCESS),
     };

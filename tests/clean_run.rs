@@ -80,8 +80,11 @@ fn fifty_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
         }
         if name == "dist-vs-local" {
             // Needs a provider that keeps twins of its tables (Citus);
-            // on SQLite it draws no case (tests/citus.rs runs it).
-            assert_eq!(summary["checks_per_oracle"][name], 0, "{summary}");
+            // on SQLite it does not run (tests/citus.rs runs it).
+            assert!(
+                summary["checks_per_oracle"].get(name).is_none(),
+                "{summary}"
+            );
             continue;
         }
         assert!(

@@ -193,3 +193,53 @@ fn in_process_the_statement_log_holds_the_statement_that_crashed() {
         "the statement that crashed is the last one logged: {logs:?}"
     );
 }
+
+/// A worker that cannot go on (here: its SQLite process crashed and no new
+/// one can be started, because lancet's executable is gone) stops alone;
+/// the run ends with its summary and the failures named (exit 1: it wrote
+/// crash findings first, which wins over exit 3).
+#[test]
+fn a_worker_that_cannot_go_on_stops_alone_and_the_run_ends_with_its_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(lib) = crashing_library(tmp.path()) else {
+        return;
+    };
+    let exe = tmp.path().join("lancet-copy");
+    std::fs::copy(env!("CARGO_BIN_EXE_lancet"), &exe).unwrap();
+    let out_dir = tmp.path().join("out");
+    let child = Command::new(&exe)
+        .args(["fuzz", "--sqlite-lib"])
+        .arg(&lib)
+        .args([
+            "--oracle",
+            "norec",
+            "--threads",
+            "2",
+            "--seed",
+            "4",
+            "--timeout",
+            "60",
+            "--no-reduce",
+            "--status-interval",
+            "0",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both worker threads have their SQLite processes by now.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::fs::remove_file(&exe).unwrap();
+    let out = wait_within(child, std::time::Duration::from_secs(90));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", stderr(&out));
+    assert!(stdout.contains("FAILED"), "{stdout}");
+    let summary = read_json(&run_dir(&out_dir).join("summary.json"));
+    assert_eq!(
+        summary["failures"].as_array().unwrap().len(),
+        2,
+        "{summary}"
+    );
+}

@@ -73,26 +73,44 @@ pub fn run_check_with_knobs_off(
     let mut results = Vec::with_capacity(queries.len());
     let mut ran = Vec::with_capacity(queries.len());
     let mut failed = None;
-    for q in queries {
-        if let Err(e) = session.set_knobs(&q.context.knobs) {
+    // Consecutive queries under one knob setting run as one batch (one
+    // round trip to a worker process).
+    let mut rest = &queries[..];
+    while let Some(first) = rest.first() {
+        let n = rest
+            .iter()
+            .take_while(|q| q.context.knobs == first.context.knobs)
+            .count();
+        let (batch, tail) = rest.split_at(n);
+        rest = tail;
+        if let Err(e) = session.set_knobs(&first.context.knobs) {
             failed = Some(e);
             break;
         }
-        let sql = q.query.to_sql(session.dialect());
-        match session.query_sql(&sql) {
-            Ok(rows) => {
-                ran.push(RanQuery {
-                    role: q.role,
-                    sql,
-                    context: q.context,
-                    rows: rows.len(),
-                });
-                results.push(rows);
+        let sqls: Vec<String> = batch
+            .iter()
+            .map(|q| q.query.to_sql(session.dialect()))
+            .collect();
+        let outcomes = session.query_many(&sqls);
+        for ((q, sql), outcome) in batch.iter().zip(sqls).zip(outcomes) {
+            match outcome {
+                Ok(rows) => {
+                    ran.push(RanQuery {
+                        role: q.role.clone(),
+                        sql,
+                        context: q.context.clone(),
+                        rows: rows.len(),
+                    });
+                    results.push(rows);
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             }
-            Err(e) => {
-                failed = Some(e);
-                break;
-            }
+        }
+        if failed.is_some() {
+            break;
         }
     }
     let restored = session.set_knobs(&KnobSetting::default());

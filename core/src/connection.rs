@@ -102,6 +102,21 @@ pub trait Connection: Send {
     fn execute(&mut self, sql: &str) -> Result<(), DbError>;
     /// Runs a query and fetches all its rows.
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError>;
+    /// Runs several queries in order, stopping at the first that fails
+    /// (its error is the last result). One round trip where the connection
+    /// can do that (a worker process); by default one query at a time.
+    fn query_many(&mut self, sqls: &[&str]) -> Vec<Result<Vec<Row>, DbError>> {
+        let mut out = Vec::with_capacity(sqls.len());
+        for sql in sqls {
+            let r = self.query(sql);
+            let failed = r.is_err();
+            out.push(r);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
     /// Applies an optimizer configuration for the following statements.
     /// Providers whose knobs are SQL settings may run them here too.
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
@@ -122,6 +137,9 @@ impl<C: Connection + ?Sized> Connection for Box<C> {
     }
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
         (**self).query(sql)
+    }
+    fn query_many(&mut self, sqls: &[&str]) -> Vec<Result<Vec<Row>, DbError>> {
+        (**self).query_many(sqls)
     }
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
         (**self).set_knobs(setting)

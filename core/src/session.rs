@@ -172,6 +172,36 @@ impl<'e> Session<'e> {
         result.map_err(|e| self.classify(StatementKind::Query, sql.to_string(), e))
     }
 
+    /// Runs several queries in one go ([`Connection::query_many`]: one
+    /// round trip where the connection allows), stopping at the first that
+    /// fails, whose error is the last result. All are logged before they
+    /// run.
+    pub fn query_many(&mut self, sqls: &[String]) -> Vec<Result<Vec<Row>, ExecError>> {
+        for sql in sqls {
+            self.log_statement(sql);
+        }
+        let refs: Vec<&str> = sqls.iter().map(String::as_str).collect();
+        let start = Instant::now();
+        let results = self.conn.query_many(&refs);
+        self.stats.dbms_time += start.elapsed();
+        self.stats.statements += results.len() as u64;
+        let ran = results.len();
+        results
+            .into_iter()
+            .zip(sqls)
+            .map(|(r, sql)| {
+                r.map_err(|e| {
+                    self.log_comment(&format!(
+                        "-- error: {} (in the query {ran} of {} above; those after it did not run)",
+                        e.to_string().replace('\n', " "),
+                        sqls.len()
+                    ));
+                    self.classify(StatementKind::Query, sql.clone(), e)
+                })
+            })
+            .collect()
+    }
+
     /// Applies an optimizer configuration for the queries that follow,
     /// if it is not the one in force. Logged as a comment: the statement
     /// log is SQL, and some DBMSs set knobs outside SQL.

@@ -70,6 +70,8 @@ enum Request<'a> {
     Open,
     Execute(&'a str),
     Query(&'a str),
+    /// Several queries, stopping at the first that fails: one round trip.
+    QueryMany(&'a [&'a str]),
     SetKnobs(&'a KnobSetting),
     /// Close the current database; no reply.
     Close,
@@ -154,6 +156,12 @@ fn encode_request(request: &Request<'_>) -> Vec<u8> {
             out.push(b'Q');
             out.extend_from_slice(sql.as_bytes());
         }
+        Request::QueryMany(sqls) => {
+            out.push(b'M');
+            for sql in sqls.iter() {
+                put_bytes(&mut out, sql.as_bytes());
+            }
+        }
         Request::SetKnobs(setting) => {
             out.push(b'S');
             for name in &setting.off {
@@ -170,6 +178,8 @@ enum Reply {
     Done,
     Rows(Vec<Row>),
     Error(DbError),
+    /// The results of a `QueryMany`, up to and with the first error.
+    Many(Vec<Reply>),
 }
 
 fn encode_error(out: &mut Vec<u8>, e: &DbError) {
@@ -231,6 +241,14 @@ fn decode_reply(body: &[u8]) -> io::Result<Reply> {
     let mut f = Fields { rest: body };
     match f.u8()? {
         b'K' => Ok(Reply::Done),
+        b'M' => {
+            let n = f.u32()? as usize;
+            let mut parts = Vec::with_capacity(n.min(1024));
+            for _ in 0..n {
+                parts.push(decode_reply(f.bytes()?)?);
+            }
+            Ok(Reply::Many(parts))
+        }
         b'X' => {
             let kind = match f.u8()? {
                 0 => FailureKind::Statement,
@@ -301,16 +319,36 @@ fn limit_memory(bytes: u64) {
     }
 }
 
+/// Large results are built, sent and freed for every query: keep freed
+/// memory in the process instead of unmapping it and faulting fresh pages
+/// in for the next result (glibc maps blocks over 128 KiB afresh by
+/// default), which cost more than the copies themselves.
+pub fn keep_freed_memory() {
+    // SAFETY: mallopt only tunes glibc's allocator; a refusal changes nothing.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+    }
+}
+
 /// The worker process's main loop: serves requests from stdin until it
 /// closes. `library` is `--sqlite-lib`, if given.
 pub fn serve(
     library: Option<&Path>,
     time_limit: Duration,
     memory_limit: Option<u64>,
+    progress: Option<&Path>,
 ) -> anyhow::Result<()> {
+    // Where the child notes which query of a batch it is running, for the
+    // parent to read if the child dies (a write to a file: no wake-up).
+    let progress = progress
+        .map(|p| std::fs::OpenOptions::new().write(true).open(p))
+        .transpose()
+        .context("cannot open the worker's progress file")?;
     if let Some(bytes) = memory_limit {
         limit_memory(bytes);
     }
+    keep_freed_memory();
     let library = library.map(SqliteLibrary::load).transpose()?;
     let version = match &library {
         Some(lib) => lib.version_number(),
@@ -351,6 +389,51 @@ pub fn serve(
             }
             b'C' => {
                 conn = None;
+                continue;
+            }
+            b'M' => {
+                let mut f = Fields { rest: body };
+                let mut sqls = Vec::new();
+                while !f.rest.is_empty() {
+                    sqls.push(f.string()?);
+                }
+                let mut parts: Vec<Vec<u8>> = Vec::with_capacity(sqls.len());
+                for (i, sql) in sqls.iter().enumerate() {
+                    if let Some(file) = &progress {
+                        use std::os::unix::fs::FileExt;
+                        let _ = file.write_at(&(i as u32).to_le_bytes(), 0);
+                    }
+                    let mut part = Vec::new();
+                    let failed = match conn.as_mut() {
+                        None => {
+                            encode_error(
+                                &mut part,
+                                &DbError::statement(None, "no database is open"),
+                            );
+                            true
+                        }
+                        Some(c) => match c.query(sql) {
+                            Ok(rows) => {
+                                encode_rows(&mut part, &rows);
+                                false
+                            }
+                            Err(e) => {
+                                encode_error(&mut part, &e);
+                                true
+                            }
+                        },
+                    };
+                    parts.push(part);
+                    if failed {
+                        break;
+                    }
+                }
+                reply.push(b'M');
+                reply.extend_from_slice(&(parts.len() as u32).to_le_bytes());
+                for part in &parts {
+                    put_bytes(&mut reply, part);
+                }
+                write_frame(&mut output, &reply)?;
                 continue;
             }
             _ => match conn.as_mut() {
@@ -397,13 +480,31 @@ struct WorkerProcess {
     chunk: Box<[u8]>,
     /// The end of what the child wrote to standard error.
     stderr_tail: Arc<Mutex<String>>,
+    /// The index of the query of a batch the child is running (see
+    /// [`serve`]); its file is unlinked once both have it open.
+    progress: std::fs::File,
 }
 
 impl WorkerProcess {
     fn spawn(program: &WorkerProgram, args: &[OsString]) -> anyhow::Result<(WorkerProcess, i32)> {
-        let mut child = Command::new(&program.program)
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let progress_path = std::env::temp_dir().join(format!(
+            "lancet-worker-{}-{}.progress",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let progress = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&progress_path)
+            .with_context(|| format!("cannot create {}", progress_path.display()))?;
+        let spawned = Command::new(&program.program)
             .args(&program.args)
             .args(args)
+            .arg("--progress-file")
+            .arg(&progress_path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -411,13 +512,19 @@ impl WorkerProcess {
             // which ends its children itself, rather than killing them in
             // the middle of a statement (which would look like a crash).
             .process_group(0)
-            .spawn()
-            .with_context(|| {
-                format!(
-                    "cannot start an SQLite worker process ({})",
-                    program.program.display()
-                )
-            })?;
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_file(&progress_path);
+                return Err(e).with_context(|| {
+                    format!(
+                        "cannot start an SQLite worker process ({})",
+                        program.program.display()
+                    )
+                });
+            }
+        };
         let to_child = BufWriter::new(child.stdin.take().context("worker stdin")?);
         let mut from_child = BufReader::new(child.stdout.take().context("worker stdout")?);
         let mut stderr = child.stderr.take().context("worker stderr")?;
@@ -440,6 +547,8 @@ impl WorkerProcess {
             }
         });
         let hello = read_frame(&mut from_child);
+        // The child has opened it (or failed): the name is not needed.
+        let _ = std::fs::remove_file(&progress_path);
         let version = match hello {
             Ok(Some(b)) if b.len() == 4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
             other => {
@@ -481,6 +590,7 @@ impl WorkerProcess {
                 buffer,
                 chunk: vec![0u8; 256 * 1024].into_boxed_slice(),
                 stderr_tail,
+                progress,
             },
             version,
         ))
@@ -652,6 +762,7 @@ impl WorkerPool {
             args.push("--memory-limit".into());
             args.push(bytes.to_string().into());
         }
+        keep_freed_memory();
         let (first, version) = WorkerProcess::spawn(&program, &args)?;
         anyhow::ensure!(
             version == expected_version,
@@ -681,10 +792,11 @@ impl WorkerPool {
                     return Ok(IsolatedConnection {
                         process: Some(process),
                         pool: Arc::clone(self),
+                        failed_at: None,
                     })
                 }
                 Ok(Reply::Error(e)) => return Err(e.into()),
-                Ok(Reply::Rows(_)) => anyhow::bail!("an SQLite worker answered Open with rows"),
+                Ok(_) => anyhow::bail!("an SQLite worker answered Open with something else"),
                 Err(e) => log::debug!("an idle SQLite worker is gone: {e}"),
             }
         }
@@ -709,6 +821,8 @@ impl WorkerPool {
 pub struct IsolatedConnection {
     process: Option<WorkerProcess>,
     pool: Arc<WorkerPool>,
+    /// After the child died in a batch: the query it was running.
+    failed_at: Option<usize>,
 }
 
 impl IsolatedConnection {
@@ -724,6 +838,13 @@ impl IsolatedConnection {
         let reply = process.call(request, wait);
         if matches!(&reply, Err(e) if matches!(e.kind, FailureKind::ConnectionLost | FailureKind::Hang))
         {
+            use std::os::unix::fs::FileExt;
+            let mut index = [0u8; 4];
+            self.failed_at = process
+                .progress
+                .read_exact_at(&mut index, 0)
+                .ok()
+                .map(|()| u32::from_le_bytes(index) as usize);
             self.process = None;
         }
         match reply? {
@@ -755,6 +876,34 @@ impl Connection for IsolatedConnection {
 
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
         self.call(&Request::SetKnobs(setting)).map(|_| ())
+    }
+
+    fn query_many(&mut self, sqls: &[&str]) -> Vec<Result<Vec<Row>, DbError>> {
+        match self.call(&Request::QueryMany(sqls)) {
+            Ok(Reply::Many(parts)) => parts
+                .into_iter()
+                .map(|p| match p {
+                    Reply::Rows(rows) => Ok(rows),
+                    Reply::Error(e) => Err(e),
+                    _ => Ok(Vec::new()),
+                })
+                .collect(),
+            Ok(_) => vec![Err(DbError::statement(
+                None,
+                "an SQLite worker answered a batch with something else",
+            ))],
+            Err(e) => {
+                // The child died or hung in the middle of the batch: the
+                // queries before the one it was running are not the cause.
+                let at = self.failed_at.take().unwrap_or(0);
+                let mut out: Vec<Result<Vec<Row>, DbError>> = (0..at
+                    .min(sqls.len().saturating_sub(1)))
+                    .map(|_| Ok(Vec::new()))
+                    .collect();
+                out.push(Err(e));
+                out
+            }
+        }
     }
 }
 
