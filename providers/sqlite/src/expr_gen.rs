@@ -31,7 +31,17 @@ pub struct ExprGen<'s> {
     next_alias: u32,
     /// Whether LIKE and like() may be used (see [`ExprGen::without_like`]).
     like: bool,
+    /// Whether GLOB and glob() may be used where LIKE may not: before
+    /// 3.31, `PRAGMA case_sensitive_like` re-registered glob() as
+    /// non-deterministic too.
+    glob: bool,
+    version: i32,
 }
+
+/// The first SQLite whose glob() stays deterministic after `PRAGMA
+/// case_sensitive_like` (3.26.0 and 3.28.0 refuse GLOB in index
+/// expressions and partial-index predicates after it; 3.31.1 accepts).
+const GLOB_STAYS_DETERMINISTIC_SINCE: i32 = 3_031_000;
 
 impl<'s> ExprGen<'s> {
     /// A generator over `schema` (for subqueries) for SQLite `version`
@@ -43,6 +53,8 @@ impl<'s> ExprGen<'s> {
             subqueries: 0,
             next_alias: 0,
             like: true,
+            glob: true,
+            version,
         }
     }
 
@@ -52,6 +64,7 @@ impl<'s> ExprGen<'s> {
     /// and generated columns.
     pub fn without_like(mut self) -> Self {
         self.like = false;
+        self.glob = self.version >= GLOB_STAYS_DETERMINISTIC_SINCE;
         self
     }
 
@@ -266,6 +279,9 @@ impl<'s> ExprGen<'s> {
     }
 
     fn like(&mut self, rng: &mut Rng, cols: &[ScopeColumn], depth: u32) -> Expr {
+        if !self.like && !self.glob {
+            return self.leaf(rng, cols);
+        }
         let glob = !self.like || rng.random_bool(0.3);
         let expr = self.operand(rng, cols, depth);
         let pattern = if rng.random_bool(0.85) {
@@ -536,7 +552,7 @@ impl<'s> ExprGen<'s> {
         let Some(&f) = self.functions.choose(rng) else {
             return self.leaf(rng, cols);
         };
-        if f.shape == Shape::Like && !self.like {
+        if (f.shape == Shape::Like && !self.like) || (f.shape == Shape::Glob && !self.glob) {
             return self.leaf(rng, cols);
         }
         let args = match f.shape {
