@@ -17,6 +17,8 @@ pub struct Counters {
     findings: AtomicU64,
     unconfirmed: AtomicU64,
     flooded: AtomicU64,
+    /// DBMS time by statement shape, merged from the sessions.
+    shapes: std::sync::Mutex<lancet_core::ShapeTimes>,
     dbms_nanos: AtomicU64,
     per_oracle: Vec<AtomicU64>,
 }
@@ -32,6 +34,7 @@ impl Counters {
             findings: AtomicU64::new(0),
             unconfirmed: AtomicU64::new(0),
             flooded: AtomicU64::new(0),
+            shapes: std::sync::Mutex::new(lancet_core::ShapeTimes::new()),
             dbms_nanos: AtomicU64::new(0),
             per_oracle: (0..oracles).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -72,6 +75,18 @@ impl Counters {
     }
     pub fn add_unconfirmed(&self) {
         self.unconfirmed.fetch_add(1, Relaxed);
+    }
+    /// Merges a session's time by statement shape.
+    pub fn add_shapes(&self, shapes: lancet_core::ShapeTimes) {
+        if shapes.is_empty() {
+            return;
+        }
+        let mut all = self.shapes.lock().unwrap_or_else(|e| e.into_inner());
+        for (shape, (n, t)) in shapes {
+            let e = all.entry(shape).or_default();
+            e.0 += n;
+            e.1 += t;
+        }
     }
     pub fn add_flooded(&self) {
         self.flooded.fetch_add(1, Relaxed);
@@ -130,6 +145,18 @@ impl StopReason {
     }
 }
 
+/// One statement shape and the DBMS time it took in a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShapeLine {
+    pub shape: String,
+    pub statements: u64,
+    pub seconds: f64,
+    /// Its share of all DBMS time.
+    pub share: f64,
+    /// Mean time per statement, in microseconds.
+    pub mean_us: f64,
+}
+
 /// The summary of a run, as printed and as written by `--summary-json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -156,6 +183,8 @@ pub struct Summary {
     /// the index, not written.
     #[serde(default)]
     pub flooded: u64,
+    /// Statement shapes that took the most DBMS time, most first.
+    pub slowest_shapes: Vec<ShapeLine>,
     /// Share of checks whose original query returned rows.
     pub nonempty_share: f64,
     /// Share of the workers' wall time spent inside DBMS calls.
@@ -269,6 +298,27 @@ impl Summary {
             findings: counters.findings.load(Relaxed),
             unconfirmed: counters.unconfirmed.load(Relaxed),
             flooded: counters.flooded.load(Relaxed),
+            slowest_shapes: {
+                let all = counters.shapes.lock().unwrap_or_else(|e| e.into_inner());
+                let total: f64 = all
+                    .values()
+                    .map(|(_, t)| t.as_secs_f64())
+                    .sum::<f64>()
+                    .max(1e-9);
+                let mut lines: Vec<ShapeLine> = all
+                    .iter()
+                    .map(|(shape, (n, t))| ShapeLine {
+                        shape: shape.clone(),
+                        statements: *n,
+                        seconds: t.as_secs_f64(),
+                        share: t.as_secs_f64() / total,
+                        mean_us: t.as_secs_f64() * 1e6 / (*n).max(1) as f64,
+                    })
+                    .collect();
+                lines.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+                lines.truncate(8);
+                lines
+            },
             nonempty_share: share(counters.nonempty.load(Relaxed), checks),
             dbms_time_share: (dbms_secs / (secs * f64::from(workers))).min(1.0),
             findings_dir: facts.findings_dir.display().to_string(),

@@ -52,5 +52,5 @@ pub use provider::{
 };
 pub use rng::Rng;
 pub use schema::Schema;
-pub use session::{DataReader, ExecError, Session};
+pub use session::{statement_shape, DataReader, ExecError, Session, ShapeTimes};
 pub use value::{Row, Value};

@@ -46,6 +46,49 @@ pub struct SessionStats {
     pub dbms_time: Duration,
 }
 
+/// Time inside the DBMS by statement shape ([`statement_shape`]): what a
+/// run's time goes to, for `lancet bench`.
+pub type ShapeTimes = std::collections::BTreeMap<String, (u64, Duration)>;
+
+/// A coarse shape of a statement, cheap to compute: its kind and, for
+/// queries, how many relations (aliased as lancet's generators alias
+/// them) and subqueries it has and which clauses make it heavy (`SELECT 2
+/// relations 1 subqueries GROUP BY`).
+pub fn statement_shape(sql: &str) -> String {
+    let upper = sql.to_ascii_uppercase();
+    let kind = upper.split_whitespace().next().unwrap_or("").to_string();
+    if kind != "SELECT" && kind != "WITH" {
+        return kind;
+    }
+    let count = |w: &str| upper.matches(w).count();
+    // Relations in FROM clauses, as lancet's generators alias them (`t0 AS
+    // a0`, `t1 AS s3`): comma joins count as much as JOINs.
+    let relations = upper
+        .match_indices(" AS ")
+        .filter(|(i, _)| {
+            let rest = &upper[i + 4..];
+            (rest.starts_with('A') || rest.starts_with('S'))
+                && rest[1..].starts_with(|c: char| c.is_ascii_digit())
+        })
+        .count();
+    let subqueries = count("SELECT ").saturating_sub(1 + count(" UNION "));
+    let mut shape = format!("SELECT {relations} relations {subqueries} subqueries");
+    for clause in [
+        " UNION ",
+        " GROUP BY ",
+        " HAVING ",
+        " DISTINCT ",
+        " ORDER BY ",
+        " OVER (",
+    ] {
+        if upper.contains(clause) {
+            shape.push(' ');
+            shape.push_str(clause.trim());
+        }
+    }
+    shape
+}
+
 pub struct Session<'e> {
     conn: Box<dyn Connection>,
     dialect: Dialect,
@@ -57,6 +100,8 @@ pub struct Session<'e> {
     /// The first error writing the log (a full disk), kept to be reported.
     log_error: Option<String>,
     pub stats: SessionStats,
+    /// Time by statement shape since the runner last took it.
+    pub shapes: ShapeTimes,
 }
 
 impl<'e> Session<'e> {
@@ -70,6 +115,7 @@ impl<'e> Session<'e> {
             log: None,
             log_error: None,
             stats: SessionStats::default(),
+            shapes: ShapeTimes::new(),
         }
     }
 
@@ -140,7 +186,9 @@ impl<'e> Session<'e> {
         self.log_statement(&sql);
         let start = Instant::now();
         let result = self.conn.execute(&sql);
-        self.stats.dbms_time += start.elapsed();
+        let took = start.elapsed();
+        self.stats.dbms_time += took;
+        self.note_shape(&sql, took);
         self.stats.statements += 1;
         self.log_result(result.as_ref().err());
         match result {
@@ -166,10 +214,18 @@ impl<'e> Session<'e> {
         self.log_statement(sql);
         let start = Instant::now();
         let result = self.conn.query(sql);
-        self.stats.dbms_time += start.elapsed();
+        let took = start.elapsed();
+        self.stats.dbms_time += took;
+        self.note_shape(sql, took);
         self.stats.statements += 1;
         self.log_result(result.as_ref().err());
         result.map_err(|e| self.classify(StatementKind::Query, sql.to_string(), e))
+    }
+
+    fn note_shape(&mut self, sql: &str, took: Duration) {
+        let entry = self.shapes.entry(statement_shape(sql)).or_default();
+        entry.0 += 1;
+        entry.1 += took;
     }
 
     /// Runs several queries in one go ([`Connection::query_many`]: one
@@ -183,7 +239,13 @@ impl<'e> Session<'e> {
         let refs: Vec<&str> = sqls.iter().map(String::as_str).collect();
         let start = Instant::now();
         let results = self.conn.query_many(&refs);
-        self.stats.dbms_time += start.elapsed();
+        let took = start.elapsed();
+        self.stats.dbms_time += took;
+        // One round trip: its time is shared among the queries that ran.
+        let share = took / (results.len().max(1) as u32);
+        for sql in sqls.iter().take(results.len()) {
+            self.note_shape(sql, share);
+        }
         self.stats.statements += results.len() as u64;
         let ran = results.len();
         results
@@ -264,5 +326,23 @@ pub trait DataReader {
 impl DataReader for Session<'_> {
     fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError> {
         self.query(query)
+    }
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::statement_shape;
+
+    #[test]
+    fn shapes_count_joins_and_subqueries_and_name_heavy_clauses() {
+        assert_eq!(statement_shape("INSERT INTO t0 VALUES (1)"), "INSERT");
+        assert_eq!(
+            statement_shape("SELECT a0.c0 FROM t0 AS a0 JOIN t1 AS a1 ON a0.c0 = a1.c0, t2 AS a2 WHERE a0.c0 IN (SELECT c0 FROM t2) GROUP BY a0.c0"),
+            "SELECT 3 relations 1 subqueries GROUP BY"
+        );
+        assert_eq!(
+            statement_shape("SELECT c0 FROM t0 UNION ALL SELECT c0 FROM t1"),
+            "SELECT 0 relations 0 subqueries UNION"
+        );
     }
 }

@@ -120,44 +120,87 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         t.oracle,
         args.seconds
     );
+    // `all` is measured as a whole and oracle by oracle.
+    let (everything, _) = oracles_for(&t.oracle, &*provider)?;
+    let mut measured: Vec<String> = vec![t.oracle.clone()];
+    if t.oracle == "all" {
+        measured.extend(everything.names().iter().map(|n| n.to_string()));
+    }
     println!(
-        "{:>8} {:>12} {:>14} {:>12} {:>9}",
-        "threads", "checks/s", "statements/s", "DBMS time", "findings"
+        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9}",
+        "oracle",
+        "threads",
+        "checks/s",
+        "statements",
+        "stmts/",
+        "non-empty",
+        "skipped",
+        "DBMS time",
+        "findings"
+    );
+    println!(
+        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9}",
+        "", "", "", "/s", "check", "", "", "", ""
     );
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
     let databases = Arc::new(Databases::new(provider.clone(), token, None));
     databases.set_fault(fault(&t.inject_fault)?);
-    for &threads in &args.threads {
-        let run_id = format!("bench-{threads}");
-        let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
-        let options = RunOptions {
-            timeout: Some(Duration::from_secs(args.seconds)),
-            ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
-        };
-        let s = runner::run(RunSetup {
-            provider: provider.clone(),
-            oracles: Arc::new(oracles_for(&t.oracle, &*provider)?.0),
-            options,
-            writer,
-            databases: databases.clone(),
-            stop: stop.clone(),
-        })?;
+    let mut slowest = Vec::new();
+    'measure: for oracle in &measured {
+        for &threads in &args.threads {
+            let run_id = format!("bench-{oracle}-{threads}");
+            let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
+            let options = RunOptions {
+                timeout: Some(Duration::from_secs(args.seconds)),
+                ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
+            };
+            let s = runner::run(RunSetup {
+                provider: provider.clone(),
+                oracles: Arc::new(oracles_for(oracle, &*provider)?.0),
+                options,
+                writer,
+                databases: databases.clone(),
+                stop: stop.clone(),
+            })?;
+            let attempts = (s.checks + s.skipped_checks).max(1) as f64;
+            println!(
+                "{:<14} {:>7} {:>9.0} {:>11.0} {:>8.2} {:>9.0}% {:>7.1}% {:>9.0}% {:>9}",
+                oracle,
+                threads,
+                s.checks_per_second,
+                s.statements_per_second,
+                s.statements as f64 / s.checks.max(1) as f64,
+                100.0 * s.nonempty_share,
+                100.0 * s.skipped_checks as f64 / attempts,
+                100.0 * s.dbms_time_share,
+                s.findings
+            );
+            for f in &s.failures {
+                println!("         FAILED {f}");
+            }
+            if oracle == &t.oracle && threads == *args.threads.last().unwrap_or(&1) {
+                slowest = s.slowest_shapes.clone();
+            }
+            if interrupted.load(Ordering::SeqCst) {
+                break 'measure;
+            }
+            stop.store(false, Ordering::SeqCst);
+        }
+    }
+    println!(
+        "where the DBMS time goes ({}, {} thread(s); statements counted with their round trip):",
+        t.oracle,
+        args.threads.last().unwrap_or(&1)
+    );
+    for l in &slowest {
         println!(
-            "{:>8} {:>12.0} {:>14.0} {:>11.0}% {:>9}",
-            threads,
-            s.checks_per_second,
-            s.statements_per_second,
-            100.0 * s.dbms_time_share,
-            s.findings
+            "  {:>5.1}%  {:>9} statements  {:>9.0} us each  {}",
+            100.0 * l.share,
+            l.statements,
+            l.mean_us,
+            l.shape
         );
-        for f in &s.failures {
-            println!("         FAILED {f}");
-        }
-        if interrupted.load(Ordering::SeqCst) {
-            break;
-        }
-        stop.store(false, Ordering::SeqCst);
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(ExitCode::SUCCESS)

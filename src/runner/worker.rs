@@ -157,6 +157,9 @@ fn run_database(
     let mut accounted = session.stats;
     shared
         .counters
+        .add_shapes(std::mem::take(&mut session.shapes));
+    shared
+        .counters
         .add_statements(accounted.statements, accounted.dbms_time);
     let generated = match populated {
         Ok(generated) => generated,
@@ -222,6 +225,9 @@ fn run_database(
                 }
             }
         };
+        shared
+            .counters
+            .add_shapes(std::mem::take(&mut session.shapes));
         let stats = session.stats;
         shared.counters.add_statements(
             stats.statements - accounted.statements,
