@@ -62,12 +62,13 @@ pub fn statement_shape(sql: &str) -> String {
     }
     let count = |w: &str| upper.matches(w).count();
     // Relations in FROM clauses, as lancet's generators alias them (`t0 AS
-    // a0`, `t1 AS s3`): comma joins count as much as JOINs.
+    // a0`, `t1 AS s3`, PQS's `t2 AS p1`): comma joins count as much as
+    // JOINs.
     let relations = upper
         .match_indices(" AS ")
         .filter(|(i, _)| {
             let rest = &upper[i + 4..];
-            (rest.starts_with('A') || rest.starts_with('S'))
+            (rest.starts_with('A') || rest.starts_with('S') || rest.starts_with('P'))
                 && rest[1..].starts_with(|c: char| c.is_ascii_digit())
         })
         .count();
@@ -102,6 +103,9 @@ pub struct Session<'e> {
     pub stats: SessionStats,
     /// Time by statement shape since the runner last took it.
     pub shapes: ShapeTimes,
+    /// Rows already fetched for oracles ([`DataReader`]), by query text;
+    /// forgotten when the data changes ([`Session::execute_sql`]).
+    fetched: std::collections::HashMap<String, Vec<Row>>,
 }
 
 impl<'e> Session<'e> {
@@ -116,6 +120,7 @@ impl<'e> Session<'e> {
             log_error: None,
             stats: SessionStats::default(),
             shapes: ShapeTimes::new(),
+            fetched: std::collections::HashMap::new(),
         }
     }
 
@@ -183,6 +188,7 @@ impl<'e> Session<'e> {
     /// it succeeded (it becomes part of the setup), `Ok(false)` if it
     /// failed with an expected error (it had no effect and is left out).
     pub fn execute_sql(&mut self, kind: StatementKind, sql: String) -> Result<bool, ExecError> {
+        self.fetched.clear();
         self.log_statement(&sql);
         let start = Instant::now();
         let result = self.conn.execute(&sql);
@@ -324,8 +330,17 @@ pub trait DataReader {
 }
 
 impl DataReader for Session<'_> {
+    /// Checks only read, so a database's data stays as populated: the rows
+    /// of a fetch are kept and served again for the same query (PQS reads
+    /// its tables for every pivot row).
     fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError> {
-        self.query(query)
+        let sql = query.to_sql(self.dialect);
+        if let Some(rows) = self.fetched.get(&sql) {
+            return Ok(rows.clone());
+        }
+        let rows = self.query_sql(&sql)?;
+        self.fetched.insert(sql, rows.clone());
+        Ok(rows)
     }
 }
 
