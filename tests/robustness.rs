@@ -287,3 +287,45 @@ fn an_oracle_the_provider_cannot_serve_is_refused_at_start() {
         stderr(&out)
     );
 }
+
+/// Even with one seed, one second and one (forced) token, two runs get
+/// two directories: a run directory is created, never reused.
+#[test]
+fn two_runs_with_one_run_id_get_two_directories() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let spawn = || {
+        lancet()
+            .env("LANCET_TEST_RUN_TOKEN", "0123456789ab")
+            .args([
+                "fuzz",
+                "--seed",
+                "7",
+                "--threads",
+                "1",
+                "--queries",
+                "300",
+                "--status-interval",
+                "0",
+                "--out",
+            ])
+            .arg(out_dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (
+        wait_within(a, Duration::from_secs(60)),
+        wait_within(b, Duration::from_secs(60)),
+    );
+    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)));
+    let runs: Vec<PathBuf> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for run in &runs {
+        assert_eq!(read_json(&run.join("summary.json"))["checks"], 300);
+    }
+}

@@ -93,10 +93,16 @@ fn summary_of(out: &Path) -> serde_json::Value {
     read_json(&run_dir(out).join("summary.json"))
 }
 
+/// The kinds of a run's findings, leaving out confirmed logic findings:
+/// real bugs of this PostgreSQL that a random seed may meet (such as the
+/// MAX over a partitioned table with a DEFAULT partition that returns NULL
+/// in 15.18, found here), which say nothing about how an outage was met.
 fn kinds_of_findings(dir: &Path) -> Vec<String> {
     finding_files(&dir.join("findings"), "json")
         .iter()
-        .map(|f| read_json(f)["kind"].as_str().unwrap_or("").to_string())
+        .map(|f| read_json(f))
+        .filter(|f| !(f["kind"] == "logic" && f["confirmed"] == true))
+        .map(|f| f["kind"].as_str().unwrap_or("").to_string())
         .collect()
 }
 
