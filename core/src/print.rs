@@ -8,13 +8,19 @@
 //! generated `- -1` would be a comment). Reproducers are a little noisier
 //! for it, but never wrong.
 //!
-//! Over 600 lines on purpose: one printer for one tree; splitting it by node
-//! kind would separate the parenthesization rules that must agree.
+//! Expressions are printed in [`expr`] (with the rule for what needs no
+//! parentheses), WITH clauses in [`cte`]; queries, selects and FROM clauses
+//! here.
 
 use crate::ast::*;
 use crate::dialect::{Dialect, SqlDialect};
 use crate::value::Value;
 use std::fmt::Write;
+
+mod cte;
+mod expr;
+use cte::{ctes_of_body, ctes_of_select};
+use expr::is_atomic;
 
 /// Anything that can be printed as SQL text.
 pub trait ToSql {
@@ -266,7 +272,7 @@ impl Printer {
     /// to be read as one arm.
     fn set_expr(&mut self, body: &SetExpr, wrap: bool) {
         match body {
-            SetExpr::Select(s) => self.select_body(s),
+            SetExpr::Select(s) => s.print_body(self),
             SetExpr::SetOp { op, left, right } => {
                 if wrap {
                     // SQLite allows no parentheses around compound arms; a
@@ -298,285 +304,6 @@ impl Printer {
     }
 }
 
-/// Expressions that print as one unit and need no parentheses as operands.
-/// Every literal does: negative numbers print with their own parentheses
-/// (or, in PostgreSQL, inside quotes), so wrapping them again would only
-/// double the parentheses.
-fn is_atomic(e: &Expr) -> bool {
-    matches!(
-        e,
-        Expr::Literal(_)
-            | Expr::Column(_)
-            | Expr::Function { .. }
-            | Expr::CountStar
-            | Expr::Subquery(_)
-            | Expr::Cast { .. }
-            | Expr::Case { .. }
-    )
-}
-
-impl ToSql for Expr {
-    fn print(&self, p: &mut Printer) {
-        match self {
-            Expr::Literal(v) => p.literal(v),
-            Expr::Column(c) => {
-                if let Some(t) = &c.table {
-                    p.s(t);
-                    p.out.push('.');
-                }
-                p.s(&c.column);
-            }
-            Expr::Unary { op, expr } => {
-                p.s(match op {
-                    UnaryOp::Neg => "-",
-                    UnaryOp::Plus => "+",
-                    UnaryOp::BitNot => "~",
-                    UnaryOp::Not => "NOT ",
-                });
-                p.operand(expr);
-            }
-            Expr::Binary { op, left, right } => p.binary(*op, left, right),
-            Expr::IsNull { expr, negated } => {
-                p.operand(expr);
-                p.s(if *negated { " IS NOT NULL" } else { " IS NULL" });
-            }
-            Expr::IsBool {
-                expr,
-                value,
-                negated,
-            } => {
-                p.operand(expr);
-                p.s(if *negated { " IS NOT " } else { " IS " });
-                p.s(if *value { "TRUE" } else { "FALSE" });
-            }
-            Expr::Like {
-                kind,
-                expr,
-                pattern,
-                escape,
-                negated,
-            } => {
-                p.operand(expr);
-                if *negated {
-                    p.s(" NOT");
-                }
-                p.s(match kind {
-                    LikeKind::Like => " LIKE ",
-                    LikeKind::Glob => " GLOB ",
-                    LikeKind::ILike => " ILIKE ",
-                    LikeKind::SimilarTo => " SIMILAR TO ",
-                });
-                p.operand(pattern);
-                if let Some(e) = escape {
-                    p.s(" ESCAPE ");
-                    p.operand(e);
-                }
-            }
-            Expr::Between {
-                expr,
-                low,
-                high,
-                negated,
-                symmetric,
-            } => {
-                p.operand(expr);
-                p.s(if *negated {
-                    " NOT BETWEEN "
-                } else {
-                    " BETWEEN "
-                });
-                if *symmetric {
-                    p.s("SYMMETRIC ");
-                }
-                p.operand(low);
-                p.s(" AND ");
-                p.operand(high);
-            }
-            Expr::InList {
-                expr,
-                list,
-                negated,
-            } => {
-                p.operand(expr);
-                p.s(if *negated { " NOT IN (" } else { " IN (" });
-                p.list(list, ", ", |p, e| e.print(p));
-                p.s(")");
-            }
-            Expr::Quantified {
-                expr,
-                op,
-                all,
-                list,
-            } => {
-                p.operand(expr);
-                p.out.push(' ');
-                p.binary_operator_text(*op);
-                p.s(if *all { " ALL (ARRAY[" } else { " ANY (ARRAY[" });
-                p.list(list, ", ", |p, e| e.print(p));
-                p.s("])");
-            }
-            Expr::InSubquery {
-                expr,
-                query,
-                negated,
-            } => {
-                p.operand(expr);
-                p.s(if *negated { " NOT IN " } else { " IN " });
-                p.query_in_parens(query);
-            }
-            Expr::Exists { query, negated } => {
-                p.s(if *negated { "NOT EXISTS " } else { "EXISTS " });
-                p.query_in_parens(query);
-            }
-            Expr::Subquery(q) => p.query_in_parens(q),
-            Expr::Case {
-                operand,
-                branches,
-                otherwise,
-            } => {
-                p.s("CASE");
-                if let Some(o) = operand {
-                    p.out.push(' ');
-                    p.operand(o);
-                }
-                for (when, then) in branches {
-                    p.s(" WHEN ");
-                    when.print(p);
-                    p.s(" THEN ");
-                    then.print(p);
-                }
-                if let Some(o) = otherwise {
-                    p.s(" ELSE ");
-                    o.print(p);
-                }
-                p.s(" END");
-            }
-            Expr::Cast { expr, ty } => {
-                p.s("CAST(");
-                expr.print(p);
-                p.s(" AS ");
-                p.s(&ty.0);
-                p.s(")");
-            }
-            Expr::Collate { expr, collation } => {
-                p.operand(expr);
-                p.s(" COLLATE ");
-                p.collation(collation);
-            }
-            Expr::Function {
-                name,
-                args,
-                distinct,
-            } => {
-                p.s(name);
-                p.out.push('(');
-                if *distinct {
-                    p.s("DISTINCT ");
-                }
-                p.list(args, ", ", |p, e| e.print(p));
-                p.out.push(')');
-            }
-            Expr::CountStar => p.s("COUNT(*)"),
-            Expr::Window {
-                function,
-                partition_by,
-                order_by,
-            } => {
-                function.print(p);
-                p.s(" OVER (");
-                if !partition_by.is_empty() {
-                    p.s("PARTITION BY ");
-                    p.list(partition_by, ", ", |p, e| e.print(p));
-                }
-                if !order_by.is_empty() {
-                    if !partition_by.is_empty() {
-                        p.s(" ");
-                    }
-                    p.s("ORDER BY ");
-                    p.order_by_list(order_by);
-                }
-                p.out.push(')');
-            }
-        }
-    }
-}
-
-type Cte<'a> = (&'a str, &'a Query, DerivedForm);
-
-/// The derived tables written as CTEs in the FROM clause of `select` (not
-/// in its subqueries, which have WITH clauses of their own).
-fn ctes_of_select<'a>(select: &'a Select, out: &mut Vec<Cte<'a>>) {
-    let Some(from) = &select.from else { return };
-    for factor in std::iter::once(&from.first).chain(from.joins.iter().map(|j| &j.factor)) {
-        if let TableFactor::Derived {
-            query,
-            alias,
-            lateral: false,
-            form,
-        } = factor
-        {
-            if form.is_cte() {
-                out.push((alias, query, *form));
-            }
-        }
-    }
-}
-
-/// The same for every SELECT of a compound body.
-fn ctes_of_body<'a>(body: &'a SetExpr, out: &mut Vec<Cte<'a>>) {
-    match body {
-        SetExpr::Select(s) => ctes_of_select(s, out),
-        SetExpr::SetOp { left, right, .. } => {
-            ctes_of_body(left, out);
-            ctes_of_body(right, out);
-        }
-    }
-}
-
-/// `ctes` once each. An alias that stands for two different derived
-/// tables is left out: those are written in place, which means the same.
-fn distinct_ctes(ctes: Vec<Cte<'_>>) -> Vec<Cte<'_>> {
-    let mut once: Vec<Cte<'_>> = Vec::new();
-    let mut clashing: Vec<&str> = Vec::new();
-    for cte in ctes {
-        match once.iter().find(|c| c.0 == cte.0) {
-            None => once.push(cte),
-            Some(c) if c.1 == cte.1 && c.2 == cte.2 => {}
-            Some(_) => clashing.push(cte.0),
-        }
-    }
-    once.retain(|c| !clashing.contains(&c.0));
-    once
-}
-
-impl Printer {
-    /// Prints the WITH clause for `ctes`, and opens the scope in which FROM
-    /// clauses name those tables by alias (closed by
-    /// [`Printer::end_cte_scope`]).
-    fn with_clause(&mut self, ctes: Vec<Cte<'_>>) {
-        let ctes = distinct_ctes(ctes);
-        if !ctes.is_empty() {
-            self.s("WITH ");
-            self.list(&ctes, ", ", |p, (alias, query, form)| {
-                p.s(alias);
-                p.s(match form {
-                    DerivedForm::CteMaterialized => " AS MATERIALIZED ",
-                    DerivedForm::CteNotMaterialized => " AS NOT MATERIALIZED ",
-                    _ => " AS ",
-                });
-                p.query_in_parens(query);
-            });
-            self.s(" ");
-        }
-        let scope = ctes.iter().map(|c| c.0.to_string()).collect();
-        self.cte_scopes.push(scope);
-    }
-
-    fn end_cte_scope(&mut self) {
-        self.cte_scopes.pop();
-    }
-}
-
 impl ToSql for Select {
     /// A SELECT printed on its own (not as part of a [`Query`]) carries
     /// the WITH clause of its CTEs itself.
@@ -584,14 +311,8 @@ impl ToSql for Select {
         let mut ctes = Vec::new();
         ctes_of_select(self, &mut ctes);
         p.with_clause(ctes);
-        p.select_body(self);
+        self.print_body(p);
         p.end_cte_scope();
-    }
-}
-
-impl Printer {
-    fn select_body(&mut self, select: &Select) {
-        select.print_body(self);
     }
 }
 

@@ -4,7 +4,9 @@
 //! CONFLICT, UPDATE, DELETE), ANALYZE, VACUUM and planner settings.
 //!
 //! DDL and DML are printed here as text (PostgreSQL's DDL is wider than
-//! the core tree); every expression in them comes from [`ExprGen`].
+//! the core tree); every expression in them comes from [`ExprGen`]. Rows
+//! are written in [`dml`], views in [`views`], Citus' twin tables in
+//! [`twins`]; tables, indexes and statistics here.
 
 use crate::expr::{ExprGen, TypedColumn};
 use crate::schema::{PgSchema, PgTable, Placement};
@@ -14,6 +16,16 @@ use lancet_core::schema::RelationKind;
 use lancet_core::{ExecError, Expr, Rng, Session, StatementKind, ToSql, TWIN_SCHEMA};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
+
+mod dml;
+mod twins;
+mod views;
+use dml::{delete, insert, insert_select, update};
+use twins::write_twins;
+pub use twins::{qualify, twin_statements};
+use views::create_view;
+#[cfg(test)]
+use views::is_row_constant;
 
 fn sql(e: &Expr) -> String {
     e.to_sql(crate::dialect::DIALECT)
@@ -124,126 +136,6 @@ pub fn populate(
         write_twins(out, &mut schema, &stats_names, log)?;
     }
     Ok(schema)
-}
-
-/// Repeats every statement that built the tables on copies in
-/// [`TWIN_SCHEMA`] (names qualified), in the same order, so that each
-/// twin holds the rows its table holds. If a statement that succeeded on
-/// the tables fails on the twins, the two no longer agree and the
-/// database keeps no twins.
-fn write_twins(
-    out: &mut Out<'_, '_>,
-    schema: &mut PgSchema,
-    stats_names: &[String],
-    log: Vec<(StatementKind, String)>,
-) -> Result<(), ExecError> {
-    let mut names: Vec<String> = schema.relations.iter().map(|t| t.name.clone()).collect();
-    names.extend(stats_names.iter().cloned());
-    let session = out.session();
-    if !session.execute_sql(
-        StatementKind::CreateTable,
-        format!("CREATE SCHEMA {TWIN_SCHEMA}"),
-    )? {
-        return Ok(());
-    }
-    for (kind, sql) in log {
-        if sql == "ANALYZE" {
-            // Already analyzed the twins' schema-mates: nothing to repeat.
-            continue;
-        }
-        let twin_sql = qualify(&sql, &names, TWIN_SCHEMA);
-        if !session.execute_sql(kind, twin_sql)? {
-            log::debug!("a twin statement failed where its table's succeeded: no twins");
-            return Ok(());
-        }
-    }
-    for t in &mut schema.relations {
-        t.twin = Some(format!("{TWIN_SCHEMA}.{}", t.name));
-    }
-    Ok(())
-}
-
-/// The twins' statements for a setup written without them (a reduced
-/// candidate): the twin schema, then every statement that is not a
-/// setting or a Citus function call, with the names of the tables, views
-/// and statistics it creates qualified by the twin schema.
-pub fn twin_statements(base: &[String]) -> Vec<String> {
-    let names: Vec<String> = base
-        .iter()
-        .filter_map(|s| {
-            let words: Vec<&str> = s.split_whitespace().take(3).collect();
-            match words.as_slice() {
-                [c, kind, name]
-                    if c.eq_ignore_ascii_case("CREATE")
-                        && ["TABLE", "VIEW", "STATISTICS"]
-                            .iter()
-                            .any(|k| kind.eq_ignore_ascii_case(k)) =>
-                {
-                    Some(name.trim_end_matches(['(', ';']).to_string())
-                }
-                _ => None,
-            }
-        })
-        .collect();
-    let copied = base.iter().filter(|s| {
-        let first = s
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_ascii_uppercase();
-        !matches!(first.as_str(), "SET" | "RESET" | "SELECT" | "")
-    });
-    std::iter::once(format!("CREATE SCHEMA {TWIN_SCHEMA}"))
-        .chain(copied.map(|s| qualify(s, &names, TWIN_SCHEMA)))
-        .collect()
-}
-
-/// `sql` with every identifier in `names` qualified by `schema`, outside
-/// string literals and quoted identifiers.
-pub fn qualify(sql: &str, names: &[String], schema: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 32);
-    let mut chars = sql.char_indices().peekable();
-    let bytes = sql.as_bytes();
-    while let Some((i, c)) = chars.next() {
-        if c == '\'' || c == '"' {
-            // Copy the literal or quoted identifier whole ('' and "" escape).
-            out.push(c);
-            while let Some((_, d)) = chars.next() {
-                out.push(d);
-                if d == c {
-                    if chars.peek().map(|&(_, e)| e) == Some(c) {
-                        out.push(c);
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        if c.is_ascii_alphabetic() || c == '_' {
-            let mut end = i + c.len_utf8();
-            while let Some(&(j, d)) = chars.peek() {
-                if d.is_ascii_alphanumeric() || d == '_' {
-                    end = j + d.len_utf8();
-                    chars.next();
-                } else {
-                    break;
-                }
-            }
-            let word = &sql[i..end];
-            let after_dot = i > 0 && bytes[i - 1] == b'.';
-            let before_dot = bytes.get(end) == Some(&b'.');
-            if !after_dot && !before_dot && names.iter().any(|n| n == word) {
-                out.push_str(schema);
-                out.push('.');
-            }
-            out.push_str(word);
-            continue;
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn writable<'a>(rng: &mut Rng, schema: &'a PgSchema) -> Option<&'a PgTable> {
@@ -442,172 +334,6 @@ fn create_table(
     Ok(())
 }
 
-/// The columns an INSERT may name (not GENERATED ones), with their types.
-fn insertable_columns(t: &PgTable) -> Vec<&(String, PgType)> {
-    t.columns
-        .iter()
-        .filter(|(c, _)| t.insertable.contains(c))
-        .collect()
-}
-
-fn insert(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
-        return Ok(());
-    };
-    let cols = insertable_columns(t);
-    if cols.is_empty() {
-        return Ok(());
-    }
-    let rows = rng.random_range(1..=4);
-    let key = t.placement.column();
-    let values: Vec<String> = (0..rows)
-        .map(|_| {
-            let vs: Vec<String> = cols
-                .iter()
-                .map(|(c, ty)| {
-                    if key == Some(c.as_str()) {
-                        // Citus refuses a row without a distribution value.
-                        sql(&non_null_literal(rng, ty.category))
-                    } else if rng.random_bool(0.05) {
-                        "DEFAULT".to_string()
-                    } else {
-                        sql(&literal(rng, ty.category))
-                    }
-                })
-                .collect();
-            format!("({})", vs.join(", "))
-        })
-        .collect();
-    let names: Vec<&str> = cols.iter().map(|(c, _)| c.as_str()).collect();
-    let mut stmt = format!(
-        "INSERT INTO {} ({}) VALUES {}",
-        t.name,
-        names.join(", "),
-        values.join(", ")
-    );
-    match (rng.random_range(0..4), &t.primary_key) {
-        (0, _) => stmt.push_str(" ON CONFLICT DO NOTHING"),
-        (1, Some(pk)) => {
-            if let Some((c, _)) = cols.iter().find(|(c, _)| c != pk) {
-                stmt.push_str(&format!(
-                    " ON CONFLICT ({pk}) DO UPDATE SET {c} = EXCLUDED.{c}"
-                ));
-            }
-        }
-        _ => {}
-    }
-    out.run(StatementKind::Insert, stmt)?;
-    Ok(())
-}
-
-fn update(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
-        return Ok(());
-    };
-    // Citus does not move rows between shards: the distribution column stays.
-    let targets: Vec<&String> = t
-        .insertable
-        .iter()
-        .filter(|c| Some(c.as_str()) != t.placement.column())
-        .collect();
-    let Some(target) = targets.choose(rng).map(|c| (*c).clone()) else {
-        return Ok(());
-    };
-    let Some((_, ty)) = t.columns.iter().find(|(c, _)| *c == target) else {
-        return Ok(());
-    };
-    let cols = t.bare_columns();
-    let mut g = ExprGen::new(schema, modification_subqueries(t, schema));
-    let value = g.expr(rng, &cols, ty.category, 2);
-    let mut stmt = format!("UPDATE {} SET {target} = {}", t.name, sql(&value));
-    if rng.random_bool(0.8) {
-        stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &cols, 2))));
-    }
-    out.run(StatementKind::Update, stmt)?;
-    Ok(())
-}
-
-/// `INSERT INTO t (...) SELECT ... FROM s AS a0 [WHERE p]`: rows copied
-/// between tables and views (Citus: between placements, pushed down,
-/// repartitioned or pulled through the coordinator). Each target column
-/// takes a source column of its category or a literal; a distribution
-/// column never gets NULL. No ON CONFLICT: with it, which of two source
-/// rows with one key survives would depend on their order, and a table and
-/// its twin could differ. A duplicate key fails the whole statement.
-fn insert_select(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
-        return Ok(());
-    };
-    let Some(source) = schema.relations.choose(rng) else {
-        return Ok(());
-    };
-    let cols = insertable_columns(t);
-    if cols.is_empty() {
-        return Ok(());
-    }
-    let from = source.typed_columns("a0");
-    let key = t.placement.column();
-    let items: Vec<String> = cols
-        .iter()
-        .map(|(c, ty)| {
-            let candidates: Vec<&TypedColumn> =
-                from.iter().filter(|f| f.category == ty.category).collect();
-            let value = match candidates.choose(rng) {
-                Some(f) if rng.random_bool(0.8) => sql(&f.expr),
-                _ => sql(&literal(rng, ty.category)),
-            };
-            if key == Some(c.as_str()) {
-                // Citus refuses a row without a distribution value.
-                format!(
-                    "COALESCE({value}, {})",
-                    sql(&non_null_literal(rng, ty.category))
-                )
-            } else {
-                value
-            }
-        })
-        .collect();
-    let names: Vec<&str> = cols.iter().map(|(c, _)| c.as_str()).collect();
-    let mut stmt = format!(
-        "INSERT INTO {} ({}) SELECT {} FROM {} AS a0",
-        t.name,
-        names.join(", "),
-        items.join(", "),
-        source.name
-    );
-    if rng.random_bool(0.5) {
-        let mut g = ExprGen::new(schema, modification_subqueries(t, schema));
-        stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &from, 2))));
-    }
-    out.run(StatementKind::Insert, stmt)?;
-    Ok(())
-}
-
-/// Whether a modification of `t` may have subqueries. Citus 13.2 sends
-/// `UPDATE plain SET c = (SELECT ... FROM reference)` (and the like in
-/// WHERE) to a worker, where the plain table does not exist (42P01), and
-/// fails on `UPDATE reference ... WHERE x IN (SELECT ... FROM plain)` with
-/// XX000 "relation ... is not distributed": bugs lancet met in most Citus
-/// runs, so not generated again.
-fn modification_subqueries(t: &PgTable, schema: &PgSchema) -> bool {
-    !(matches!(t.placement, Placement::Plain | Placement::Reference) && schema.has_citus_tables())
-}
-
-fn delete(rng: &mut Rng, out: &mut Out<'_, '_>, schema: &PgSchema) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
-        return Ok(());
-    };
-    let cols = t.bare_columns();
-    let mut g = ExprGen::new(schema, modification_subqueries(t, schema));
-    let stmt = format!(
-        "DELETE FROM {} WHERE {}",
-        t.name,
-        sql(&g.predicate(rng, &cols, 2))
-    );
-    out.run(StatementKind::Delete, stmt)?;
-    Ok(())
-}
-
 fn create_index(
     rng: &mut Rng,
     out: &mut Out<'_, '_>,
@@ -703,114 +429,6 @@ fn statistics(
     Ok(out.run(StatementKind::Maintenance, stmt)?.then_some(name))
 }
 
-fn create_view(
-    rng: &mut Rng,
-    out: &mut Out<'_, '_>,
-    schema: &mut PgSchema,
-    i: usize,
-) -> Result<(), ExecError> {
-    let tables: Vec<PgTable> = schema
-        .relations
-        .iter()
-        .filter(|t| t.writable)
-        .cloned()
-        .collect();
-    let Some(t) = tables.choose(rng) else {
-        return Ok(());
-    };
-    let cols = t.typed_columns("a0");
-    let n = rng.random_range(1..=3);
-    let mut g = ExprGen::new(schema, true);
-    let mut items = Vec::new();
-    let mut keys = Vec::new();
-    let mut vcols = Vec::new();
-    for k in 0..n {
-        let cat = *[
-            Category::Int,
-            Category::Text,
-            Category::Numeric,
-            Category::Bool,
-            Category::Float,
-        ]
-        .choose(rng)
-        .unwrap_or(&Category::Int);
-        let e = if rng.random_bool(0.6) {
-            match cols
-                .iter()
-                .filter(|c| c.category == cat)
-                .collect::<Vec<_>>()
-                .choose(rng)
-            {
-                Some(c) => c.expr.clone(),
-                None => g.expr(rng, &cols, cat, 1),
-            }
-        } else {
-            g.expr(rng, &cols, cat, 2)
-        };
-        items.push(format!("{} AS c{k}", sql(&e)));
-        // A constant separates no rows, and DISTINCT ON reads an integer
-        // one (`-2147483647` too) as a column position.
-        let constant = is_row_constant(&e);
-        if !constant {
-            keys.push(sql(&e));
-        }
-        if !constant && matches!(cat, Category::Numeric | Category::Float | Category::Text) {
-            // Equal values that print differently (-0 and 0, 1.0 and 1.00,
-            // 'a' and 'a  ' as bpchar) are distinct rows of the view.
-            keys.push(sql(&Expr::Cast {
-                expr: Box::new(e.clone()),
-                ty: lancet_core::TypeName("text".into()),
-            }));
-        }
-        let ty = match cat {
-            Category::Int => "bigint",
-            Category::Numeric => "numeric",
-            Category::Float => "double precision",
-            Category::Bool => "boolean",
-            _ => "text",
-        };
-        vcols.push((format!("c{k}"), PgType::from_name(ty)));
-    }
-    // A DISTINCT view keeps an arbitrary one of several equal rows, and
-    // PostgreSQL pushes a query's WHERE into the view below its DISTINCT:
-    // a predicate that tells equal values apart (`CAST(c0 AS text) = '0'`
-    // over -0 and 0) would then see another row than the view shows. So
-    // the rows are made distinct by the values' text too (DISTINCT ON), and
-    // every row the view keeps is determined.
-    let mut stmt = format!(
-        "CREATE VIEW v{i} AS SELECT {}{} FROM {} AS a0",
-        if rng.random_bool(0.2) {
-            if keys.is_empty() {
-                // Only constants: every row is the same row.
-                "DISTINCT ".to_string()
-            } else {
-                format!("DISTINCT ON ({}) ", keys.join(", "))
-            }
-        } else {
-            String::new()
-        },
-        items.join(", "),
-        t.name
-    );
-    if rng.random_bool(0.5) {
-        stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &cols, 2))));
-    }
-    if out.run(StatementKind::CreateView, stmt)? {
-        schema.relations.push(PgTable {
-            name: format!("v{i}"),
-            columns: vcols,
-            kind: RelationKind::View,
-            insertable: vec![],
-            primary_key: None,
-            writable: false,
-            inheritable: false,
-            placement: Placement::Plain,
-            twin: None,
-        });
-    }
-    Ok(())
-}
-
 /// A literal that is not NULL.
 fn non_null_literal(rng: &mut Rng, category: Category) -> Expr {
     for _ in 0..16 {
@@ -825,17 +443,6 @@ fn non_null_literal(rng: &mut Rng, category: Category) -> Expr {
         Category::Bool => Expr::Literal(lancet_core::Value::Boolean(false)),
         Category::Date => Expr::Literal(lancet_core::Value::Text("2020-01-01".into())),
         _ => Expr::Literal(lancet_core::Value::Text(String::new())),
-    }
-}
-
-/// Whether `e` has the same value on every row: no column, no subquery
-/// (a correlated one reads the row).
-fn is_row_constant(e: &Expr) -> bool {
-    match e {
-        Expr::Column(_) | Expr::Exists { .. } | Expr::Subquery(_) | Expr::InSubquery { .. } => {
-            false
-        }
-        other => other.children().into_iter().all(is_row_constant),
     }
 }
 
