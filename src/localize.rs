@@ -5,20 +5,16 @@
 
 use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, FindingKind};
-use crate::replay::oracle_and_case;
-use lancet_core::{run_check_with_knobs_off, CheckOutcome, KnobSetting, Session};
+use crate::replay::{replay_with_knobs_off, Replayed};
+use lancet_core::{KnobSetting, Session};
 
 /// Whether the finding's check disagrees on a fresh database with the
-/// knobs of `off` turned off for each query (`None`: it cannot be run).
+/// knobs of `off` turned off for each query (`None`: it cannot be run),
+/// replayed the one way findings are replayed.
 fn disagrees(finding: &Finding, session: &mut Session, off: &KnobSetting) -> Option<bool> {
-    let (oracle, case) = oracle_and_case(finding).ok()?;
-    for stmt in &finding.setup {
-        session.connection().execute(stmt).ok()?;
-    }
-    match run_check_with_knobs_off(session, &*oracle, case, off).ok()? {
-        CheckOutcome::Disagreed { .. } => Some(true),
-        CheckOutcome::Agreed { .. } => Some(false),
-        _ => None,
+    match replay_with_knobs_off(finding, session, off).ok()? {
+        Replayed::StillFails { .. } => Some(true),
+        Replayed::Passes(_) => Some(false),
     }
 }
 

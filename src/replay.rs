@@ -7,7 +7,9 @@ use crate::findings::{Finding, FindingKind};
 use anyhow::{bail, Context};
 use lancet_core::compare::same_diff;
 use lancet_core::fault::Fault;
-use lancet_core::{run_check, Case, CheckOutcome, FailureKind, Oracle, Session};
+use lancet_core::{
+    run_check_with_knobs_off, Case, CheckOutcome, FailureKind, KnobSetting, Oracle, Session,
+};
 
 /// What replaying one reproducer showed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +35,17 @@ pub fn replay(finding: &Finding, databases: &Databases) -> anyhow::Result<Replay
 /// its oracle's check through the one check executor (or its failing
 /// statement).
 pub fn replay_on(finding: &Finding, session: &mut Session) -> anyhow::Result<Replayed> {
+    replay_with_knobs_off(finding, session, &KnobSetting::default())
+}
+
+/// [`replay_on`] with the knobs of `also_off` turned off for every query
+/// of a logic finding's check: which knob hides a bug
+/// ([`crate::localize`]).
+pub fn replay_with_knobs_off(
+    finding: &Finding,
+    session: &mut Session,
+    also_off: &KnobSetting,
+) -> anyhow::Result<Replayed> {
     for (i, stmt) in finding.setup.iter().enumerate() {
         session.connection().execute(stmt).map_err(|e| {
             anyhow::anyhow!(
@@ -51,25 +64,27 @@ pub fn replay_on(finding: &Finding, session: &mut Session) -> anyhow::Result<Rep
                     .collect::<Vec<_>>()
                     .join(" vs ")
             };
-            Ok(match run_check(session, &*oracle, case)? {
-                CheckOutcome::Disagreed {
-                    disagreement,
-                    queries,
-                } => Replayed::StillFails {
-                    why: format!("{} ({} rows)", disagreement.relation, counts(&queries)),
-                    same: finding
-                        .diff
-                        .as_ref()
-                        .is_some_and(|f| same_diff(f, &disagreement.diff)),
+            Ok(
+                match run_check_with_knobs_off(session, &*oracle, case, also_off)? {
+                    CheckOutcome::Disagreed {
+                        disagreement,
+                        queries,
+                    } => Replayed::StillFails {
+                        why: format!("{} ({} rows)", disagreement.relation, counts(&queries)),
+                        same: finding
+                            .diff
+                            .as_ref()
+                            .is_some_and(|f| same_diff(f, &disagreement.diff)),
+                    },
+                    CheckOutcome::Agreed { queries, .. } => {
+                        Replayed::Passes(format!("the relation holds ({} rows)", counts(&queries)))
+                    }
+                    CheckOutcome::Skipped(e) => {
+                        bail!("a query fails now with an error lancet expects: {e}")
+                    }
+                    CheckOutcome::Failed(e) => bail!("a query fails now: {e}"),
                 },
-                CheckOutcome::Agreed { queries, .. } => {
-                    Replayed::Passes(format!("the relation holds ({} rows)", counts(&queries)))
-                }
-                CheckOutcome::Skipped(e) => {
-                    bail!("a query fails now with an error lancet expects: {e}")
-                }
-                CheckOutcome::Failed(e) => bail!("a query fails now: {e}"),
-            })
+            )
         }
         FindingKind::UnexpectedError | FindingKind::Crash | FindingKind::Hang => {
             let stmt = finding

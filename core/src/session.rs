@@ -101,8 +101,10 @@ pub struct Session<'e> {
     /// The first error writing the log (a full disk), kept to be reported.
     log_error: Option<String>,
     pub stats: SessionStats,
-    /// Time by statement shape since the runner last took it.
-    pub shapes: ShapeTimes,
+    /// Time by statement shape since the runner last took it, when the run
+    /// profiles (`lancet bench`): `None` keeps the classification off the
+    /// hot path of a fuzzing run.
+    pub shapes: Option<ShapeTimes>,
     /// Rows already fetched for oracles ([`DataReader`]), by query text;
     /// forgotten when the data changes ([`Session::execute_sql`]).
     fetched: std::collections::HashMap<String, Vec<Row>>,
@@ -119,7 +121,7 @@ impl<'e> Session<'e> {
             log: None,
             log_error: None,
             stats: SessionStats::default(),
-            shapes: ShapeTimes::new(),
+            shapes: None,
             fetched: std::collections::HashMap::new(),
         }
     }
@@ -229,7 +231,10 @@ impl<'e> Session<'e> {
     }
 
     fn note_shape(&mut self, sql: &str, took: Duration) {
-        let entry = self.shapes.entry(statement_shape(sql)).or_default();
+        let Some(shapes) = &mut self.shapes else {
+            return;
+        };
+        let entry = shapes.entry(statement_shape(sql)).or_default();
         entry.0 += 1;
         entry.1 += took;
     }
@@ -247,10 +252,12 @@ impl<'e> Session<'e> {
         let results = self.conn.query_many(&refs);
         let took = start.elapsed();
         self.stats.dbms_time += took;
-        // One round trip: its time is shared among the queries that ran.
-        let share = took / (results.len().max(1) as u32);
-        for sql in sqls.iter().take(results.len()) {
-            self.note_shape(sql, share);
+        if self.shapes.is_some() {
+            // One round trip: its time is shared among the queries that ran.
+            let share = took / (results.len().max(1) as u32);
+            for sql in sqls.iter().take(results.len()) {
+                self.note_shape(sql, share);
+            }
         }
         self.stats.statements += results.len() as u64;
         let ran = results.len();

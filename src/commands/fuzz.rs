@@ -153,6 +153,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
             let options = RunOptions {
                 timeout: Some(Duration::from_secs(args.seconds)),
+                profile_shapes: true,
                 ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
             };
             let s = runner::run(RunSetup {

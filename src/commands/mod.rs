@@ -151,6 +151,7 @@ pub fn plain_options(
         stop_after_findings: None,
         reduce: None,
         flood_limit: None,
+        profile_shapes: false,
     }
 }
 

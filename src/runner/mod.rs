@@ -123,6 +123,9 @@ pub struct RunOptions {
     /// ones are counted in the index but neither confirmed, written nor
     /// reduced (`None`: every finding is written).
     pub flood_limit: Option<u64>,
+    /// Time statements by shape (`lancet bench`): the summary's
+    /// `slowest_shapes`.
+    pub profile_shapes: bool,
 }
 
 /// After a stop, how long the reporter waits for workers to finish their

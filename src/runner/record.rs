@@ -21,8 +21,10 @@ fn stands_alone(kind: FindingKind) -> bool {
 /// Writes a finding (to `pending/` until confirmed on a fresh database),
 /// confirms it, and reports it.
 pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyhow::Result<()> {
+    // Signed once here: the index reads the signature from the finding.
+    let sig = crate::dedup::signature(&finding, shared.provider.dialect());
+    finding.signature = Some(sig.clone());
     if let Some(limit) = shared.options.flood_limit {
-        let sig = crate::dedup::signature(&finding, shared.provider.dialect());
         let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
         if index.count(&sig) >= limit {
             index.add_not_written(&sig)?;

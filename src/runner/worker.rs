@@ -153,11 +153,14 @@ fn run_database(
     };
     let source = shared.finding_source();
     let session = scratch.session();
+    if options.profile_shapes {
+        session.shapes = Some(Default::default());
+    }
     let populated = shared.provider.populate(&mut rng, session);
     let mut accounted = session.stats;
-    shared
-        .counters
-        .add_shapes(std::mem::take(&mut session.shapes));
+    if let Some(shapes) = &mut session.shapes {
+        shared.counters.add_shapes(std::mem::take(shapes));
+    }
     shared
         .counters
         .add_statements(accounted.statements, accounted.dbms_time);
@@ -225,9 +228,9 @@ fn run_database(
                 }
             }
         };
-        shared
-            .counters
-            .add_shapes(std::mem::take(&mut session.shapes));
+        if let Some(shapes) = &mut session.shapes {
+            shared.counters.add_shapes(std::mem::take(shapes));
+        }
         let stats = session.stats;
         shared.counters.add_statements(
             stats.statements - accounted.statements,
