@@ -58,34 +58,50 @@ fn crashing_library(dir: &Path) -> Option<PathBuf> {
     Some(lib)
 }
 
+/// `lancet fuzz` of NoREC on the crashing library with `threads`, seed 4,
+/// 1,500 checks and `extra` options: the library, the output directory
+/// and lancet's output (`None` where the library cannot be built).
+fn fuzz_on_crashing_library(
+    tmp: &Path,
+    threads: &str,
+    extra: &[&str],
+) -> Option<(PathBuf, PathBuf, std::process::Output)> {
+    let lib = crashing_library(tmp)?;
+    let out_dir = tmp.join("out");
+    let mut args = vec![
+        "--sqlite-lib",
+        lib.to_str().unwrap(),
+        "--oracle",
+        "norec",
+        "--threads",
+        threads,
+        "--seed",
+        "4",
+        "--queries",
+        "1500",
+    ];
+    args.extend_from_slice(extra);
+    let out = fuzz_into(&out_dir, &args);
+    Some((lib, out_dir, out))
+}
+
 #[test]
 fn a_library_that_aborts_gives_crash_findings_and_the_run_completes() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(lib) = crashing_library(tmp.path()) else {
-        return;
-    };
-    let out_dir = tmp.path().join("out");
     let summary_path = tmp.path().join("s.json");
-    let out = fuzz_into(
-        &out_dir,
+    let Some((lib, out_dir, out)) = fuzz_on_crashing_library(
+        tmp.path(),
+        "2",
         &[
-            "--sqlite-lib",
-            lib.to_str().unwrap(),
-            "--oracle",
-            "norec",
-            "--threads",
-            "2",
-            "--seed",
-            "4",
-            "--queries",
-            "1500",
             "--no-reduce",
             "--flood-limit",
             "3",
             "--summary-json",
             summary_path.to_str().unwrap(),
         ],
-    );
+    ) else {
+        return;
+    };
     assert_eq!(out.status.code(), Some(1), "new findings: exit 1");
     let summary = read_json(&summary_path);
     assert!(summary["checks"].as_u64().unwrap() >= 1500, "{summary}");
@@ -150,27 +166,11 @@ fn a_library_that_aborts_gives_crash_findings_and_the_run_completes() {
 #[test]
 fn in_process_the_statement_log_holds_the_statement_that_crashed() {
     let tmp = tempfile::tempdir().unwrap();
-    let Some(lib) = crashing_library(tmp.path()) else {
+    let Some((_, out_dir, out)) =
+        fuzz_on_crashing_library(tmp.path(), "1", &["--in-process", "--log-statements"])
+    else {
         return;
     };
-    let out_dir = tmp.path().join("out");
-    let out = fuzz_into(
-        &out_dir,
-        &[
-            "--sqlite-lib",
-            lib.to_str().unwrap(),
-            "--oracle",
-            "norec",
-            "--threads",
-            "1",
-            "--seed",
-            "4",
-            "--queries",
-            "1500",
-            "--in-process",
-            "--log-statements",
-        ],
-    );
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(
         out.status.signal(),
