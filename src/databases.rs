@@ -140,7 +140,13 @@ pub struct Databases {
     /// The planted fault every connection is wrapped in (`selftest`, and
     /// the replay of a finding made with one).
     fault: Mutex<Option<Fault>>,
+    /// What every connection is wrapped in first (a child process's
+    /// flight recorder), if anything.
+    wrapper: Mutex<Option<ConnectionWrapper>>,
 }
+
+/// Wraps a connection in another that sees every statement first.
+pub type ConnectionWrapper = Arc<dyn Fn(Box<dyn Connection>) -> Box<dyn Connection> + Send + Sync>;
 
 /// How many fresh names to try when names are taken.
 const NAME_ATTEMPTS: u32 = 8;
@@ -161,7 +167,14 @@ impl Databases {
             refused: Mutex::new(Vec::new()),
             background: AtomicBool::new(false),
             fault: Mutex::new(None),
+            wrapper: Mutex::new(None),
         }
+    }
+
+    /// Wraps every connection made from now on in `wrapper` (outside the
+    /// planted fault, so that it sees what lancet sends).
+    pub fn set_wrapper(&self, wrapper: Option<ConnectionWrapper>) {
+        *self.wrapper.lock().unwrap_or_else(|e| e.into_inner()) = wrapper;
     }
 
     /// Wraps every connection made from now on in the planted fault
@@ -311,6 +324,15 @@ impl Databases {
     ) -> Scratch<'_> {
         let conn: Box<dyn Connection> = match self.fault() {
             Some(f) => Box::new(FaultyConnection::new(conn, f)),
+            None => conn,
+        };
+        let wrapper = self
+            .wrapper
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let conn = match wrapper {
+            Some(wrap) => wrap(conn),
             None => conn,
         };
         let provider = &*self.provider;

@@ -233,6 +233,18 @@ impl Finding {
         }
     }
 
+    /// Says that the failing statement ran with `knobs` off: the
+    /// reproducer then sets them first, with the client's commands.
+    pub fn set_failing_knobs(&mut self, provider: &dyn Provider, knobs: KnobSetting) {
+        if knobs.is_default() {
+            return;
+        }
+        if let Some(q) = self.queries.last_mut() {
+            q.client_lines = provider.knob_commands(&KnobSetting::default(), &knobs);
+            q.context.knobs = knobs;
+        }
+    }
+
     /// Statements a reproducer runs: setup and queries.
     pub fn statement_count(&self) -> usize {
         self.setup.len() + self.queries.len()

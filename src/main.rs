@@ -45,6 +45,10 @@ enum Command {
     /// the crash isolation of the SQLite provider.
     #[command(name = "__sqlite-worker", hide = true)]
     SqliteWorker(SqliteWorkerArgs),
+    /// Internal: run whole databases for a worker thread of a campaign
+    /// (crash isolation of fuzzing; see `runner::child`).
+    #[command(name = "__database-runner", hide = true)]
+    DatabaseRunner,
 }
 
 #[derive(Args)]
@@ -457,6 +461,7 @@ fn main() -> ExitCode {
             args.progress_file.as_deref(),
         )
         .map(|()| ExitCode::SUCCESS),
+        Command::DatabaseRunner => lancet::runner::child::serve().map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -50,6 +50,15 @@ impl Counters {
             self.nonempty.fetch_add(1, Relaxed);
         }
     }
+    /// `n` checks of one oracle at once, `nonempty` of them on rows.
+    pub fn add_checks(&self, oracle: usize, n: u64, nonempty: u64) {
+        self.checks.fetch_add(n, Relaxed);
+        self.per_oracle[oracle].fetch_add(n, Relaxed);
+        self.nonempty.fetch_add(nonempty, Relaxed);
+    }
+    pub fn add_skipped_many(&self, n: u64) {
+        self.skipped.fetch_add(n, Relaxed);
+    }
     pub fn add_skipped(&self) {
         self.skipped.fetch_add(1, Relaxed);
     }

@@ -21,6 +21,7 @@ const SHIM: &str = r#"
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
 typedef int (*prepare_fn)(sqlite3 *, const char *, int, sqlite3_stmt **, const char **);
@@ -28,24 +29,30 @@ int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt,
     static prepare_fn real;
     if (!real) real = (prepare_fn)dlsym(RTLD_NEXT, "sqlite3_prepare_v2");
     size_t len = sql == NULL ? 0 : (n < 0 ? strlen(sql) : (size_t)n);
-    if (sql != NULL && memmem(sql, len, TRIGGER, strlen(TRIGGER)) != NULL) abort();
+    if (sql != NULL && memmem(sql, len, TRIGGER, strlen(TRIGGER)) != NULL) { ACTION; }
     return real(db, sql, n, stmt, tail);
 }
 "#;
 
 /// Builds the crashing library into `dir`, or says why it cannot.
 fn crashing_library(dir: &Path) -> Option<PathBuf> {
+    faulty_library(dir, "crashy", "abort()")
+}
+
+/// Builds a shim that does `action` (C) on the trigger, into `dir`.
+fn faulty_library(dir: &Path, name: &str, action: &str) -> Option<PathBuf> {
     if !Path::new(SYSTEM_LIB).exists() {
         eprintln!("note: {SYSTEM_LIB} is missing (install libsqlite3-0); skipping");
         return None;
     }
-    let src = dir.join("crashy.c");
+    let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, SHIM).unwrap();
-    let lib = dir.join("libcrashy.so");
+    let lib = dir.join(format!("lib{name}.so"));
     let status = Command::new("gcc")
         .args(["-shared", "-fPIC", "-O1", "-o"])
         .arg(&lib)
         .arg(format!("-DTRIGGER=\"{TRIGGER}\""))
+        .arg(format!("-DACTION={action}"))
         .arg(&src)
         // Linked against the real library, so that loading the shim loads
         // it too and every other sqlite3_* symbol is found through it.
@@ -240,6 +247,51 @@ fn a_worker_that_cannot_go_on_stops_alone_and_the_run_ends_with_its_summary() {
     assert_eq!(
         summary["failures"].as_array().unwrap().len(),
         2,
+        "{summary}"
+    );
+}
+
+/// A library that hangs on some query (ignoring SQLite's interrupt) gives
+/// a `hang` finding: the worker process is killed once a statement has run
+/// far past the time limit, and the run goes on with a new one.
+#[test]
+fn a_library_that_hangs_gives_hang_findings_and_the_run_completes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(lib) = faulty_library(tmp.path(), "hangy", "for (;;) pause()") else {
+        return;
+    };
+    let out_dir = tmp.path().join("out");
+    let out = fuzz_into(
+        &out_dir,
+        &[
+            "--sqlite-lib",
+            lib.to_str().unwrap(),
+            "--oracle",
+            "norec",
+            "--threads",
+            "1",
+            "--seed",
+            "4",
+            "--timeout",
+            "25",
+            "--no-reduce",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run = run_dir(&out_dir);
+    let hangs: Vec<PathBuf> = finding_files(&run.join("findings"), "json")
+        .into_iter()
+        .filter(|p| read_json(p)["kind"] == "hang")
+        .collect();
+    assert!(!hangs.is_empty(), "no hang finding");
+    let script = std::fs::read_to_string(hangs[0].with_extension("sql")).unwrap();
+    assert!(script.contains(TRIGGER), "{script}");
+    let summary = read_json(&run.join("summary.json"));
+    assert!(summary["checks"].as_u64().unwrap() > 20, "{summary}");
+    // A statement hanging when the run stops does not hold it up.
+    assert_eq!(
+        summary["unstopped_workers"],
+        serde_json::json!([]),
         "{summary}"
     );
 }

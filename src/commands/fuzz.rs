@@ -52,6 +52,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
             .then(|| Duration::from_secs(args.status_interval)),
         reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
         flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
+        child: target_child(t)?,
         ..plain_options(
             run_id.clone(),
             seed,
@@ -154,6 +155,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             let options = RunOptions {
                 timeout: Some(Duration::from_secs(args.seconds)),
                 profile_shapes: true,
+                child: target_child(t)?,
                 ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
             };
             let s = runner::run(RunSetup {

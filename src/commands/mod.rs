@@ -152,7 +152,43 @@ pub fn plain_options(
         reduce: None,
         flood_limit: None,
         profile_shapes: false,
+        child: None,
     }
+}
+
+/// [`database_child`] for a fuzzing or bench target.
+pub fn target_child(t: &TargetArgs) -> anyhow::Result<Option<lancet::runner::child::ChildProgram>> {
+    database_child(
+        &t.dbms,
+        t.sqlite_lib.as_deref(),
+        t.expected_errors.as_deref(),
+        &t.isolation,
+    )
+}
+
+/// How a run's worker threads start child processes for their databases
+/// (SQLite, unless `--in-process`): the crash isolation of fuzzing.
+pub fn database_child(
+    dbms: &str,
+    sqlite_lib: Option<&std::path::Path>,
+    expected_errors: Option<&std::path::Path>,
+    isolation: &IsolationArgs,
+) -> anyhow::Result<Option<lancet::runner::child::ChildProgram>> {
+    if sqlite_worker(dbms, isolation)?.is_none() {
+        return Ok(None);
+    }
+    let program = std::env::current_exe()
+        .context("cannot find lancet's own executable to start database runner processes")?;
+    Ok(Some(lancet::runner::child::ChildProgram {
+        program,
+        dbms: dbms.to_string(),
+        sqlite_lib: sqlite_lib.map(Into::into),
+        expected_errors: expected_errors.map(Into::into),
+        memory_limit: Some(isolation.worker_memory_mib << 20),
+        time_limit: lancet_sqlite::connection::DEFAULT_TIME_LIMIT,
+        hang_after: lancet_sqlite::connection::DEFAULT_TIME_LIMIT
+            + std::time::Duration::from_secs(10),
+    }))
 }
 
 pub fn default_seed() -> u64 {

@@ -56,6 +56,12 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
             // A safety net: an oracle that generates no checks here would run forever.
             timeout: Some(Duration::from_secs(120)),
             stop_after_findings: Some(1),
+            child: database_child(
+                &args.dbms,
+                None,
+                args.expected_errors.as_deref(),
+                &args.isolation,
+            )?,
             ..plain_options(format!("{run_id}-{name}"), args.seed, 1, 200, &dir)
         };
         let s = runner::run(RunSetup {

@@ -10,7 +10,10 @@
 //! waits at most [`STOP_GRACE`] for the workers, then summarizes without
 //! them. A worker that fails stops alone; the others go on.
 
+pub mod child;
+mod database;
 mod record;
+pub mod recorder;
 mod reduce_queue;
 mod report;
 mod worker;
@@ -70,6 +73,16 @@ impl OracleSet {
         (OracleSet::new(kept), dropped)
     }
 
+    /// The oracles' names with their weights (to rebuild the set in a
+    /// child process).
+    pub fn entries(&self) -> Vec<(&'static str, u32)> {
+        self.oracles
+            .iter()
+            .map(|o| o.name())
+            .zip(self.weights.iter().copied())
+            .collect()
+    }
+
     /// Whether the set holds no oracle.
     pub fn is_empty(&self) -> bool {
         self.oracles.is_empty()
@@ -126,6 +139,9 @@ pub struct RunOptions {
     /// Time statements by shape (`lancet bench`): the summary's
     /// `slowest_shapes`.
     pub profile_shapes: bool,
+    /// Run each worker's databases in a child process started so (crash
+    /// isolation for embedded engines); `None` runs them on the threads.
+    pub child: Option<child::ChildProgram>,
 }
 
 /// After a stop, how long the reporter waits for workers to finish their
@@ -159,6 +175,9 @@ struct Shared {
     reduced: AtomicU64,
     /// A warning about the statement logs is given once.
     log_warned: AtomicBool,
+    /// Checks promised to databases running in child processes, which
+    /// count their checks themselves: `--queries N` stays exact.
+    reserved_checks: AtomicU64,
 }
 
 impl Shared {
@@ -170,6 +189,26 @@ impl Shared {
                 .options
                 .max_checks
                 .is_some_and(|max| self.counters.checks() >= max)
+    }
+
+    /// Reserves checks for one database run in a child: `None` without a
+    /// check limit, else how many it may count (0: none are left for now).
+    fn reserve_checks(&self) -> Option<u64> {
+        let max = self.options.max_checks?;
+        let want = self.options.checks_per_database;
+        let mut got = 0;
+        let _ = self
+            .reserved_checks
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |r| {
+                got = max.saturating_sub(r).min(want);
+                Some(r + got)
+            });
+        Some(got)
+    }
+
+    /// Gives back what a database did not use of its reservation.
+    fn release_checks(&self, unused: u64) {
+        self.reserved_checks.fetch_sub(unused, Ordering::SeqCst);
     }
 
     fn stopped(&self) -> bool {
@@ -264,6 +303,7 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         abort_reduction: AtomicBool::new(false),
         reduced: AtomicU64::new(0),
         log_warned: AtomicBool::new(false),
+        reserved_checks: AtomicU64::new(0),
     });
     if let (Some(rx), Some(limit)) = (reduce_rx, shared.options.reduce) {
         let s = shared.clone();

@@ -1,15 +1,16 @@
-//! One worker thread: creates databases in turn, fills each from its own
-//! seeded RNG, runs oracle checks on it through the one check executor,
-//! and hands findings to [`super::record`].
+//! One worker thread: runs databases in turn ([`super::database`], on this
+//! thread or in the thread's child process) and hands their findings to
+//! [`super::record`].
 
+use super::child::ChildRunner;
+use super::database::{
+    run_database as run_plan, statement_log_path, DatabaseEnd, DatabasePlan, Progress,
+};
 use super::record::record;
 use super::report::Event;
 use super::Shared;
-use crate::databases::{Purpose, Scratch};
-use crate::findings::{Finding, Origin};
-use lancet_core::rng::database_rng;
-use lancet_core::{run_check, CheckOutcome, DbError, FailureKind, GenerateContext, Session};
-use std::io::Write;
+use crate::databases::Purpose;
+use lancet_core::{DbError, FailureKind};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -18,22 +19,6 @@ use std::time::{Duration, Instant};
 /// logs of databases with findings, or the one running when a run stopped,
 /// are all kept.
 pub const CLEAN_LOGS_KEPT: usize = 16;
-
-fn statement_log_path(dir: &std::path::Path, thread: u32, database: u64) -> std::path::PathBuf {
-    dir.join(format!("t{thread}-d{database}.sql"))
-}
-
-/// The statement log of one database (`--log-statements`).
-fn statement_log(
-    dir: &std::path::Path,
-    thread: u32,
-    database: u64,
-) -> anyhow::Result<Box<dyn Write + Send>> {
-    let path = statement_log_path(dir, thread, database);
-    let file = std::fs::File::create(&path)
-        .map_err(|e| anyhow::anyhow!("cannot create statement log {}: {e}", path.display()))?;
-    Ok(Box::new(std::io::BufWriter::new(file)))
-}
 
 /// Retries `f` while the DBMS is away or full (crashed, restarting, no
 /// free connection slots): with back-off, for as long as it takes, until
@@ -83,16 +68,22 @@ pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow:
     // Statement logs of this thread's databases that ended without a
     // finding, oldest first: only the last few are kept.
     let mut clean_logs: std::collections::VecDeque<std::path::PathBuf> = Default::default();
+    // The child process this thread's databases run in, if the run
+    // isolates its engine; started on first use, and again after a crash.
+    let mut child: Option<ChildRunner> = None;
     while !shared.should_stop() {
-        let scratch = wait_for_dbms(shared, thread, || {
-            shared.databases.create(Purpose::Worker, thread, index)
-        });
-        let scratch = match scratch {
-            Ok(s) => s,
-            Err(_) if shared.stopped() => break,
-            Err(e) => return Err(e.context("cannot create a database")),
+        // A database in a child counts its own checks: it gets a share of
+        // what `--queries` leaves, which no other can take.
+        let budget = match shared.options.child {
+            Some(_) => shared.reserve_checks(),
+            None => None,
         };
-        let cases = run_database(shared, thread, index, scratch)?;
+        if budget == Some(0) {
+            // All left is promised to databases running on other threads.
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        let cases = run_database(shared, thread, index, budget, &mut child)?;
         if let (Some(_), Some(dir)) = (cases, &shared.options.log_dir) {
             clean_logs.push_back(statement_log_path(dir, thread, index));
             while clean_logs.len() > CLEAN_LOGS_KEPT {
@@ -128,142 +119,93 @@ pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow:
 /// SQLite version its evaluator does not cover).
 const IDLE_DATABASE_LIMIT: u32 = 20;
 
-/// Fills and tests one database, then drops it. Returns how many checks
-/// its oracles generated, if it ran all its checks (`None` after a
-/// finding or a stop).
+/// Where a database run on this thread reports: the run's shared counters.
+struct InThread<'a> {
+    shared: &'a Shared,
+}
+
+impl Progress for InThread<'_> {
+    fn should_stop(&self) -> bool {
+        self.shared.should_stop()
+    }
+    fn check(&mut self, oracle: usize, nonempty: bool) {
+        self.shared.counters.add_check(oracle, nonempty);
+    }
+    fn skipped(&mut self) {
+        self.shared.counters.add_skipped();
+    }
+    fn statements(&mut self, count: u64, dbms_time: Duration) {
+        self.shared.counters.add_statements(count, dbms_time);
+    }
+    fn shapes(&mut self, shapes: lancet_core::ShapeTimes) {
+        self.shared.counters.add_shapes(shapes);
+    }
+    fn warn(&mut self, what: String) {
+        warn_log(self.shared, &what);
+    }
+}
+
+/// Fills and tests one database, then drops it: on this thread, or in a
+/// child process when the run isolates its engine. Returns how many checks
+/// its oracles generated, if it ran all its checks (`None` after a finding
+/// or a stop).
 fn run_database(
     shared: &Shared,
     thread: u32,
     database: u64,
-    mut scratch: Scratch<'_>,
+    budget: Option<u64>,
+    child: &mut Option<ChildRunner>,
 ) -> anyhow::Result<Option<u64>> {
-    let options = &shared.options;
-    let mut rng = database_rng(options.seed, thread, database);
-    if let Some(dir) = &options.log_dir {
-        match statement_log(dir, thread, database) {
-            Ok(log) => scratch.session().set_log(log),
-            Err(e) => warn_log(shared, &format!("{e:#}")),
+    let end = if let Some(program) = &shared.options.child {
+        let mut used = 0;
+        let end = match child {
+            Some(r) => Ok(r),
+            None => ChildRunner::start(program, shared).map(|r| child.insert(r)),
         }
-    }
-    let origin = |check: u64| Origin {
-        seed: options.seed,
-        thread,
-        database,
-        check,
-    };
-    let source = shared.finding_source();
-    let session = scratch.session();
-    if options.profile_shapes {
-        session.shapes = Some(Default::default());
-    }
-    let populated = shared.provider.populate(&mut rng, session);
-    let mut accounted = session.stats;
-    if let Some(shapes) = &mut session.shapes {
-        shared.counters.add_shapes(std::mem::take(shapes));
-    }
-    shared
-        .counters
-        .add_statements(accounted.statements, accounted.dbms_time);
-    let generated = match populated {
-        Ok(generated) => generated,
-        Err(e) => {
-            let finding = Finding::failure(&source, None, origin(0), session.setup().to_vec(), e);
-            finish_log(shared, session);
-            drop(scratch);
-            return record(shared, thread, finding).map(|()| None);
+        .and_then(|runner| runner.run_database(shared, thread, database, budget, &mut used));
+        if let Some(budget) = budget {
+            // What this database did not use goes back.
+            shared.release_checks(budget.saturating_sub(used));
         }
-    };
-    let mut generator = generated.query_generator();
-    let knobs = shared.provider.knobs();
-    let mut cases = 0;
-    for check in 0..options.checks_per_database {
-        if shared.should_stop() {
-            finish_log(shared, session);
-            return Ok(None);
+        if child.as_ref().is_some_and(|r| !r.is_alive()) {
+            *child = None;
         }
-        let which = shared.oracles.pick(&mut rng);
-        let oracle = shared.oracles.get(which);
-        let case = oracle.generate(&mut GenerateContext {
-            rng: &mut rng,
-            generator: &mut *generator,
-            data: &mut *session,
-            knobs: &knobs,
+        end?
+    } else {
+        let scratch = wait_for_dbms(shared, thread, || {
+            shared.databases.create(Purpose::Worker, thread, database)
         });
-        let found = match case {
-            None => None,
-            Some(case) => {
-                cases += 1;
-                match run_check(session, oracle, &case) {
-                    Ok(CheckOutcome::Agreed { nonempty, .. }) => {
-                        shared.counters.add_check(which, nonempty);
-                        None
-                    }
-                    Ok(CheckOutcome::Skipped(_)) => {
-                        shared.counters.add_skipped();
-                        None
-                    }
-                    Ok(CheckOutcome::Disagreed {
-                        disagreement,
-                        queries,
-                    }) => Some(Finding::logic(
-                        &source,
-                        origin(check),
-                        session.setup().to_vec(),
-                        case,
-                        disagreement,
-                        &queries,
-                    )),
-                    Ok(CheckOutcome::Failed(e)) => Some(Finding::failure(
-                        &source,
-                        Some(oracle.name()),
-                        origin(check),
-                        session.setup().to_vec(),
-                        e,
-                    )),
-                    // The oracle cannot build queries from the case it just
-                    // drew: a bug of lancet's, not of the DBMS.
-                    Err(e) => {
-                        anyhow::bail!("oracle {} drew a case it cannot run: {e}", oracle.name())
-                    }
-                }
-            }
+        let mut scratch = match scratch {
+            Ok(s) => s,
+            Err(_) if shared.stopped() => return Ok(None),
+            Err(e) => return Err(e.context("cannot create a database")),
         };
-        if let Some(shapes) = &mut session.shapes {
-            shared.counters.add_shapes(std::mem::take(shapes));
-        }
-        let stats = session.stats;
-        shared.counters.add_statements(
-            stats.statements - accounted.statements,
-            stats.dbms_time - accounted.dbms_time,
-        );
-        accounted = stats;
-        if let Some(finding) = found {
-            shared.counters.add_check(which, true);
-            finish_log(shared, session);
-            drop(generator);
-            // The database is dropped (or its drop queued) before the
-            // finding is confirmed on a fresh one.
-            drop(scratch);
-            return record(shared, thread, finding).map(|()| None);
-        }
-    }
-    finish_log(shared, session);
-    Ok(Some(cases))
-}
-
-/// Flushes a database's statement log; a log that cannot be written (a
-/// full disk) is said once, not silently emptied.
-fn finish_log(shared: &Shared, session: &mut Session) {
-    session.flush_log();
-    if let Some(e) = session.log_error() {
-        warn_log(
-            shared,
-            &format!("a statement log could not be written: {e}"),
-        );
+        let plan = DatabasePlan {
+            provider: &*shared.provider,
+            oracles: &shared.oracles,
+            source: shared.finding_source(),
+            seed: shared.options.seed,
+            thread,
+            database,
+            checks_per_database: shared.options.checks_per_database,
+            log_dir: shared.options.log_dir.as_deref(),
+            profile_shapes: shared.options.profile_shapes,
+        };
+        let end = run_plan(&plan, &mut InThread { shared }, scratch.session());
+        // The database is dropped (or its drop queued) before a finding is
+        // confirmed on a fresh one.
+        drop(scratch);
+        end?
+    };
+    match end {
+        DatabaseEnd::Done { cases } => Ok(Some(cases)),
+        DatabaseEnd::Stopped => Ok(None),
+        DatabaseEnd::Failed(e) => Err(anyhow::anyhow!(e)),
+        DatabaseEnd::Found(finding) => record(shared, thread, *finding).map(|()| None),
     }
 }
 
-fn warn_log(shared: &Shared, what: &str) {
+pub(super) fn warn_log(shared: &Shared, what: &str) {
     if !shared.log_warned.swap(true, Ordering::SeqCst) {
         let _ = shared.events.send(Event::Warning(format!(
             "{what} (statement logs of this run are incomplete; said once)"

@@ -1,0 +1,192 @@
+//! One database's life in a campaign: populated from its own seeded RNG,
+//! then checked by the oracles through the one check executor until its
+//! checks are done, a finding ends it, or the run stops. The same loop runs
+//! on a worker thread (server DBMSs, `--in-process`) and inside a child
+//! process ([`super::child`], crash isolation for embedded engines); where
+//! its counts go and when it must stop is the [`Progress`] of each.
+
+use super::OracleSet;
+use crate::findings::{Finding, FindingSource, Origin};
+use lancet_core::rng::database_rng;
+use lancet_core::ShapeTimes;
+use lancet_core::{run_check, CheckOutcome, GenerateContext, Provider, Session};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What the loop reports as it goes, and how it learns to stop.
+pub trait Progress {
+    /// Whether to stop before the next check (interrupt, time-out, limit).
+    fn should_stop(&self) -> bool;
+    /// A check of oracle `oracle` (its index in the set) passed or found
+    /// something; `nonempty` if it looked at rows.
+    fn check(&mut self, oracle: usize, nonempty: bool);
+    /// A check was skipped on an expected error or a time-out.
+    fn skipped(&mut self);
+    /// Statements run and the time spent inside the DBMS on them.
+    fn statements(&mut self, count: u64, dbms_time: Duration);
+    /// Statement time by shape (only when the run profiles).
+    fn shapes(&mut self, shapes: ShapeTimes);
+    /// Check `check` of oracle `oracle` is about to run its queries.
+    fn check_begins(&mut self, _check: u64, _oracle: &str) {}
+    /// Something worth saying once (a statement log that cannot be written).
+    fn warn(&mut self, what: String);
+}
+
+/// How one database is generated and checked.
+pub struct DatabasePlan<'a> {
+    pub provider: &'a dyn Provider,
+    pub oracles: &'a OracleSet,
+    pub source: FindingSource<'a>,
+    pub seed: u64,
+    pub thread: u32,
+    pub database: u64,
+    pub checks_per_database: u64,
+    /// Directory for the statement log (`--log-statements`).
+    pub log_dir: Option<&'a Path>,
+    pub profile_shapes: bool,
+}
+
+/// How a database's run ended.
+pub enum DatabaseEnd {
+    /// All its checks ran; this many drew a case (0: the oracles found
+    /// nothing to test here).
+    Done { cases: u64 },
+    /// A finding ended it (the caller records it, on a fresh database).
+    Found(Box<Finding>),
+    /// The run stopped in the middle.
+    Stopped,
+    /// lancet itself failed where the database ran (a child process that
+    /// died outside the engine): the worker thread stops with this.
+    Failed(String),
+}
+
+/// The statement log of a database (`--log-statements`).
+pub fn statement_log_path(dir: &Path, thread: u32, database: u64) -> PathBuf {
+    dir.join(format!("t{thread}-d{database}.sql"))
+}
+
+/// Populates the database behind `session` and runs its checks. Errors
+/// are lancet's own bugs (an oracle that cannot run its own case).
+pub fn run_database(
+    plan: &DatabasePlan<'_>,
+    progress: &mut dyn Progress,
+    session: &mut Session<'_>,
+) -> anyhow::Result<DatabaseEnd> {
+    let mut rng = database_rng(plan.seed, plan.thread, plan.database);
+    if let Some(dir) = plan.log_dir {
+        let path = statement_log_path(dir, plan.thread, plan.database);
+        match std::fs::File::create(&path) {
+            Ok(file) => session.set_log(Box::new(std::io::BufWriter::new(file))),
+            Err(e) => progress.warn(format!(
+                "cannot create statement log {}: {e}",
+                path.display()
+            )),
+        }
+    }
+    let origin = |check: u64| Origin {
+        seed: plan.seed,
+        thread: plan.thread,
+        database: plan.database,
+        check,
+    };
+    if plan.profile_shapes {
+        session.shapes = Some(Default::default());
+    }
+    let populated = plan.provider.populate(&mut rng, session);
+    let mut accounted = session.stats;
+    if let Some(shapes) = &mut session.shapes {
+        progress.shapes(std::mem::take(shapes));
+    }
+    progress.statements(accounted.statements, accounted.dbms_time);
+    let generated = match populated {
+        Ok(generated) => generated,
+        Err(e) => {
+            let finding =
+                Finding::failure(&plan.source, None, origin(0), session.setup().to_vec(), e);
+            finish_log(progress, session);
+            return Ok(DatabaseEnd::Found(Box::new(finding)));
+        }
+    };
+    let mut generator = generated.query_generator();
+    let knobs = plan.provider.knobs();
+    let mut cases = 0;
+    for check in 0..plan.checks_per_database {
+        if progress.should_stop() {
+            finish_log(progress, session);
+            return Ok(DatabaseEnd::Stopped);
+        }
+        let which = plan.oracles.pick(&mut rng);
+        let oracle = plan.oracles.get(which);
+        let case = oracle.generate(&mut GenerateContext {
+            rng: &mut rng,
+            generator: &mut *generator,
+            data: &mut *session,
+            knobs: &knobs,
+        });
+        let found = match case {
+            None => None,
+            Some(case) => {
+                cases += 1;
+                progress.check_begins(check, oracle.name());
+                match run_check(session, oracle, &case) {
+                    Ok(CheckOutcome::Agreed { nonempty, .. }) => {
+                        progress.check(which, nonempty);
+                        None
+                    }
+                    Ok(CheckOutcome::Skipped(_)) => {
+                        progress.skipped();
+                        None
+                    }
+                    Ok(CheckOutcome::Disagreed {
+                        disagreement,
+                        queries,
+                    }) => Some(Finding::logic(
+                        &plan.source,
+                        origin(check),
+                        session.setup().to_vec(),
+                        case,
+                        disagreement,
+                        &queries,
+                    )),
+                    Ok(CheckOutcome::Failed(e)) => Some(Finding::failure(
+                        &plan.source,
+                        Some(oracle.name()),
+                        origin(check),
+                        session.setup().to_vec(),
+                        e,
+                    )),
+                    // The oracle cannot build queries from the case it just
+                    // drew: a bug of lancet's, not of the DBMS.
+                    Err(e) => {
+                        anyhow::bail!("oracle {} drew a case it cannot run: {e}", oracle.name())
+                    }
+                }
+            }
+        };
+        if let Some(shapes) = &mut session.shapes {
+            progress.shapes(std::mem::take(shapes));
+        }
+        let stats = session.stats;
+        progress.statements(
+            stats.statements - accounted.statements,
+            stats.dbms_time - accounted.dbms_time,
+        );
+        accounted = stats;
+        if let Some(finding) = found {
+            progress.check(which, true);
+            finish_log(progress, session);
+            return Ok(DatabaseEnd::Found(Box::new(finding)));
+        }
+    }
+    finish_log(progress, session);
+    Ok(DatabaseEnd::Done { cases })
+}
+
+/// Flushes a database's statement log; a log that cannot be written (a
+/// full disk) is said, not silently emptied.
+fn finish_log(progress: &mut dyn Progress, session: &mut Session) {
+    session.flush_log();
+    if let Some(e) = session.log_error() {
+        progress.warn(format!("a statement log could not be written: {e}"));
+    }
+}
