@@ -36,6 +36,8 @@ pub struct ExprGen<'s> {
     /// non-deterministic too.
     glob: bool,
     version: i32,
+    /// Values from the database's rows, for comparisons' constants.
+    sampled: &'s [Value],
 }
 
 /// The first SQLite whose glob() stays deterministic after `PRAGMA
@@ -55,7 +57,32 @@ impl<'s> ExprGen<'s> {
             like: true,
             glob: true,
             version,
+            sampled: &[],
         }
+    }
+
+    /// Takes half of comparisons' constants from `values` (sampled from
+    /// the database's rows) where one fits the other side.
+    pub fn with_sampled(mut self, values: &'s [Value]) -> Self {
+        self.sampled = values;
+        self
+    }
+
+    /// A value from the database's rows that fits a column of affinity
+    /// `hint` (any, without one).
+    fn sampled_value(&self, rng: &mut Rng, hint: Option<Affinity>) -> Option<Expr> {
+        let fits = |v: &&Value| match hint {
+            Some(Affinity::Integer | Affinity::Real | Affinity::Numeric) => {
+                matches!(v, Value::Integer(_) | Value::Real(_))
+            }
+            Some(Affinity::Text) => matches!(v, Value::Text(_)),
+            Some(Affinity::Blob) | None => true,
+        };
+        // A few tries rather than a filtered copy: this is on the hot path.
+        (0..4)
+            .filter_map(|_| self.sampled.choose(rng))
+            .find(fits)
+            .map(|v| Expr::Literal(v.clone()))
     }
 
     /// Generates GLOB where it would generate LIKE. After `PRAGMA
@@ -153,7 +180,10 @@ impl<'s> ExprGen<'s> {
     ) -> Expr {
         let hint = Self::affinity_of(left, cols);
         match rng.random_range(0..100) {
-            0..60 => self.literal(rng, hint),
+            0..30 => self
+                .sampled_value(rng, hint)
+                .unwrap_or_else(|| self.literal(rng, hint)),
+            30..60 => self.literal(rng, hint),
             60..85 if !cols.is_empty() => cols
                 .choose(rng)
                 .map(|c| c.expr.clone())

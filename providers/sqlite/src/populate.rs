@@ -149,5 +149,53 @@ pub fn populate(
             }
         }
     }
+    count_rows(session, &mut db)?;
+    sample_values(session, &mut db)?;
     Ok(db)
+}
+
+/// Rows of each table read for [`SqliteDatabase::sampled`].
+const SAMPLED_ROWS: usize = 8;
+
+/// Samples values from the first rows of every table (the order does not
+/// matter, only that it is the same for the same database).
+fn sample_values(session: &mut Session, db: &mut SqliteDatabase) -> Result<(), ExecError> {
+    let tables: Vec<String> = db.schema.tables().map(|t| t.name.clone()).collect();
+    for table in tables {
+        let sql = format!("SELECT * FROM {table} LIMIT {SAMPLED_ROWS}");
+        match session.query_sql(&sql) {
+            Ok(rows) => db.sampled.extend(
+                rows.into_iter()
+                    .flatten()
+                    // A NUL would end the statement's text where it is printed.
+                    .filter(|v| match v {
+                        lancet_core::Value::Null => false,
+                        lancet_core::Value::Text(t) => !t.contains('\0'),
+                        _ => true,
+                    }),
+            ),
+            Err(ExecError::Expected(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Counts the rows of every table and view, for the query generator's cost
+/// model. A relation whose count fails (an expected error) stays uncounted.
+fn count_rows(session: &mut Session, db: &mut SqliteDatabase) -> Result<(), ExecError> {
+    for relation in &db.schema.relations {
+        let sql = format!("SELECT COUNT(*) FROM {}", relation.name);
+        match session.query_sql(&sql) {
+            Ok(rows) => {
+                if let Some(lancet_core::Value::Integer(n)) = rows.first().and_then(|r| r.first()) {
+                    db.row_counts
+                        .insert(relation.name.clone(), u64::try_from(*n).unwrap_or(0));
+                }
+            }
+            Err(ExecError::Expected(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -52,21 +52,43 @@ pub struct FromOptions {
     pub right_joins: bool,
     /// Views, and derived tables over views.
     pub views: bool,
+    /// The cost bound: no factor joins if the product of the factors'
+    /// rows would exceed this (a single factor is always allowed).
+    pub max_rows: u64,
 }
+
+/// The cost model. Time goes where rows are multiplied: `lancet bench`
+/// showed three-table products (tens of thousands of rows, about 0.9 ms a
+/// query) taking half the DBMS time of TLP while being a tenth of its
+/// queries. Most FROM clauses are therefore bounded to a product of
+/// [`LIGHT_ROWS`] rows (counted per database after it is populated, so
+/// generation stays a function of the seed), and correlated subqueries,
+/// which run once per outer row, to FROM clauses of at most
+/// [`SUBQUERY_ROWS`]. A share of [`HEAVY_SHARE`] of queries may read up to
+/// [`HEAVY_ROWS`] rows with subqueries, on purpose: some bugs need them.
+pub const LIGHT_ROWS: u64 = 400;
+pub const HEAVY_ROWS: u64 = 20_000;
+pub const HEAVY_SHARE: f64 = 0.05;
+pub const SUBQUERY_ROWS: u64 = 100;
+/// The share of predicates widened by an OR (see `predicate`).
+pub const WIDENED_SHARE: f64 = 0.3;
 
 /// Builds FROM clauses and select lists over one schema.
 pub struct QueryBuilder<'s> {
     pub exprs: ExprGen<'s>,
     db: &'s SqliteDatabase,
     version: i32,
+    /// The product of the rows of the last FROM clause's factors.
+    pub last_rows: u64,
 }
 
 impl<'s> QueryBuilder<'s> {
     pub fn new(db: &'s SqliteDatabase, version: i32) -> QueryBuilder<'s> {
         QueryBuilder {
-            exprs: ExprGen::new(&db.schema, version),
+            exprs: ExprGen::new(&db.schema, version).with_sampled(&db.sampled),
             db,
             version,
+            last_rows: 1,
         }
     }
 
@@ -101,12 +123,20 @@ impl<'s> QueryBuilder<'s> {
         let mut factors: Vec<Vec<Col>> = Vec::with_capacity(n);
         let mut first = None;
         let mut joins = Vec::with_capacity(n - 1);
+        let mut rows: u64 = 1;
         for i in 0..n {
             let alias = format!("a{i}");
             // An index on expressions cannot be scanned as the right side
             // of a RIGHT JOIN, so forcing one fails with "no query solution".
             let hint = opts.index_hints && !(i > 0 && is_right(&kinds[i - 1]));
-            let (factor, cols, reads_view) = self.factor(rng, alias, opts, hint, views_allowed);
+            let (factor, cols, reads_view, factor_rows) =
+                self.factor(rng, alias, opts, hint, views_allowed);
+            let product = rows.saturating_mul(factor_rows.max(1));
+            if i > 0 && product > opts.max_rows {
+                // Over the cost bound: this factor and those after it go.
+                break;
+            }
+            rows = product;
             if reads_view {
                 views_allowed = false;
             }
@@ -123,6 +153,7 @@ impl<'s> QueryBuilder<'s> {
             factors.push(cols);
         }
         let first = first.expect("a FROM clause has a first factor");
+        self.last_rows = rows;
         (FromClause { first, joins }, factors.concat())
     }
 
@@ -224,7 +255,7 @@ impl<'s> QueryBuilder<'s> {
         opts: FromOptions,
         index_hint: bool,
         views_allowed: bool,
-    ) -> (TableFactor, Vec<Col>, bool) {
+    ) -> (TableFactor, Vec<Col>, bool, u64) {
         let schema = self.schema();
         let tables: Vec<&Relation> = schema.tables().collect();
         let views: Vec<&Relation> = if views_allowed {
@@ -258,6 +289,7 @@ impl<'s> QueryBuilder<'s> {
             },
             cols,
             reads_view,
+            self.db.rows(&rel.name),
         )
     }
 
@@ -288,13 +320,13 @@ impl<'s> QueryBuilder<'s> {
     }
 
     /// `(SELECT ... FROM rel AS sN [WHERE ...] [UNION ALL ...]) AS alias`,
-    /// and whether it reads a view.
+    /// whether it reads a view, and at most how many rows it has.
     fn derived(
         &mut self,
         rng: &mut Rng,
         alias: String,
         views_allowed: bool,
-    ) -> (TableFactor, Vec<Col>, bool) {
+    ) -> (TableFactor, Vec<Col>, bool, u64) {
         let schema = self.schema();
         let sources: Vec<&Relation> = schema
             .relations
@@ -327,6 +359,7 @@ impl<'s> QueryBuilder<'s> {
                 },
                 vec![col],
                 false,
+                1,
             );
         };
         let inner_alias = self.exprs.fresh_alias();
@@ -346,7 +379,9 @@ impl<'s> QueryBuilder<'s> {
         };
         let first = arm(self, rng);
         let reads_view = rel.kind == RelationKind::View;
+        let mut rows = self.db.rows(&rel.name);
         let query = if !reads_view && rng.random_bool(0.15) {
+            rows *= 2;
             // Both arms read the same relation through the same select
             // list, so each column has one affinity and collation. Only
             // over a base table: doubling a view could double a big one.
@@ -364,6 +399,7 @@ impl<'s> QueryBuilder<'s> {
             },
             cols,
             reads_view,
+            rows,
         )
     }
 
@@ -434,6 +470,10 @@ pub struct SqliteQueryGenerator<'s> {
     /// evaluator was validated against (a custom build of the same version
     /// may be compiled with options that change LIKE or substr).
     pqs: bool,
+    /// Whether the last FROM clause was one of the heavy share (see
+    /// [`HEAVY_SHARE`]): its predicates may then have subqueries whatever
+    /// its size.
+    heavy: bool,
 }
 
 impl<'s> SqliteQueryGenerator<'s> {
@@ -445,6 +485,7 @@ impl<'s> SqliteQueryGenerator<'s> {
             version,
             pivot: None,
             pqs: true,
+            heavy: false,
         }
     }
 
@@ -457,6 +498,7 @@ impl<'s> SqliteQueryGenerator<'s> {
 
 impl QueryGenerator for SqliteQueryGenerator<'_> {
     fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
+        self.heavy = rng.random_bool(HEAVY_SHARE);
         let (from, cols) = self.builder.from_clause(
             rng,
             FromOptions {
@@ -465,6 +507,7 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
                 derived_tables: true,
                 right_joins: true,
                 views: true,
+                max_rows: if self.heavy { HEAVY_ROWS } else { LIGHT_ROWS },
             },
         );
         let scope = Scope {
@@ -475,10 +518,24 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
 
     fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
         let depth = rng.random_range(1..=3);
-        let subqueries = rng.random_range(0..=2);
-        self.builder
+        let subqueries = if self.heavy || self.builder.last_rows <= SUBQUERY_ROWS {
+            rng.random_range(0..=2)
+        } else {
+            0
+        };
+        let p = self
+            .builder
             .exprs
-            .predicate(rng, &scope.columns, depth, subqueries)
+            .predicate(rng, &scope.columns, depth, subqueries);
+        // Random predicates are FALSE or NULL on every row of a small
+        // table about half the time; a share joined by OR with a plain
+        // comparison against a value from the data see rows more often.
+        if rng.random_bool(WIDENED_SHARE) {
+            let wide = self.builder.exprs.predicate(rng, &scope.columns, 0, 0);
+            Expr::binary(BinaryOp::Or, p, wide)
+        } else {
+            p
+        }
     }
 
     fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {

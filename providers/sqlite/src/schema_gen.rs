@@ -401,6 +401,8 @@ pub fn create_view(
             // clauses, trips the same pre-3.54 check as in query_gen.
             right_joins: builder.flattening_fixed(),
             views: !join,
+            // Views are bounded by their shape (two tables at most).
+            max_rows: u64::MAX,
         },
     );
     // UNION ALL doubles the rows: only over one base table.
