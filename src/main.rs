@@ -224,9 +224,11 @@ struct TargetArgs {
     /// [default: $LANCET_PG_URL]. lancet creates and drops only its own lancet_* databases.
     #[arg(long, value_name = "URL")]
     url: Option<String>,
-    /// Checks per database before a new database is generated.
-    #[arg(long, default_value_t = 500, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    checks_per_database: u64,
+    /// Checks per database before a new database is generated [default: 500
+    /// for SQLite; 2000 for server DBMSs, where creating and dropping a
+    /// database costs as much as hundreds of checks].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    checks_per_database: Option<u64>,
     /// Plant a fault that perturbs results (for testing lancet itself).
     #[arg(long, hide = true, value_name = "FAULT")]
     inject_fault: Option<String>,
@@ -418,7 +420,7 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
         .checks_per_database
         .filter(|_| !given("checks_per_database"))
     {
-        args.target.checks_per_database = n;
+        args.target.checks_per_database = Some(n);
     }
     if let Some(out) = c.out.filter(|_| !given("out")) {
         args.out = out;

@@ -57,7 +57,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
             run_id.clone(),
             seed,
             threads,
-            t.checks_per_database,
+            checks_per_database(t),
             &run_dir,
         )
     };
@@ -156,7 +156,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 timeout: Some(Duration::from_secs(args.seconds)),
                 profile_shapes: true,
                 child: target_child(t)?,
-                ..plain_options(run_id, args.seed, threads, t.checks_per_database, &scratch)
+                ..plain_options(run_id, args.seed, threads, checks_per_database(t), &scratch)
             };
             let s = runner::run(RunSetup {
                 provider: provider.clone(),

@@ -39,7 +39,7 @@ use tokio_postgres::{AsyncMessage, CancelToken, Client, Config, NoTls, SimpleQue
 /// on the server's configuration.
 const SESSION_SETTINGS: &str = "SET client_min_messages = error; SET TimeZone = 'UTC'; \
      SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
-     SET bytea_output = 'hex'";
+     SET bytea_output = 'hex'; SET jit = off";
 
 /// The longest a connection attempt may take as a whole (TCP connect,
 /// authentication, start-up), unless the URL's `connect_timeout` is longer.

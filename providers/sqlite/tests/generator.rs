@@ -303,3 +303,55 @@ fn generated_sql_covers_the_features() {
         .lines()
         .any(|l| l.starts_with("CREATE INDEX") && l.contains(" ((")));
 }
+
+/// The cost model: most FROM clauses read at most a few hundred rows, a
+/// share reads more on purpose, and three-factor FROM clauses are still
+/// generated (over small tables, or as heavy queries).
+#[test]
+fn the_cost_model_bounds_most_from_clauses_and_keeps_heavy_ones() {
+    let provider = SqliteProvider::new().unwrap();
+    let (mut light, mut over, mut three_factors, mut total) = (0, 0, 0, 0);
+    for k in 0..60 {
+        let mut rng = database_rng(SEED, 9, k);
+        let mut session = session(&provider, k);
+        let generated = populate(&provider, &mut rng, &mut session, k);
+        let mut generator = generated.query_generator();
+        for _ in 0..100 {
+            let (from, _) = generator.from_clause(&mut rng);
+            if from.joins.len() == 2 {
+                three_factors += 1;
+            }
+            let count = Query::select(Select {
+                items: vec![SelectItem::Expr {
+                    expr: lancet_core::Expr::CountStar,
+                    alias: None,
+                }],
+                from: Some(from),
+                ..Select::default()
+            });
+            let Ok(rows) = session.query(&count) else {
+                continue;
+            };
+            let Some(lancet_core::Value::Integer(n)) = rows.first().and_then(|r| r.first()) else {
+                continue;
+            };
+            total += 1;
+            // Outer joins may add the unmatched rows of each side.
+            if *n as u64 <= 2 * lancet_sqlite::query_gen::LIGHT_ROWS {
+                light += 1;
+            } else {
+                over += 1;
+            }
+        }
+    }
+    assert!(total > 5_000, "{total} FROM clauses counted");
+    assert!(
+        light as f64 >= 0.93 * total as f64,
+        "{light} of {total} FROM clauses within the light bound"
+    );
+    assert!(over > 0, "no heavy FROM clause in {total}");
+    assert!(
+        three_factors > 100,
+        "{three_factors} three-factor FROM clauses"
+    );
+}
