@@ -154,6 +154,9 @@ pub fn populate(
     Ok(db)
 }
 
+/// The longest text sampled, in characters.
+const MAX_SAMPLED_TEXT: usize = 12;
+
 /// Rows of each table read for [`SqliteDatabase::sampled`].
 const SAMPLED_ROWS: usize = 8;
 
@@ -170,7 +173,10 @@ fn sample_values(session: &mut Session, db: &mut SqliteDatabase) -> Result<(), E
                     // A NUL would end the statement's text where it is printed.
                     .filter(|v| match v {
                         lancet_core::Value::Null => false,
-                        lancet_core::Value::Text(t) => !t.contains('\0'),
+                        // (and literals stay short, as the generator's own are).
+                        lancet_core::Value::Text(t) => {
+                            !t.contains('\0') && t.chars().count() <= MAX_SAMPLED_TEXT
+                        }
                         _ => true,
                     }),
             ),

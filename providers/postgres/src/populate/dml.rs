@@ -3,6 +3,25 @@
 
 use super::*;
 
+/// A text literal cut to the length of a `char(n)` or `varchar(n)` column:
+/// a longer one fails the whole INSERT (22001), and half of the inserts
+/// did, leaving tables empty.
+fn fitted(literal: Expr, ty: &PgType) -> Expr {
+    let Some(limit) = ty
+        .name
+        .split_once('(')
+        .and_then(|(_, rest)| rest.trim_end_matches(')').parse::<usize>().ok())
+    else {
+        return literal;
+    };
+    match literal {
+        Expr::Literal(lancet_core::Value::Text(t)) if t.chars().count() > limit => {
+            Expr::Literal(lancet_core::Value::Text(t.chars().take(limit).collect()))
+        }
+        other => other,
+    }
+}
+
 /// The columns an INSERT may name (not GENERATED ones), with their types.
 fn insertable_columns(t: &PgTable) -> Vec<&(String, PgType)> {
     t.columns
@@ -32,11 +51,11 @@ pub(super) fn insert(
                 .map(|(c, ty)| {
                     if key == Some(c.as_str()) {
                         // Citus refuses a row without a distribution value.
-                        sql(&non_null_literal(rng, ty.category))
+                        sql(&fitted(non_null_literal(rng, ty.category), ty))
                     } else if rng.random_bool(0.05) {
                         "DEFAULT".to_string()
                     } else {
-                        sql(&literal(rng, ty.category))
+                        sql(&fitted(literal(rng, ty.category), ty))
                     }
                 })
                 .collect();
