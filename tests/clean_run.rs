@@ -5,7 +5,7 @@ mod common;
 use common::*;
 
 #[test]
-fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
+fn two_hundred_thousand_checks_on_real_sqlite_find_nothing() {
     let out_dir = tempfile::tempdir().unwrap();
     let summary_path = out_dir.path().join("s.json");
     let out = fuzz_into(
@@ -20,13 +20,13 @@ fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
             "--seed",
             "20261122",
             "--queries",
-            "20000",
+            "200000",
             "--summary-json",
             summary_path.to_str().unwrap(),
         ],
     );
     let summary = read_json(&summary_path);
-    assert!(summary["checks"].as_u64().unwrap() >= 20_000, "{summary}");
+    assert!(summary["checks"].as_u64().unwrap() >= 200_000, "{summary}");
     assert_eq!(summary["findings"], 0, "false alarms: {summary}");
     assert_eq!(
         summary["unconfirmed"], 0,
@@ -48,7 +48,7 @@ fn twenty_thousand_checks_on_real_sqlite_find_nothing() {
 }
 
 #[test]
-fn fifty_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
+fn two_hundred_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
     let out_dir = tempfile::tempdir().unwrap();
     let summary_path = out_dir.path().join("s.json");
     let out = fuzz_into(
@@ -61,13 +61,13 @@ fn fifty_thousand_checks_of_all_oracles_on_real_sqlite_find_nothing() {
             "--seed",
             "7",
             "--queries",
-            "50000",
+            "200000",
             "--summary-json",
             summary_path.to_str().unwrap(),
         ],
     );
     let summary = read_json(&summary_path);
-    assert!(summary["checks"].as_u64().unwrap() >= 50_000, "{summary}");
+    assert!(summary["checks"].as_u64().unwrap() >= 200_000, "{summary}");
     assert_eq!(summary["findings"], 0, "false alarms: {summary}");
     assert_eq!(
         summary["unconfirmed"], 0,
