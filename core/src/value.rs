@@ -12,6 +12,8 @@ use std::fmt;
 pub enum Value {
     Null,
     Integer(i64),
+    /// JSON has no NaN or infinities: those are written as strings.
+    #[serde(with = "real_json")]
     Real(f64),
     Text(String),
     Blob(Vec<u8>),
@@ -22,6 +24,44 @@ pub enum Value {
 
 /// One row of a result.
 pub type Row = Vec<Value>;
+
+/// A float in JSON (findings, messages from child processes): a number,
+/// or `"NaN"`, `"inf"`, `"-inf"`, which JSON numbers cannot be (serde_json
+/// would write `null` and fail to read it back).
+mod real_json {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if r.is_finite() {
+            s.serialize_f64(*r)
+        } else if r.is_nan() {
+            s.serialize_str("NaN")
+        } else if *r > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Real {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Real::deserialize(d)? {
+            Real::Number(r) => Ok(r),
+            Real::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                other => Err(serde::de::Error::custom(format!("not a float: {other}"))),
+            },
+        }
+    }
+}
 
 impl Value {
     /// The storage class or type family, for messages and statistics.
@@ -81,4 +121,21 @@ pub fn format_real(r: f64) -> String {
 pub fn format_row(row: &[Value]) -> String {
     let parts: Vec<String> = row.iter().map(|v| v.to_string()).collect();
     format!("({})", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Value;
+
+    #[test]
+    fn every_float_survives_json() {
+        for r in [1.5, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e308] {
+            let json = serde_json::to_string(&Value::Real(r)).unwrap();
+            let Value::Real(back) = serde_json::from_str(&json).unwrap() else {
+                panic!("{json}")
+            };
+            assert!(back == r || (back.is_nan() && r.is_nan()), "{json}");
+            assert_eq!(back.is_sign_negative(), r.is_sign_negative(), "{json}");
+        }
+    }
 }

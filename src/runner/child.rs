@@ -297,6 +297,12 @@ impl ChildRunner {
                 Ok(Some(FromChild::Ready { .. })) => {
                     anyhow::bail!("the database runner process greeted twice")
                 }
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                    // lancet's own bug: the child is fine, its message is not.
+                    self.alive = false;
+                    let _ = self.child.kill();
+                    anyhow::bail!("a message from the database runner process is garbled: {e}")
+                }
                 Err(_) => {
                     let end = self.crashed(shared, thread, database, None);
                     *counted += self.take_counts(shared);
@@ -430,7 +436,9 @@ impl LineReader {
             if let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
                 let message = serde_json::from_slice(&self.buffer[..end]);
                 self.buffer.drain(..=end);
-                return message.map(Some).map_err(io::Error::other);
+                return message
+                    .map(Some)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e));
             }
             let read = lancet_sqlite::isolated::read_within(
                 &mut self.from_child,
