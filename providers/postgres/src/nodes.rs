@@ -125,7 +125,17 @@ pub fn create_on(url: &ServerUrl, name: &str) -> anyhow::Result<String> {
         );
     }
     match find(&mut admin, url, name)? {
-        Some(f) if f.owner == f.current => Ok(f.oid),
+        Some(f) if f.owner == f.current => {
+            // Every session on it, Citus's own connections to the workers
+            // included, plans without JIT compilation: generated queries
+            // over small unanalyzed tables cost enough to be compiled, at
+            // 25-125 ms a query (the session settings turn it off too).
+            // A server without JIT (before PostgreSQL 11) refuses: harmless.
+            if let Err(e) = admin.execute(&format!("ALTER DATABASE \"{name}\" SET jit = off")) {
+                log::debug!("cannot turn JIT off for {name} on {shown}: {e}");
+            }
+            Ok(f.oid)
+        }
         Some(f) => bail!(
             "database {name} on {shown} belongs to role '{}' right after lancet created it \
              as '{}'; lancet leaves it alone",
