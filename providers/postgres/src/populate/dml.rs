@@ -146,13 +146,13 @@ pub(super) fn insert_select(
                 from.iter().filter(|f| f.category == ty.category).collect();
             let value = match candidates.choose(rng) {
                 Some(f) if rng.random_bool(0.8) => sql(&f.expr),
-                _ => sql(&literal(rng, ty.category)),
+                _ => sql(&fitted(literal(rng, ty.category), ty)),
             };
             if key == Some(c.as_str()) {
                 // Citus refuses a row without a distribution value.
                 format!(
                     "COALESCE({value}, {})",
-                    sql(&non_null_literal(rng, ty.category))
+                    sql(&fitted(non_null_literal(rng, ty.category), ty))
                 )
             } else {
                 value
