@@ -517,9 +517,10 @@ impl Progress for ToParent<'_> {
         }
     }
     fn check_begins(&mut self, check: u64, oracle: &str) {
-        let mut bytes = check.to_le_bytes().to_vec();
-        bytes.extend_from_slice(oracle.as_bytes());
-        self.recorder.record(super::recorder::Tag::Check, &bytes);
+        self.recorder.record(
+            super::recorder::Tag::Check,
+            &[&check.to_le_bytes(), oracle.as_bytes()],
+        );
     }
     fn warn(&mut self, what: String) {
         if send(self.out, &FromChild::Warning(what)).is_err() {

@@ -29,7 +29,10 @@ pub const CHILD_FD: RawFd = 3;
 const SIZE: usize = 64 << 20;
 /// Oracles whose checks the header counts (more share the last slot).
 pub const COUNTED_ORACLES: usize = 32;
-const COUNTS: usize = 8;
+const COUNTS: usize = 9;
+/// The header word that marks the end of what a new check keeps: the
+/// setup (the statements that succeeded before it).
+const KEPT: usize = 8;
 const HEADER: usize = 8 * (COUNTS + 2 * COUNTED_ORACLES);
 
 /// What a record is.
@@ -143,26 +146,42 @@ impl FlightRecorder {
     /// Forgets the records (a new database begins); the stop request stays.
     pub fn clear(&self) {
         self.word(3).store(0, Ordering::Relaxed);
+        self.word(KEPT).store(HEADER as u64, Ordering::Relaxed);
         self.word(0).store(HEADER as u64, Ordering::Release);
     }
 
-    /// Appends a record. A record that does not fit marks the recorder as
-    /// overflowed (the parent then says the record is incomplete).
-    pub fn record(&self, tag: Tag, bytes: &[u8]) {
-        let used = (self.word(0).load(Ordering::Relaxed) as usize).max(HEADER);
-        let end = used + 5 + bytes.len();
+    /// Appends a record made of `parts`. A check's record first drops the
+    /// records after the setup (the queries of earlier checks and their
+    /// knobs, which the defaults replaced): the recorder holds a database's
+    /// setup and one check, however many checks it runs. A record that
+    /// does not fit marks the recorder as overflowed (the parent then says
+    /// the record is incomplete).
+    pub fn record(&self, tag: Tag, parts: &[&[u8]]) {
+        let mut used = (self.word(0).load(Ordering::Relaxed) as usize).max(HEADER);
+        if tag == Tag::Check {
+            used = (self.word(KEPT).load(Ordering::Relaxed) as usize).clamp(HEADER, used);
+        }
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let end = used + 5 + len;
         if end > SIZE {
             self.word(3).store(1, Ordering::Relaxed);
             return;
         }
         // SAFETY: [used, end) is inside the mapping, written only here.
         unsafe {
-            let p = self.base.add(used);
+            let mut p = self.base.add(used);
             *p = tag.byte();
-            std::ptr::copy_nonoverlapping((bytes.len() as u32).to_le_bytes().as_ptr(), p.add(1), 4);
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(5), bytes.len());
+            std::ptr::copy_nonoverlapping((len as u32).to_le_bytes().as_ptr(), p.add(1), 4);
+            p = p.add(5);
+            for part in parts {
+                std::ptr::copy_nonoverlapping(part.as_ptr(), p, part.len());
+                p = p.add(part.len());
+            }
         }
         self.word(0).store(end as u64, Ordering::Release);
+        if tag == Tag::Succeeded {
+            self.word(KEPT).store(end as u64, Ordering::Relaxed);
+        }
         if matches!(tag, Tag::Execute | Tag::Query) {
             self.word(1).fetch_add(1, Ordering::Relaxed);
         }
@@ -375,7 +394,7 @@ impl RecordingConnection {
 
 impl Connection for RecordingConnection {
     fn execute(&mut self, sql: &str) -> Result<(), DbError> {
-        self.recorder.record(Tag::Execute, sql.as_bytes());
+        self.recorder.record(Tag::Execute, &[sql.as_bytes()]);
         self.recorder.set_in_engine(true);
         let r = self.inner.execute(sql);
         self.recorder.set_in_engine(false);
@@ -386,7 +405,7 @@ impl Connection for RecordingConnection {
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
-        self.recorder.record(Tag::Query, sql.as_bytes());
+        self.recorder.record(Tag::Query, &[sql.as_bytes()]);
         self.recorder.set_in_engine(true);
         let r = self.inner.query(sql);
         self.recorder.set_in_engine(false);
@@ -395,7 +414,7 @@ impl Connection for RecordingConnection {
 
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
         self.recorder
-            .record(Tag::Knobs, setting.off.join(",").as_bytes());
+            .record(Tag::Knobs, &[setting.off.join(",").as_bytes()]);
         self.recorder.set_in_engine(true);
         let r = self.inner.set_knobs(setting);
         self.recorder.set_in_engine(false);
@@ -407,20 +426,26 @@ impl Connection for RecordingConnection {
 mod tests {
     use super::*;
 
+    fn check(r: &FlightRecorder, n: u64, oracle: &str) {
+        r.record(Tag::Check, &[&n.to_le_bytes(), oracle.as_bytes()]);
+    }
+
     #[test]
     fn last_words_name_the_setup_and_the_failing_statement() {
         let r = FlightRecorder::create().unwrap();
         r.clear();
-        r.record(Tag::Execute, b"CREATE TABLE t0(c0)");
+        r.record(Tag::Execute, &[b"CREATE TABLE t0(c0)"]);
         r.record(Tag::Succeeded, &[]);
-        r.record(Tag::Execute, b"INSERT INTO t0 VALUES (1/0)");
-        r.record(Tag::Execute, b"INSERT INTO t0 VALUES (1)");
+        r.record(Tag::Execute, &[b"INSERT INTO t0 VALUES (1/0)"]);
+        r.record(Tag::Execute, &[b"INSERT INTO t0 VALUES (1)"]);
         r.record(Tag::Succeeded, &[]);
-        let mut check = 7u64.to_le_bytes().to_vec();
-        check.extend_from_slice(b"norec");
-        r.record(Tag::Check, &check);
-        r.record(Tag::Knobs, b"query-flattener");
-        r.record(Tag::Query, b"SELECT * FROM t0");
+        check(&r, 6, "tlp-where");
+        r.record(Tag::Knobs, &[b"exists-to-join"]);
+        r.record(Tag::Query, &[b"SELECT 1 FROM t0"]);
+        r.record(Tag::Knobs, &[b""]);
+        check(&r, 7, "norec");
+        r.record(Tag::Knobs, &[b"query-flattener"]);
+        r.record(Tag::Query, &[b"SELECT * FROM t0"]);
         let words = LastWords::read(&r);
         assert_eq!(
             words.setup,
@@ -429,7 +454,7 @@ mod tests {
         assert_eq!(words.failing.as_deref(), Some("SELECT * FROM t0"));
         assert_eq!(words.check, Some((7, "norec".to_string())));
         assert_eq!(words.knobs.off, ["query-flattener"]);
-        assert_eq!(r.statements_started(), 4);
+        assert_eq!(r.statements_started(), 5);
         assert!(!words.overflowed);
         assert!(!words.in_engine);
         r.set_in_engine(true);
@@ -437,5 +462,26 @@ mod tests {
         r.set_in_engine(false);
         r.clear();
         assert_eq!(LastWords::read(&r), LastWords::default());
+    }
+
+    /// A database with a million checks (`--checks-per-database`) keeps
+    /// its setup and one check in the recorder, not every query it ran.
+    #[test]
+    fn the_recorder_holds_the_setup_and_one_check() {
+        let r = FlightRecorder::create().unwrap();
+        r.clear();
+        r.record(Tag::Execute, &[b"CREATE TABLE t0(c0)"]);
+        r.record(Tag::Succeeded, &[]);
+        let query = vec![b'x'; 4096];
+        for n in 0..100_000 {
+            check(&r, n, "norec");
+            r.record(Tag::Query, &[&query]);
+        }
+        let (records, overflowed) = r.records();
+        assert!(!overflowed);
+        assert_eq!(records.len(), 4, "{records:?}");
+        let words = LastWords::read(&r);
+        assert_eq!(words.setup, ["CREATE TABLE t0(c0)"]);
+        assert_eq!(words.check, Some((99_999, "norec".to_string())));
     }
 }
