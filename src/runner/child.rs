@@ -228,9 +228,9 @@ impl ChildRunner {
     }
 
     /// Runs database `database` of `thread` in the child, adding its counts
-    /// to the run's as they come (its checks also to `counted`). A child that dies in the engine ends the
-    /// database with a crash finding; one that stops making progress is
-    /// killed, with a hang finding.
+    /// to the run's as they come (its checks also to `counted`). A child
+    /// that dies in the engine ends the database with a crash finding; one
+    /// that stays in one statement too long is killed, with a hang finding.
     pub(super) fn run_database(
         &mut self,
         shared: &Shared,
