@@ -25,6 +25,7 @@ pub mod connection;
 pub mod dialect;
 pub mod expected_errors;
 pub mod fault;
+pub mod feedback;
 pub mod knobs;
 pub mod oracle;
 pub mod print;
@@ -41,6 +42,7 @@ pub use check::{run_check, run_check_with_knobs_off, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
 pub use dialect::{Dialect, SqlDialect};
 pub use expected_errors::ExpectedErrors;
+pub use feedback::ProductivePool;
 pub use knobs::{Knob, KnobSetting};
 pub use oracle::{
     Disagreement, GenerateContext, Oracle, OracleQuery, QueryContext, TableSet, Verdict,

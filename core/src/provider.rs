@@ -102,12 +102,17 @@ pub struct Scope {
 }
 
 /// Generates query parts over one database's schema. Every method draws
-/// only from `rng`, so a database's queries are a function of its seed.
+/// only from `rng` and what earlier checks saw, so a database's queries
+/// are a function of its seed and the DBMS's answers.
 pub trait QueryGenerator {
     /// A FROM clause over the database's tables and views, possibly with
     /// joins and derived tables, and the columns it brings into scope.
     #[allow(clippy::wrong_self_convention)]
     fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope);
+    /// The check that used the last FROM clause ended; `saw_rows` if it
+    /// looked at rows (see [`crate::feedback`]). The runner calls it after
+    /// every check, so generators may prefer what produced rows.
+    fn check_ended(&mut self, _saw_rows: bool) {}
     /// An expression to use as a predicate (any type the dialect accepts in WHERE).
     fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr;
     /// An expression to select.

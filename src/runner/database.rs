@@ -123,6 +123,7 @@ pub fn run_database(
             data: &mut *session,
             knobs: &knobs,
         });
+        let mut saw_rows = false;
         let found = match case {
             None => None,
             Some(case) => {
@@ -131,6 +132,7 @@ pub fn run_database(
                 match run_check(session, oracle, &case) {
                     Ok(CheckOutcome::Agreed { nonempty, .. }) => {
                         progress.check(which, nonempty);
+                        saw_rows = nonempty;
                         None
                     }
                     Ok(CheckOutcome::Skipped(_)) => {
@@ -163,6 +165,7 @@ pub fn run_database(
                 }
             }
         };
+        generator.check_ended(saw_rows);
         if let Some(shapes) = &mut session.shapes {
             progress.shapes(std::mem::take(shapes));
         }

@@ -23,7 +23,23 @@ pub struct SqliteQueryGenerator<'s> {
     /// [`HEAVY_SHARE`]): its predicates may then have subqueries whatever
     /// its size.
     heavy: bool,
+    /// FROM clauses whose checks saw rows, with their cost (`last_rows`,
+    /// `heavy`), drawn again for [`REUSED_SHARE`] of the checks.
+    productive: ProductivePool<ProductiveFrom>,
 }
+
+/// A FROM clause kept for reuse, with what its predicates depend on.
+#[derive(Clone, Debug)]
+struct ProductiveFrom {
+    from: FromClause,
+    scope: Scope,
+    rows: u64,
+    heavy: bool,
+}
+
+/// The share of FROM clauses drawn from those that saw rows (see
+/// [`lancet_core::feedback`]).
+pub const REUSED_SHARE: f64 = 0.6;
 
 impl<'s> SqliteQueryGenerator<'s> {
     /// A generator over `db` for SQLite `version` (`sqlite3_libversion_number()`).
@@ -35,6 +51,7 @@ impl<'s> SqliteQueryGenerator<'s> {
             pivot: None,
             pqs: true,
             heavy: false,
+            productive: ProductivePool::default(),
         }
     }
 
@@ -47,6 +64,11 @@ impl<'s> SqliteQueryGenerator<'s> {
 
 impl QueryGenerator for SqliteQueryGenerator<'_> {
     fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
+        if let Some(kept) = self.productive.draw(rng, REUSED_SHARE) {
+            self.heavy = kept.heavy;
+            self.builder.last_rows = kept.rows;
+            return (kept.from, kept.scope);
+        }
         self.heavy = rng.random_bool(HEAVY_SHARE);
         let (from, cols) = self.builder.from_clause(
             rng,
@@ -62,7 +84,17 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
         let scope = Scope {
             columns: cols.into_iter().map(|c| c.scope).collect(),
         };
+        self.productive.generated(ProductiveFrom {
+            from: from.clone(),
+            scope: scope.clone(),
+            rows: self.builder.last_rows,
+            heavy: self.heavy,
+        });
         (from, scope)
+    }
+
+    fn check_ended(&mut self, saw_rows: bool) {
+        self.productive.check_ended(saw_rows);
     }
 
     fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {

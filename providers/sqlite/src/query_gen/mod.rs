@@ -11,11 +11,11 @@
 use crate::database::SqliteDatabase;
 use crate::expr_gen::{relation_columns, ExprGen};
 use lancet_core::schema::{Relation, RelationKind};
-use lancet_core::GeneratedDatabase;
 use lancet_core::{
     BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator,
     Rng, Schema, Scope, ScopeColumn, Select, SelectItem, SetOperator, TableFactor, Truth, Value,
 };
+use lancet_core::{GeneratedDatabase, ProductivePool};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -72,7 +72,7 @@ pub const HEAVY_ROWS: u64 = 20_000;
 pub const HEAVY_SHARE: f64 = 0.05;
 pub const SUBQUERY_ROWS: u64 = 100;
 /// The share of predicates widened by an OR (see `predicate`).
-pub const WIDENED_SHARE: f64 = 0.3;
+pub const WIDENED_SHARE: f64 = 0.4;
 
 /// Builds FROM clauses and select lists over one schema.
 pub struct QueryBuilder<'s> {
