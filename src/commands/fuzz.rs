@@ -148,6 +148,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let databases = Arc::new(Databases::new(provider.clone(), token, None));
     databases.set_fault(fault(&t.inject_fault)?);
     let mut slowest = Vec::new();
+    let mut findings = 0;
     'measure: for oracle in &measured {
         for &threads in &args.threads {
             let run_id = format!("bench-{oracle}-{threads}");
@@ -182,6 +183,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             for f in &s.failures {
                 println!("         FAILED {f}");
             }
+            findings += s.findings;
             if oracle == &t.oracle && threads == *args.threads.last().unwrap_or(&1) {
                 slowest = s.slowest_shapes.clone();
             }
@@ -205,6 +207,14 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             l.shape
         );
     }
-    let _ = std::fs::remove_dir_all(&scratch);
+    // A finding is a finding, even in a benchmark: its reproducers stay.
+    if findings > 0 {
+        println!(
+            "lancet bench: {findings} finding(s); their reproducers are kept in {}",
+            scratch.display()
+        );
+    } else {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
     Ok(ExitCode::SUCCESS)
 }
