@@ -55,6 +55,12 @@ impl<'s> ExprGen<'s> {
                 return c;
             }
         }
+        // Half the constants come from the data, where there is any.
+        if !self.schema.sampled.is_empty() && rng.random_bool(0.5) {
+            if let Some(v) = self.schema.sampled.pick(rng, category) {
+                return v;
+            }
+        }
         literal(rng, category)
     }
 
@@ -410,6 +416,28 @@ impl<'s> ExprGen<'s> {
         .unwrap_or(&Category::Int)
     }
 
+    /// A comparison likely to hold on some rows: a column against a
+    /// constant sampled from the data, by an operator that holds on part
+    /// of the order; a plain comparison where nothing fits.
+    pub fn selective_comparison(&mut self, rng: &mut Rng, cols: &[TypedColumn]) -> Expr {
+        if let Some(c) = cols.choose(rng) {
+            if let Some(value) = self.schema.sampled.pick(rng, c.category) {
+                let op = *[
+                    BinaryOp::LtEq,
+                    BinaryOp::GtEq,
+                    BinaryOp::Eq,
+                    BinaryOp::NotEq,
+                    BinaryOp::Lt,
+                    BinaryOp::Gt,
+                ]
+                .choose(rng)
+                .unwrap_or(&BinaryOp::LtEq);
+                return Expr::binary(op, c.expr.clone(), value);
+            }
+        }
+        self.comparison(rng, cols, 0)
+    }
+
     fn comparison(&mut self, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
         let left_cat = match cols.choose(rng) {
             Some(c) if rng.random_bool(0.7) && c.category != Category::Bytea => c.category,
@@ -423,11 +451,16 @@ impl<'s> ExprGen<'s> {
             left_cat
         };
         let op = *BinaryOp::COMPARISONS.choose(rng).unwrap_or(&BinaryOp::Eq);
-        Expr::binary(
-            op,
-            self.expr(rng, cols, left_cat, d),
-            self.expr(rng, cols, right_cat, d),
-        )
+        let left = self.expr(rng, cols, left_cat, d);
+        let mut right = self.expr(rng, cols, right_cat, d);
+        // `c < c` is constant: compare a column with itself rarely.
+        if right == left && rng.random_bool(0.8) {
+            right = match self.schema.sampled.pick(rng, right_cat) {
+                Some(v) => v,
+                None => literal(rng, right_cat),
+            };
+        }
+        Expr::binary(op, left, right)
     }
 
     /// A table to read in a subquery, aliased `sN`, and its columns.

@@ -7,8 +7,9 @@ use crate::schema::PgSchema;
 use crate::types::{Category, PgType};
 use lancet_core::schema::RelationKind;
 use lancet_core::{
-    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator,
-    Rng, Scope, ScopeColumn, Select, SelectItem, TableFactor, TypeName, UnaryOp, Value,
+    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, ProductivePool, Query,
+    QueryGenerator, Rng, Scope, ScopeColumn, Select, SelectItem, TableFactor, TypeName, UnaryOp,
+    Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -42,7 +43,25 @@ pub struct PgQueryGenerator {
     /// DISTINCT and GROUP BY read as text (see
     /// [`PgQueryGenerator::with_exact_equality`]).
     outer_distribution_columns: Vec<Expr>,
+    /// FROM clauses whose checks saw rows, drawn again for
+    /// [`REUSED_SHARE`] of the checks (see [`lancet_core::feedback`]).
+    productive: ProductivePool<ProductiveFrom>,
 }
+
+/// A FROM clause kept for reuse, with the state of the generator its
+/// predicates and exact forms depend on.
+#[derive(Clone, Debug)]
+struct ProductiveFrom {
+    from: FromClause,
+    scope: Scope,
+    last_scope: Vec<TypedColumn>,
+    stored: Vec<Expr>,
+    outer_join_on_citus: bool,
+    outer_distribution_columns: Vec<Expr>,
+}
+
+/// The share of FROM clauses drawn from those that saw rows.
+const REUSED_SHARE: f64 = 0.6;
 
 impl PgQueryGenerator {
     pub fn new(schema: PgSchema) -> PgQueryGenerator {
@@ -55,6 +74,7 @@ impl PgQueryGenerator {
             outer_join_on_citus: false,
             outer_distribution_columns: Vec::new(),
             stored: Vec::new(),
+            productive: ProductivePool::default(),
         }
     }
 
@@ -185,11 +205,32 @@ const AGGREGATES: &[&str] = &[
 ];
 
 /// The share of predicates widened by an OR (see `predicate`).
-const WIDENED_SHARE: f64 = 0.4;
+const WIDENED_SHARE: f64 = 0.5;
 
 impl QueryGenerator for PgQueryGenerator {
     fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
-        self.build_from_clause(rng)
+        if let Some(kept) = self.productive.draw(rng, REUSED_SHARE) {
+            self.generated.clear();
+            self.last_scope = kept.last_scope;
+            self.stored = kept.stored;
+            self.outer_join_on_citus = kept.outer_join_on_citus;
+            self.outer_distribution_columns = kept.outer_distribution_columns;
+            return (kept.from, kept.scope);
+        }
+        let (from, scope) = self.build_from_clause(rng);
+        self.productive.generated(ProductiveFrom {
+            from: from.clone(),
+            scope: scope.clone(),
+            last_scope: self.last_scope.clone(),
+            stored: self.stored.clone(),
+            outer_join_on_citus: self.outer_join_on_citus,
+            outer_distribution_columns: self.outer_distribution_columns.clone(),
+        });
+        (from, scope)
+    }
+
+    fn check_ended(&mut self, saw_rows: bool) {
+        self.productive.check_ended(saw_rows);
     }
 
     fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
@@ -198,10 +239,10 @@ impl QueryGenerator for PgQueryGenerator {
         g.next_alias = self.next_alias;
         let mut p = g.predicate(rng, &cols, 2);
         // Random predicates are FALSE or NULL on every row of a small table
-        // more often than not; a share widened by OR with a plain
-        // comparison see rows more often.
+        // more often than not; a share widened by OR with a comparison
+        // against a value from the data see rows more often.
         if rng.random_bool(WIDENED_SHARE) {
-            let wide = g.predicate(rng, &cols, 0);
+            let wide = g.selective_comparison(rng, &cols);
             p = Expr::binary(BinaryOp::Or, p, wide);
         }
         // Citus on PostgreSQL 15 and 16 returns wrong results for outer

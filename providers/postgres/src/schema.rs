@@ -3,9 +3,10 @@
 //! keeps what expressions need).
 
 use crate::types::PgType;
-use crate::types::TypedColumn;
+use crate::types::{Category, TypedColumn};
 use lancet_core::schema::{Column, Relation, RelationKind};
-use lancet_core::{Expr, Schema, TypeName};
+use lancet_core::{Expr, Rng, Schema, TypeName};
+use rand::seq::IndexedRandom;
 
 /// A table, partition, child table or view.
 #[derive(Clone, Debug)]
@@ -95,6 +96,38 @@ impl PgTable {
 #[derive(Clone, Debug, Default)]
 pub struct PgSchema {
     pub relations: Vec<PgTable>,
+    /// Values from the tables' rows, as literals of their category, for
+    /// comparisons' constants (see [`crate::populate::sample_values`]).
+    pub sampled: Sampled,
+}
+
+/// Constants taken from the data: a comparison with one selects rows,
+/// where the generator's own constants mostly miss small tables.
+#[derive(Clone, Debug, Default)]
+pub struct Sampled {
+    by_category: Vec<(Category, Vec<Expr>)>,
+}
+
+impl Sampled {
+    pub fn add(&mut self, category: Category, literal: Expr) {
+        match self.by_category.iter_mut().find(|(c, _)| *c == category) {
+            Some((_, values)) => values.push(literal),
+            None => self.by_category.push((category, vec![literal])),
+        }
+    }
+
+    /// A sampled literal of `category`, if any was sampled.
+    pub fn pick(&self, rng: &mut Rng, category: Category) -> Option<Expr> {
+        self.by_category
+            .iter()
+            .find(|(c, _)| *c == category)
+            .and_then(|(_, values)| values.choose(rng))
+            .cloned()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_category.is_empty()
+    }
 }
 
 impl PgSchema {

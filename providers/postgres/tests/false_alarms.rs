@@ -94,6 +94,7 @@ fn schema(relations: &[RelationSpec]) -> PgDatabase {
                 twin: None,
             })
             .collect(),
+        ..PgSchema::default()
     })
 }
 

@@ -355,3 +355,49 @@ fn the_cost_model_bounds_most_from_clauses_and_keeps_heavy_ones() {
         "{three_factors} three-factor FROM clauses"
     );
 }
+
+/// Feedback: once checks report which FROM clauses saw rows, more FROM
+/// clauses have rows, and empty ones are still generated (fresh clauses).
+#[test]
+fn feedback_draws_from_clauses_that_saw_rows_again() {
+    let provider = SqliteProvider::new().unwrap();
+    // (non-empty, total) without and with feedback, over the same databases.
+    let mut shares = [(0u32, 0u32); 2];
+    for (with_feedback, share) in shares.iter_mut().enumerate() {
+        for k in 0..30 {
+            let mut rng = database_rng(SEED, 11, k);
+            let mut session = session(&provider, k);
+            let generated = populate(&provider, &mut rng, &mut session, k);
+            let mut generator = generated.query_generator();
+            for _ in 0..150 {
+                let (from, _) = generator.from_clause(&mut rng);
+                let count = Query::select(Select {
+                    items: vec![SelectItem::Expr {
+                        expr: lancet_core::Expr::CountStar,
+                        alias: None,
+                    }],
+                    from: Some(from),
+                    ..Select::default()
+                });
+                let rows = match session.query(&count) {
+                    Ok(rows) => rows,
+                    Err(_) => continue,
+                };
+                let saw_rows = !matches!(
+                    rows.first().and_then(|r| r.first()),
+                    Some(lancet_core::Value::Integer(0))
+                );
+                generator.check_ended(with_feedback == 1 && saw_rows);
+                share.0 += u32::from(saw_rows);
+                share.1 += 1;
+            }
+        }
+    }
+    let pct = |(n, total): (u32, u32)| 100.0 * f64::from(n) / f64::from(total.max(1));
+    let (without, with) = (pct(shares[0]), pct(shares[1]));
+    assert!(
+        with >= without + 5.0,
+        "non-empty FROM clauses: {without:.0}% without feedback, {with:.0}% with"
+    );
+    assert!(with < 99.0, "empty FROM clauses are still generated: {with:.0}%");
+}

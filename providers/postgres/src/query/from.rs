@@ -203,7 +203,25 @@ impl PgQueryGenerator {
                         visible.extend(cols.iter().cloned());
                         let mut g = ExprGen::new(&self.schema, true);
                         g.next_alias = self.next_alias;
-                        let on = g.predicate(rng, &visible, 1);
+                        // Mostly an equality between the new factor and one
+                        // before it, so that joins match rows (a random ON
+                        // condition is often false on every pair), at
+                        // times with a random condition; else any predicate.
+                        let on = match equal_pair(rng, &scope_cols, &cols) {
+                            Some(link) if rng.random_bool(0.6) => {
+                                if rng.random_bool(0.7) {
+                                    link
+                                } else {
+                                    let op = if rng.random_bool(0.7) {
+                                        BinaryOp::And
+                                    } else {
+                                        BinaryOp::Or
+                                    };
+                                    Expr::binary(op, link, g.predicate(rng, &visible, 1))
+                                }
+                            }
+                            _ => g.predicate(rng, &visible, 1),
+                        };
                         self.next_alias = g.next_alias;
                         JoinConstraint::On(on)
                     }
