@@ -61,7 +61,7 @@ struct ProductiveFrom {
 }
 
 /// The share of FROM clauses drawn from those that saw rows.
-const REUSED_SHARE: f64 = 0.6;
+const REUSED_SHARE: f64 = 0.7;
 
 impl PgQueryGenerator {
     pub fn new(schema: PgSchema) -> PgQueryGenerator {
