@@ -144,6 +144,10 @@ pub struct Entry {
     /// The knobs that, each off alone, hide the bug (see `localize`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hidden_by_knobs: Vec<String>,
+    /// The smallest set of knobs whose turning off flips the result
+    /// (knob differential findings, see `localize`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flipped_by_knobs: Vec<String>,
     /// Set by `lancet bisect`: the releases between which it was fixed
     /// (`fixed after 3.26.0, by 3.31.1`), or `still open`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,12 +224,16 @@ impl Index {
             findings: Vec::new(),
             not_written: 0,
             hidden_by_knobs: Vec::new(),
+            flipped_by_knobs: Vec::new(),
             fixed_in: None,
         });
         entry.count += 1;
         entry.findings.push(origin);
         if !f.hidden_by_knobs.is_empty() {
             entry.hidden_by_knobs = f.hidden_by_knobs.clone();
+        }
+        if !f.flipped_by_knobs.is_empty() {
+            entry.flipped_by_knobs = f.flipped_by_knobs.clone();
         }
         let size = (f.statement_count(), f.sql_bytes());
         if size < (entry.statements, entry.bytes) {
@@ -326,6 +334,15 @@ impl Index {
                     .or_default()
                     .push(e);
             }
+            if !e.flipped_by_knobs.is_empty() {
+                groups
+                    .entry(format!(
+                        "disagrees when knob(s) `{}` are off",
+                        e.flipped_by_knobs.join(", ")
+                    ))
+                    .or_default()
+                    .push(e);
+            }
             if let Some(fixed) = &e.fixed_in {
                 groups.entry(fixed.clone()).or_default().push(e);
             }
@@ -335,7 +352,8 @@ impl Index {
         }
         let mut out = String::from(
             "\n## Groups (likely one bug each)\n\nSignatures that the same optimizer knob hides when \
-             turned off alone, or that the same release fixed (`lancet bisect --update-index`).\n",
+             turned off alone, that the same knobs turned off show (knob differential), or that the \
+             same release fixed (`lancet bisect --update-index`).\n",
         );
         for (label, entries) in groups {
             let count: u64 = entries.iter().map(|e| e.count).sum();

@@ -140,6 +140,10 @@ pub struct Finding {
     /// vanish (see `localize`): where the bug likely is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hidden_by_knobs: Vec<String>,
+    /// Knob differential findings: the smallest set of knobs whose turning
+    /// off alone flips the result (see `localize::knobs_that_flip`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flipped_by_knobs: Vec<String>,
 }
 
 /// How a reduced finding came about.
@@ -185,6 +189,7 @@ impl Finding {
             reduction: None,
             signature: None,
             hidden_by_knobs: Vec::new(),
+            flipped_by_knobs: Vec::new(),
         }
     }
 

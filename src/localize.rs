@@ -55,3 +55,18 @@ fn hiding_knobs(finding: &Finding, databases: &Databases, at_most: usize) -> Vec
         .take(at_most)
         .collect()
 }
+
+/// For a knob differential finding whose case compares the defaults with
+/// one configuration (as the reducer leaves it, having turned knobs back
+/// on one at a time while the result still differed): the knobs that
+/// configuration turns off, the smallest set whose change alone flips the
+/// result. Empty for other findings.
+pub fn knobs_that_flip(finding: &Finding) -> Vec<String> {
+    let Some(case) = &finding.case else {
+        return Vec::new();
+    };
+    match case.settings() {
+        Ok([defaults, changed]) if defaults.is_default() => changed.off.clone(),
+        _ => Vec::new(),
+    }
+}

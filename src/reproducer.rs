@@ -77,6 +77,18 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
             if r.complete { "" } else { " (stopped early)" }
         ));
     }
+    if !f.flipped_by_knobs.is_empty() {
+        line(&format!(
+            "localized: the result differs when these knobs alone are off: {}",
+            f.flipped_by_knobs.join(", ")
+        ));
+    }
+    if !f.hidden_by_knobs.is_empty() {
+        line(&format!(
+            "hidden by turning off any one of: {}",
+            f.hidden_by_knobs.join(", ")
+        ));
+    }
     if let Some(sig) = &f.signature {
         line(&format!("signature: {sig}"));
     }

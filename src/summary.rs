@@ -21,6 +21,8 @@ pub struct Counters {
     shapes: std::sync::Mutex<lancet_core::ShapeTimes>,
     dbms_nanos: AtomicU64,
     per_oracle: Vec<AtomicU64>,
+    /// Plans run for the first time in their database (plan coverage).
+    plans: AtomicU64,
 }
 
 impl Counters {
@@ -37,6 +39,7 @@ impl Counters {
             shapes: std::sync::Mutex::new(lancet_core::ShapeTimes::new()),
             dbms_nanos: AtomicU64::new(0),
             per_oracle: (0..oracles).map(|_| AtomicU64::new(0)).collect(),
+            plans: AtomicU64::new(0),
         }
     }
 
@@ -55,6 +58,9 @@ impl Counters {
         self.checks.fetch_add(n, Relaxed);
         self.per_oracle[oracle].fetch_add(n, Relaxed);
         self.nonempty.fetch_add(nonempty, Relaxed);
+    }
+    pub fn add_plans(&self, n: u64) {
+        self.plans.fetch_add(n, Relaxed);
     }
     pub fn add_skipped_many(&self, n: u64) {
         self.skipped.fetch_add(n, Relaxed);
@@ -196,6 +202,10 @@ pub struct Summary {
     pub slowest_shapes: Vec<ShapeLine>,
     /// Share of checks whose original query returned rows.
     pub nonempty_share: f64,
+    /// Distinct query plans run, counted per database (plan coverage; only
+    /// oracles that read plans count them).
+    #[serde(default)]
+    pub distinct_plans: u64,
     /// Share of the workers' wall time spent inside DBMS calls.
     pub dbms_time_share: f64,
     pub findings_dir: String,
@@ -329,6 +339,7 @@ impl Summary {
                 lines
             },
             nonempty_share: share(counters.nonempty.load(Relaxed), checks),
+            distinct_plans: counters.plans.load(Relaxed),
             dbms_time_share: (dbms_secs / (secs * f64::from(workers))).min(1.0),
             findings_dir: facts.findings_dir.display().to_string(),
             unique_bugs: 0,
@@ -369,6 +380,13 @@ impl Summary {
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         s.push_str(&format!("  per oracle  {}\n", per.join(", ")));
+        if self.distinct_plans > 0 {
+            s.push_str(&format!(
+                "  plans       {} distinct, counted per database ({:.0} per 1,000 checks)\n",
+                self.distinct_plans,
+                1000.0 * self.distinct_plans as f64 / self.checks.max(1) as f64
+            ));
+        }
         s.push_str(&format!(
             "  statements  {}  ({:.0}/s; {:.0}% of wall time inside the DBMS)\n",
             self.statements,

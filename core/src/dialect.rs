@@ -71,6 +71,15 @@ pub trait SqlDialect: Send + Sync + 'static {
     /// no LIMIT where OFFSET may only follow one (SQLite's `-1`, MySQL's
     /// `18446744073709551615`); None where OFFSET stands alone.
     fn unlimited_limit(&self) -> Option<&'static str>;
+
+    /// What goes before a query to get its plan as rows whose last column
+    /// describes a step, without costs or row estimates (SQLite's `EXPLAIN
+    /// QUERY PLAN `, PostgreSQL's `EXPLAIN (COSTS OFF) `); None where plans
+    /// are not read. The knob differential runs only configurations whose
+    /// plan differs.
+    fn explain_prefix(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The handle to a provider's dialect rules that everybody passes around:

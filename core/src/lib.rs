@@ -28,6 +28,7 @@ pub mod fault;
 pub mod feedback;
 pub mod knobs;
 pub mod oracle;
+pub mod plans;
 pub mod print;
 pub mod provider;
 pub mod rng;
@@ -47,6 +48,7 @@ pub use knobs::{Knob, KnobSetting};
 pub use oracle::{
     Disagreement, GenerateContext, Oracle, OracleQuery, QueryContext, TableSet, Verdict,
 };
+pub use plans::PlanCoverage;
 pub use print::ToSql;
 pub use provider::{
     CreatedDatabase, DatabaseError, DatabaseId, Feature, GeneratedDatabase, OwnedDatabase,

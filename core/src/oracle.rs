@@ -112,6 +112,9 @@ pub struct GenerateContext<'a> {
     /// The knobs the provider documents for this DBMS build (its flavor's
     /// included); empty where it has none.
     pub knobs: &'a [Knob],
+    /// The distinct plans this database's checks ran: an oracle that reads
+    /// plans records them here (plan coverage, in the run's summary).
+    pub plans: &'a mut crate::plans::PlanCoverage,
 }
 
 pub trait Oracle: Send + Sync {

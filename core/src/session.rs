@@ -334,6 +334,12 @@ impl<'e> Session<'e> {
 /// like any other.
 pub trait DataReader {
     fn fetch(&mut self, query: &Query) -> Result<Vec<Row>, ExecError>;
+    /// The signatures of `query`'s plans under each of `settings`
+    /// ([`crate::plans`]), read in a row; None where the dialect reads no
+    /// plans or EXPLAIN fails. The knobs in force before are restored.
+    fn plans(&mut self, _query: &Query, settings: &[KnobSetting]) -> Vec<Option<String>> {
+        vec![None; settings.len()]
+    }
 }
 
 impl DataReader for Session<'_> {
@@ -348,6 +354,27 @@ impl DataReader for Session<'_> {
         let rows = self.query_sql(&sql)?;
         self.fetched.insert(sql, rows.clone());
         Ok(rows)
+    }
+
+    fn plans(&mut self, query: &Query, settings: &[KnobSetting]) -> Vec<Option<String>> {
+        let Some(prefix) = self.dialect.rules().explain_prefix() else {
+            return vec![None; settings.len()];
+        };
+        let before = self.knobs.clone();
+        let sql = format!("{prefix}{}", query.to_sql(self.dialect));
+        let plans = settings
+            .iter()
+            .map(|knobs| match self.set_knobs(knobs) {
+                Ok(()) => self
+                    .query_sql(&sql)
+                    .ok()
+                    .map(|rows| crate::plans::plan_signature(&rows)),
+                Err(_) => None,
+            })
+            .collect();
+        // A failure to restore shows at the check's own set_knobs.
+        let _ = self.set_knobs(&before);
+        plans
     }
 }
 

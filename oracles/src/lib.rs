@@ -2,6 +2,7 @@
 //! provider gets every oracle. Definitions: `docs/oracles.md`.
 
 pub mod dist_vs_local;
+pub mod knobs;
 pub mod norec;
 mod partition;
 pub mod pqs;
@@ -31,6 +32,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(norec::NoRec), 3),
         entry(Box::new(pqs::Pqs), 2),
         entry(Box::new(dist_vs_local::DistVsLocal), 3),
+        entry(Box::new(knobs::Knobs), 2),
     ]
 }
 

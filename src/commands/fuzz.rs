@@ -128,7 +128,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         measured.extend(everything.names().iter().map(|n| n.to_string()));
     }
     println!(
-        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9}",
+        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9} {:>8}",
         "oracle",
         "threads",
         "checks/s",
@@ -137,11 +137,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         "non-empty",
         "skipped",
         "DBMS time",
-        "findings"
+        "findings",
+        "plans/"
     );
     println!(
-        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9}",
-        "", "", "", "/s", "check", "", "", "", ""
+        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9} {:>8}",
+        "", "", "", "/s", "check", "", "", "", "", "1k chk"
     );
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
@@ -169,7 +170,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             })?;
             let attempts = (s.checks + s.skipped_checks).max(1) as f64;
             println!(
-                "{:<14} {:>7} {:>9.0} {:>11.0} {:>8.2} {:>9.0}% {:>7.1}% {:>9.0}% {:>9}",
+                "{:<14} {:>7} {:>9.0} {:>11.0} {:>8.2} {:>9.0}% {:>7.1}% {:>9.0}% {:>9} {:>8.0}",
                 oracle,
                 threads,
                 s.checks_per_second,
@@ -178,7 +179,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 100.0 * s.nonempty_share,
                 100.0 * s.skipped_checks as f64 / attempts,
                 100.0 * s.dbms_time_share,
-                s.findings
+                s.findings,
+                1000.0 * s.distinct_plans as f64 / s.checks.max(1) as f64
             );
             for f in &s.failures {
                 println!("         FAILED {f}");

@@ -94,6 +94,7 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
     let mut reduced = r.finding;
     if !stop.load(std::sync::atomic::Ordering::SeqCst) {
         reduced.hidden_by_knobs = lancet::localize::knobs_that_hide(&reduced, &databases);
+        reduced.flipped_by_knobs = lancet::localize::knobs_that_flip(&reduced);
     }
     let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
     let written = lancet::reproducer::WrittenFinding {
@@ -120,6 +121,12 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
         println!(
             "the disagreement vanishes with any one of these knobs off: {}",
             reduced.hidden_by_knobs.join(", ")
+        );
+    }
+    if !reduced.flipped_by_knobs.is_empty() {
+        println!(
+            "localized: the result differs when these knobs alone are off: {}",
+            reduced.flipped_by_knobs.join(", ")
         );
     }
     Ok(ExitCode::SUCCESS)

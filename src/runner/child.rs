@@ -80,7 +80,9 @@ struct ChildStart {
     checks_per_database: u64,
     log_dir: Option<PathBuf>,
     profile_shapes: bool,
-    fault: Option<String>,
+    /// The planted fault, whole (its period too: a fault rebuilt from its
+    /// name alone would perturb other queries than the parent confirms).
+    fault: Option<Fault>,
 }
 
 /// What a child tells its parent.
@@ -185,7 +187,7 @@ impl ChildRunner {
             checks_per_database: options.checks_per_database,
             log_dir: options.log_dir.clone(),
             profile_shapes: options.profile_shapes,
-            fault: shared.databases.fault().map(|f| f.name().to_string()),
+            fault: shared.databases.fault(),
         }));
         let ready = runner.send(&start).and_then(|()| {
             runner
@@ -328,6 +330,7 @@ impl ChildRunner {
         }
         counters.add_skipped_many(new.skipped);
         counters.add_statements(new.statements, Duration::from_nanos(new.dbms_nanos));
+        counters.add_plans(new.plans);
         checks
     }
 
@@ -516,6 +519,9 @@ impl Progress for ToParent<'_> {
             self.report();
         }
     }
+    fn plans(&mut self, new: u64) {
+        self.recorder.count_plans(new);
+    }
     fn check_begins(&mut self, check: u64, oracle: &str) {
         self.recorder.record(
             super::recorder::Tag::Check,
@@ -609,11 +615,7 @@ impl ChildSetup {
         )?;
         let dbms_version = provider.version()?;
         let databases = Databases::new(Arc::from(provider), RunToken::new(), None);
-        let fault = start
-            .fault
-            .as_deref()
-            .map(|n| Fault::parse(n).with_context(|| format!("unknown fault '{n}'")))
-            .transpose()?;
+        let fault = start.fault;
         databases.set_fault(fault);
         let recorder = Arc::clone(recorder);
         databases.set_wrapper(Some(Arc::new(move |conn| {

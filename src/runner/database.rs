@@ -28,6 +28,8 @@ pub trait Progress {
     fn shapes(&mut self, shapes: ShapeTimes);
     /// Check `check` of oracle `oracle` is about to run its queries.
     fn check_begins(&mut self, _check: u64, _oracle: &str) {}
+    /// This many query plans were run for the first time in this database.
+    fn plans(&mut self, new: u64);
     /// Something worth saying once (a statement log that cannot be written).
     fn warn(&mut self, what: String);
 }
@@ -109,6 +111,7 @@ pub fn run_database(
     };
     let mut generator = generated.query_generator();
     let knobs = plan.provider.knobs();
+    let mut plans = lancet_core::PlanCoverage::default();
     let mut cases = 0;
     for check in 0..plan.checks_per_database {
         if progress.should_stop() {
@@ -122,7 +125,12 @@ pub fn run_database(
             generator: &mut *generator,
             data: &mut *session,
             knobs: &knobs,
+            plans: &mut plans,
         });
+        let new_plans = plans.take_new();
+        if new_plans > 0 {
+            progress.plans(new_plans);
+        }
         let mut saw_rows = false;
         let found = match case {
             None => None,

@@ -29,10 +29,12 @@ pub const CHILD_FD: RawFd = 3;
 const SIZE: usize = 64 << 20;
 /// Oracles whose checks the header counts (more share the last slot).
 pub const COUNTED_ORACLES: usize = 32;
-const COUNTS: usize = 9;
+const COUNTS: usize = 10;
 /// The header word that marks the end of what a new check keeps: the
 /// setup (the statements that succeeded before it).
 const KEPT: usize = 8;
+/// The header word counting distinct plans (plan coverage).
+const PLANS: usize = 9;
 const HEADER: usize = 8 * (COUNTS + 2 * COUNTED_ORACLES);
 
 /// What a record is.
@@ -223,6 +225,11 @@ impl FlightRecorder {
         self.word(7).fetch_add(nanos, Ordering::Relaxed);
     }
 
+    /// Counts plans run for the first time in their database.
+    pub fn count_plans(&self, new: u64) {
+        self.word(PLANS).fetch_add(new, Ordering::Relaxed);
+    }
+
     /// The counts so far (they only grow over a child's life).
     pub fn counts(&self, oracles: usize) -> Counts {
         Counts {
@@ -237,6 +244,7 @@ impl FlightRecorder {
             skipped: self.word(5).load(Ordering::Relaxed),
             statements: self.word(6).load(Ordering::Relaxed),
             dbms_nanos: self.word(7).load(Ordering::Relaxed),
+            plans: self.word(PLANS).load(Ordering::Relaxed),
         }
     }
 
@@ -296,6 +304,8 @@ pub struct Counts {
     pub skipped: u64,
     pub statements: u64,
     pub dbms_nanos: u64,
+    /// Plans run for the first time in their database.
+    pub plans: u64,
 }
 
 impl Counts {
@@ -314,6 +324,7 @@ impl Counts {
             skipped: self.skipped.saturating_sub(before.skipped),
             statements: self.statements.saturating_sub(before.statements),
             dbms_nanos: self.dbms_nanos.saturating_sub(before.dbms_nanos),
+            plans: self.plans.saturating_sub(before.plans),
         }
     }
 }

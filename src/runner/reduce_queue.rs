@@ -68,6 +68,7 @@ pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Dur
             let mut f = r.finding;
             if !shared.stopped() {
                 f.hidden_by_knobs = crate::localize::knobs_that_hide(&f, &shared.databases);
+                f.flipped_by_knobs = crate::localize::knobs_that_flip(&f);
             }
             let out = work.written.reduced();
             // Flood control by the reduced signature, which stands for many

@@ -140,6 +140,9 @@ impl Progress for InThread<'_> {
     fn shapes(&mut self, shapes: lancet_core::ShapeTimes) {
         self.shared.counters.add_shapes(shapes);
     }
+    fn plans(&mut self, new: u64) {
+        self.shared.counters.add_plans(new);
+    }
     fn warn(&mut self, what: String) {
         warn_log(self.shared, &what);
     }

@@ -60,4 +60,8 @@ impl SqlDialect for Postgres {
     fn unlimited_limit(&self) -> Option<&'static str> {
         None
     }
+
+    fn explain_prefix(&self) -> Option<&'static str> {
+        Some("EXPLAIN (COSTS OFF) ")
+    }
 }

@@ -380,6 +380,7 @@ fn drive(
             generator: &mut *generator,
             data: &mut *session,
             knobs: &[],
+            plans: &mut lancet_core::PlanCoverage::default(),
         }) else {
             continue;
         };

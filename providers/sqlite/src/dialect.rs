@@ -60,4 +60,8 @@ impl SqlDialect for Sqlite {
     fn unlimited_limit(&self) -> Option<&'static str> {
         Some("-1")
     }
+
+    fn explain_prefix(&self) -> Option<&'static str> {
+        Some("EXPLAIN QUERY PLAN ")
+    }
 }

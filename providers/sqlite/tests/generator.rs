@@ -399,5 +399,8 @@ fn feedback_draws_from_clauses_that_saw_rows_again() {
         with >= without + 5.0,
         "non-empty FROM clauses: {without:.0}% without feedback, {with:.0}% with"
     );
-    assert!(with < 99.0, "empty FROM clauses are still generated: {with:.0}%");
+    assert!(
+        with < 99.0,
+        "empty FROM clauses are still generated: {with:.0}%"
+    );
 }

@@ -1,0 +1,328 @@
+//! Knob differential (after DOT): a query returns the same rows, as a
+//! multiset, under the DBMS's default optimizer configuration and with
+//! some of its documented knobs turned off.
+//!
+//! Plan-guided: before a configuration runs, its plan is read (the
+//! dialect's EXPLAIN, reduced to a signature of steps); only
+//! configurations whose plan differs from the default's and from each
+//! other's run, and a query none of whose configurations changes the plan
+//! is not run at all. Every plan read counts towards the database's plan
+//! coverage. Where the dialect reads no plans, configurations run
+//! unguided.
+//!
+//! Localization is the reducer's: a case shrinks by turning knobs back
+//! on, one at a time, while the result still differs, so a reduced case
+//! names the smallest set of knobs whose change alone flips the result.
+//!
+//! Results must be determined by the query alone: no LIMIT, no float
+//! sums; DISTINCT, GROUP BY keys, MIN and MAX use the generator's exact
+//! forms (an arbitrary one of several equal values would differ by plan).
+
+use crate::partition::{item, multiset_verdict, some_columns, verdict_from_diff};
+use lancet_core::compare::multiset_diff;
+use lancet_core::{
+    Case, CaseError, CaseInputs, CasePolicy, Expr, GenerateContext, ItemPolicy, KnobSetting,
+    Oracle, OracleQuery, Query, QueryContext, Row, Select, Verdict,
+};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+
+pub struct Knobs;
+
+const RELATION: &str =
+    "RS(Q under the default configuration) = RS(Q with knobs turned off), as multisets";
+
+/// At most this many configurations besides the defaults run per check.
+const MAX_CONFIGURATIONS: usize = 2;
+/// Configurations drawn (and their plans read) to find those that differ.
+const CANDIDATES: usize = 4;
+
+/// The name of a configuration in reports.
+fn role(setting: &KnobSetting) -> String {
+    if setting.is_default() {
+        "defaults".to_string()
+    } else {
+        format!("knobs off: {}", setting.off.join(", "))
+    }
+}
+
+/// A random configuration: one knob off most often, a few, or all.
+fn draw_setting(rng: &mut lancet_core::Rng, names: &[&str]) -> KnobSetting {
+    let n = match rng.random_range(0..100) {
+        0..50 => 1,
+        50..85 => rng.random_range(2..=3),
+        _ => names.len(),
+    }
+    .min(names.len());
+    let mut off: Vec<&str> = names.choose_multiple(rng, n).copied().collect();
+    // In the provider's order, so equal sets compare equal.
+    off.sort_by_key(|k| names.iter().position(|n| n == k));
+    KnobSetting::with_off(&off)
+}
+
+impl Knobs {
+    /// The query of a check: a select list, joins and subqueries as the
+    /// generator makes them, an optional WHERE, and DISTINCT, GROUP BY or
+    /// aggregates in a share of them.
+    fn query(&self, cx: &mut GenerateContext<'_>) -> Option<Select> {
+        let rng = &mut *cx.rng;
+        let generator = &mut *cx.generator;
+        let (from, scope) = generator.from_clause(rng);
+        if scope.columns.is_empty() {
+            return None;
+        }
+        let selection = rng
+            .random_bool(0.7)
+            .then(|| generator.predicate(rng, &scope));
+        let mut select = Select {
+            from: Some(from),
+            selection,
+            ..Select::default()
+        };
+        let columns = some_columns(rng, &scope, 3);
+        match rng.random_range(0..100) {
+            // Plain rows, sometimes with a computed column.
+            0..55 => {
+                let mut items: Vec<Expr> = columns;
+                if rng.random_bool(0.4) {
+                    items.push(generator.expression(rng, &scope));
+                }
+                select.items = items.into_iter().map(item).collect();
+            }
+            55..70 => {
+                select.distinct = true;
+                select.items = columns
+                    .into_iter()
+                    .map(|c| item(generator.with_exact_equality(c)))
+                    .collect();
+            }
+            // Groups: exact keys, a count, and MIN or MAX of a column.
+            70..90 => {
+                let keys: Vec<Expr> = columns
+                    .into_iter()
+                    .take(2)
+                    .flat_map(|c| generator.exact_group_keys(c))
+                    .collect();
+                let mut items: Vec<Expr> = keys.clone();
+                items.push(Expr::CountStar);
+                if let Some(c) = scope.columns.choose(rng) {
+                    let name = *["MIN", "MAX"].choose(rng)?;
+                    let arg = generator.aggregate_argument(rng, &scope, name, c.expr.clone());
+                    items.push(Expr::func(name, vec![generator.with_exact_equality(arg)]));
+                }
+                select.items = items.into_iter().map(item).collect();
+                select.group_by = keys;
+            }
+            // One row of aggregates over everything.
+            _ => {
+                let c = scope.columns.choose(rng)?.expr.clone();
+                let name = *["MIN", "MAX"].choose(rng)?;
+                let arg = generator.aggregate_argument(rng, &scope, name, c.clone());
+                select.items = vec![
+                    item(Expr::CountStar),
+                    item(Expr::func("COUNT", vec![c])),
+                    item(Expr::func(name, vec![generator.with_exact_equality(arg)])),
+                ];
+            }
+        }
+        Some(select)
+    }
+}
+
+impl Oracle for Knobs {
+    fn name(&self) -> &'static str {
+        "knobs"
+    }
+
+    fn description(&self) -> &'static str {
+        "knob differential: a query returns the same rows under the default optimizer configuration and with knobs turned off (plan-guided)"
+    }
+
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        if cx.knobs.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = cx.knobs.iter().map(|k| k.name.clone()).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let select = self.query(cx)?;
+        let query = Query::select(select.clone());
+        // The defaults and a few distinct candidates, whose plans are read
+        // in one go; the candidates run whose plans differ.
+        let mut candidates = vec![KnobSetting::defaults()];
+        for _ in 0..CANDIDATES {
+            let setting = draw_setting(cx.rng, &names);
+            if !candidates.contains(&setting) {
+                candidates.push(setting);
+            }
+        }
+        let plans = cx.data.plans(&query, &candidates);
+        let settings = if plans[0].is_none() {
+            // Unguided: the dialect reads no plans, or EXPLAIN fails (the
+            // query itself will say why).
+            candidates.truncate(2);
+            candidates
+        } else {
+            let mut seen: Vec<&String> = Vec::new();
+            let mut settings = Vec::new();
+            for (setting, plan) in candidates.into_iter().zip(&plans) {
+                let Some(plan) = plan else { continue };
+                cx.plans.record(plan);
+                if !seen.contains(&plan) && settings.len() <= MAX_CONFIGURATIONS {
+                    seen.push(plan);
+                    settings.push(setting);
+                }
+            }
+            if settings.len() < 2 {
+                // No configuration changes the plan: nothing to compare.
+                return None;
+            }
+            settings
+        };
+        Some(Case::new(
+            self.name(),
+            select,
+            CaseInputs::Settings { settings },
+        ))
+    }
+
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        case.check_oracle(self.name())?;
+        let settings = case.settings()?;
+        if settings.len() < 2 {
+            return Err(case.unfit("fewer than two configurations"));
+        }
+        Ok(settings
+            .iter()
+            .map(|s| {
+                OracleQuery::new(&role(s), Query::select(case.query.clone())).with_context(
+                    QueryContext {
+                        knobs: s.clone(),
+                        ..QueryContext::default()
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// The relation names no knobs (the queries' roles do), so that the
+    /// reducer keeps it while it turns knobs back on.
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
+        let Some(first) = results.first() else {
+            return multiset_verdict(RELATION, results);
+        };
+        for other in results.iter().skip(1) {
+            let diff = multiset_diff(first, other);
+            if !diff.is_empty() {
+                let pair = [first.clone(), other.clone()];
+                return Ok(verdict_from_diff(RELATION, &pair, diff));
+            }
+        }
+        Ok(Verdict::Agree {
+            nonempty: !first.is_empty(),
+        })
+    }
+
+    /// The query shrinks like TLP's (its select list only where it is
+    /// plain rows: DISTINCT and GROUP BY lists are the oracle's); the
+    /// configurations shrink by dropping one, or by turning one knob of
+    /// one back on: localization.
+    fn shrink(&self, case: &Case) -> Vec<Case> {
+        let items = if case.query.distinct || !case.query.group_by.is_empty() {
+            ItemPolicy::Fixed
+        } else {
+            ItemPolicy::Free
+        };
+        let mut out = lancet_core::shrink::case_variants(case, &CasePolicy::with_items(items));
+        let Ok(settings) = case.settings() else {
+            return out;
+        };
+        let with = |settings: Vec<KnobSetting>| Case {
+            inputs: CaseInputs::Settings { settings },
+            ..case.clone()
+        };
+        if settings.len() > 2 {
+            for i in 1..settings.len() {
+                let mut fewer = settings.to_vec();
+                fewer.remove(i);
+                out.push(with(fewer));
+            }
+        }
+        for (i, s) in settings.iter().enumerate().skip(1) {
+            if s.off.len() < 2 {
+                continue;
+            }
+            for k in 0..s.off.len() {
+                let mut fewer = settings.to_vec();
+                fewer[i].off.remove(k);
+                out.push(with(fewer));
+            }
+        }
+        out
+    }
+
+    fn planted_fault(&self) -> lancet_core::fault::Fault {
+        lancet_core::fault::Fault::DropRowUnderDefaultKnobs { period: 5 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lancet_core::Value;
+
+    fn case(settings: Vec<KnobSetting>) -> Case {
+        Case::new(
+            "knobs",
+            Select::default(),
+            CaseInputs::Settings { settings },
+        )
+    }
+
+    #[test]
+    fn each_configuration_is_compared_with_the_defaults() {
+        let c = case(vec![
+            KnobSetting::defaults(),
+            KnobSetting::with_off(&["a"]),
+            KnobSetting::with_off(&["b", "c"]),
+        ]);
+        let queries = Knobs.queries(&c).expect("builds");
+        assert_eq!(queries.len(), 3);
+        assert_eq!(queries[2].context.knobs.off, vec!["b", "c"]);
+        let row = |v| vec![Value::Integer(v)];
+        let same = vec![
+            vec![row(1), row(2)],
+            vec![row(2), row(1)],
+            vec![row(1), row(2)],
+        ];
+        assert!(matches!(
+            Knobs.compare(&c, &same),
+            Ok(Verdict::Agree { nonempty: true })
+        ));
+        let third_differs = vec![vec![row(1)], vec![row(1)], vec![row(1), row(1)]];
+        match Knobs.compare(&c, &third_differs) {
+            Ok(Verdict::Disagree(d)) => assert_eq!(d.row_counts, vec![1, 2]),
+            other => panic!("expected a disagreement, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn shrinking_turns_knobs_back_on_one_at_a_time() {
+        let c = case(vec![
+            KnobSetting::defaults(),
+            KnobSetting::with_off(&["a", "b"]),
+        ]);
+        let settings: Vec<Vec<KnobSetting>> = Knobs
+            .shrink(&c)
+            .into_iter()
+            .filter_map(|v| v.settings().ok().map(|s| s.to_vec()))
+            .collect();
+        assert!(settings.contains(&vec![
+            KnobSetting::defaults(),
+            KnobSetting::with_off(&["b"])
+        ]));
+        assert!(settings.contains(&vec![
+            KnobSetting::defaults(),
+            KnobSetting::with_off(&["a"])
+        ]));
+    }
+}
