@@ -103,7 +103,7 @@ pub fn signature(f: &Finding, dialect: Dialect) -> String {
         f.relation.as_deref().unwrap_or("")
     );
     match (f.kind, &f.case) {
-        (FindingKind::Logic, Some(case)) => {
+        (kind, Some(case)) if kind.is_relation() => {
             let mut json = serde_json::to_value(case).unwrap_or(Json::Null);
             abstract_json(&mut json);
             key.push_str(&json.to_string());

@@ -28,6 +28,9 @@ pub enum FindingKind {
     /// A statement neither finished within its time limit nor answered a
     /// cancel request: the DBMS hung.
     Hang,
+    /// Two queries returned the same rows, but one took far longer than
+    /// its equivalent (the performance oracle).
+    Performance,
 }
 
 impl FindingKind {
@@ -37,7 +40,14 @@ impl FindingKind {
             FindingKind::UnexpectedError => "unexpected-error",
             FindingKind::Crash => "crash",
             FindingKind::Hang => "hang",
+            FindingKind::Performance => "performance",
         }
+    }
+
+    /// Findings of an oracle's relation: replayed, confirmed and
+    /// deduplicated through the oracle's case.
+    pub fn is_relation(self) -> bool {
+        matches!(self, FindingKind::Logic | FindingKind::Performance)
     }
 }
 
@@ -144,6 +154,9 @@ pub struct Finding {
     /// off alone flips the result (see `localize::knobs_that_flip`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flipped_by_knobs: Vec<String>,
+    /// Performance findings: the median times of the equivalent queries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<lancet_core::oracle::Timing>,
 }
 
 /// How a reduced finding came about.
@@ -190,6 +203,7 @@ impl Finding {
             signature: None,
             hidden_by_knobs: Vec::new(),
             flipped_by_knobs: Vec::new(),
+            timing: None,
         }
     }
 
@@ -203,13 +217,31 @@ impl Finding {
         disagreement: Disagreement,
         ran: &[RanQuery],
     ) -> Finding {
+        let mut queries = found_queries(source.provider, ran);
+        let kind = if disagreement.timing.is_some() {
+            // Both plans go into the reproducer: each query's first run is
+            // preceded by the dialect's EXPLAIN of it.
+            if let Some(prefix) = source.provider.dialect().rules().explain_prefix() {
+                let mut explained: Vec<QueryContext> = Vec::new();
+                for q in &mut queries {
+                    if !explained.contains(&q.context) {
+                        explained.push(q.context.clone());
+                        q.client_lines.push(format!("{prefix}{};", q.sql));
+                    }
+                }
+            }
+            FindingKind::Performance
+        } else {
+            FindingKind::Logic
+        };
         Finding {
             oracle: Some(case.oracle.clone()),
             relation: Some(disagreement.relation),
-            queries: found_queries(source.provider, ran),
+            queries,
             diff: Some(disagreement.diff),
             case: Some(case),
-            ..Finding::new(source, FindingKind::Logic, origin, setup)
+            timing: disagreement.timing,
+            ..Finding::new(source, kind, origin, setup)
         }
     }
 
@@ -368,6 +400,19 @@ impl Finding {
                 self.oracle.as_deref().unwrap_or("?"),
                 count(&self.queries, 0),
                 count(&self.queries, 1)
+            ),
+            FindingKind::Performance => format!(
+                "{} found a slow plan: {}",
+                self.oracle.as_deref().unwrap_or("?"),
+                self.timing
+                    .as_ref()
+                    .map(|t| t
+                        .medians_ms
+                        .iter()
+                        .map(|(role, ms)| format!("{ms:.0} ms {role}"))
+                        .collect::<Vec<_>>()
+                        .join(" vs "))
+                    .unwrap_or_default()
             ),
             FindingKind::UnexpectedError | FindingKind::Crash | FindingKind::Hang => format!(
                 "{}: {}",

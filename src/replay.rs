@@ -55,7 +55,7 @@ pub fn replay_with_knobs_off(
         })?;
     }
     match finding.kind {
-        FindingKind::Logic => {
+        FindingKind::Logic | FindingKind::Performance => {
             let (oracle, case) = oracle_and_case(finding)?;
             let counts = |queries: &[lancet_core::RanQuery]| {
                 queries
@@ -152,7 +152,7 @@ pub fn oracle_and_case(finding: &Finding) -> anyhow::Result<(Box<dyn Oracle>, &C
 /// hand edit, a record of another oracle) would be judged under the wrong
 /// relation.
 pub fn check_case(finding: &Finding, dialect: lancet_core::Dialect) -> anyhow::Result<()> {
-    if finding.kind != FindingKind::Logic {
+    if !finding.kind.is_relation() {
         return Ok(());
     }
     let name = finding.oracle.as_deref().unwrap_or("none");

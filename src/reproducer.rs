@@ -95,6 +95,18 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
     if let Some(r) = &f.relation {
         line(&format!("relation that broke: {r}"));
     }
+    if let Some(t) = &f.timing {
+        let medians: Vec<String> = t
+            .medians_ms
+            .iter()
+            .map(|(role, ms)| format!("{ms:.1} ms {role}"))
+            .collect();
+        line(&format!(
+            "median times over {} runs each: {} (each query's EXPLAIN precedes its first run below)",
+            t.runs,
+            medians.join(", ")
+        ));
+    }
     for (i, q) in f.queries.iter().enumerate() {
         if let Some(c) = q.row_count {
             line(&format!("query {} ({}): {c} rows", i + 1, q.role));

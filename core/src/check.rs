@@ -71,6 +71,7 @@ pub fn run_check_with_knobs_off(
         }
     }
     let mut results = Vec::with_capacity(queries.len());
+    let mut times = Vec::with_capacity(queries.len());
     let mut ran = Vec::with_capacity(queries.len());
     let mut failed = None;
     // Consecutive queries under one knob setting run as one batch (one
@@ -91,7 +92,11 @@ pub fn run_check_with_knobs_off(
             .iter()
             .map(|q| q.query.to_sql(session.dialect()))
             .collect();
+        let before = session.stats.dbms_time;
         let outcomes = session.query_many(&sqls);
+        // A batch is one round trip: its time is shared by its queries
+        // (the performance oracle runs one query per batch).
+        let each = (session.stats.dbms_time.saturating_sub(before)) / (sqls.len().max(1) as u32);
         for ((q, sql), outcome) in batch.iter().zip(sqls).zip(outcomes) {
             match outcome {
                 Ok(rows) => {
@@ -102,6 +107,7 @@ pub fn run_check_with_knobs_off(
                         rows: rows.len(),
                     });
                     results.push(rows);
+                    times.push(each);
                 }
                 Err(e) => {
                     failed = Some(e);
@@ -119,7 +125,7 @@ pub fn run_check_with_knobs_off(
         (Some(e), _) | (None, Err(e)) => return Ok(CheckOutcome::Failed(e)),
         (None, Ok(())) => {}
     }
-    Ok(match oracle.compare(case, &results)? {
+    Ok(match oracle.compare_timed(case, &results, &times)? {
         Verdict::Agree { nonempty } => CheckOutcome::Agreed {
             nonempty,
             queries: ran,

@@ -26,7 +26,14 @@ pub enum Fault {
     /// of an optimization, which turning off any knob hides (for testing
     /// root-cause localization).
     DropRowUnderDefaultKnobs { period: u64 },
+    /// Sleeps 200 ms in one query in `period` while every knob is on: a
+    /// default plan that is slow but right, which only the performance
+    /// oracle sees.
+    SleepUnderDefaultKnobs { period: u64 },
 }
+
+/// How long [`Fault::SleepUnderDefaultKnobs`] sleeps.
+pub const PLANTED_SLEEP: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Fault {
     pub fn parse(name: &str) -> Option<Fault> {
@@ -36,6 +43,7 @@ impl Fault {
             "miscount" => Some(Fault::Miscount { period: 3 }),
             "drop-row-off-twins" => Some(Fault::DropRowOffTwins { period: 3 }),
             "drop-row-under-default-knobs" => Some(Fault::DropRowUnderDefaultKnobs { period: 5 }),
+            "sleep-under-default-knobs" => Some(Fault::SleepUnderDefaultKnobs { period: 3 }),
             _ => None,
         }
     }
@@ -47,6 +55,7 @@ impl Fault {
             Fault::Miscount { .. } => "miscount",
             Fault::DropRowOffTwins { .. } => "drop-row-off-twins",
             Fault::DropRowUnderDefaultKnobs { .. } => "drop-row-under-default-knobs",
+            Fault::SleepUnderDefaultKnobs { .. } => "sleep-under-default-knobs",
         }
     }
 }
@@ -102,6 +111,11 @@ impl<C: Connection> Connection for FaultyConnection<C> {
             Fault::DropRowUnderDefaultKnobs { period } => {
                 if !rows.is_empty() && !self.knobs_off && hit(period) {
                     rows.remove(0);
+                }
+            }
+            Fault::SleepUnderDefaultKnobs { period } => {
+                if !self.knobs_off && !sql.starts_with("EXPLAIN") && hit(period) {
+                    std::thread::sleep(PLANTED_SLEEP);
                 }
             }
             Fault::DropRowOffTwins { period } => {

@@ -89,6 +89,20 @@ pub struct Disagreement {
     pub row_counts: Vec<usize>,
     /// The rows that differ (for value comparisons: the two values as one-column rows).
     pub diff: RowDiff,
+    /// A performance finding: the queries returned the same rows, but one
+    /// took far longer than its equivalent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
+}
+
+/// How far apart the run times of two equivalent queries were: the
+/// median of several runs of each, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// Per query role, its median time.
+    pub medians_ms: Vec<(String, f64)>,
+    /// How many runs each median is of.
+    pub runs: usize,
 }
 
 /// The outcome of comparing an oracle's results.
@@ -132,6 +146,16 @@ pub trait Oracle: Send + Sync {
     /// Checks the relation on the results of [`Oracle::queries`], in order
     /// (as many results as queries).
     fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError>;
+    /// [`Oracle::compare`] with the time each query took inside the DBMS,
+    /// for oracles whose relation is about time (the performance oracle).
+    fn compare_timed(
+        &self,
+        case: &Case,
+        results: &[Vec<Row>],
+        _times: &[std::time::Duration],
+    ) -> Result<Verdict, CaseError> {
+        self.compare(case, results)
+    }
     /// The cases one simplification step away from `case` whose queries
     /// still stand in this oracle's relation by construction, for the
     /// reducer (see [`crate::shrink`]). Empty by default: an oracle that

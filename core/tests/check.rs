@@ -76,6 +76,7 @@ impl Oracle for UnderKnobs {
                 relation: "equal under every setting".into(),
                 row_counts: vec![results[0].len(), results[1].len()],
                 diff: lancet_core::compare::multiset_diff(&results[0], &results[1]),
+                timing: None,
             })
         })
     }

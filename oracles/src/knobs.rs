@@ -46,6 +46,14 @@ fn role(setting: &KnobSetting) -> String {
     }
 }
 
+/// The case's query, to run under `setting`.
+pub(crate) fn query_under(case: &Case, setting: &KnobSetting, role: String) -> OracleQuery {
+    OracleQuery::new(&role, Query::select(case.query.clone())).with_context(QueryContext {
+        knobs: setting.clone(),
+        ..QueryContext::default()
+    })
+}
+
 /// A random configuration: one knob off most often, a few, or all.
 fn draw_setting(rng: &mut lancet_core::Rng, names: &[&str]) -> KnobSetting {
     let n = match rng.random_range(0..100) {
@@ -60,11 +68,49 @@ fn draw_setting(rng: &mut lancet_core::Rng, names: &[&str]) -> KnobSetting {
     KnobSetting::with_off(&off)
 }
 
+/// The defaults and up to `alternatives` configurations whose plans for
+/// `query` differ from the defaults' and from each other's, drawn from a
+/// few candidates whose plans are read in one go; every plan read counts
+/// towards plan coverage. `None` if no configuration changes the plan.
+/// Where plans cannot be read (the dialect has no EXPLAIN, or it fails:
+/// the query itself will say why), one drawn configuration, unguided.
+pub(crate) fn plan_guided_settings(
+    cx: &mut GenerateContext<'_>,
+    query: &Query,
+    alternatives: usize,
+) -> Option<Vec<KnobSetting>> {
+    let names: Vec<String> = cx.knobs.iter().map(|k| k.name.clone()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut candidates = vec![KnobSetting::defaults()];
+    for _ in 0..CANDIDATES {
+        let setting = draw_setting(cx.rng, &names);
+        if !candidates.contains(&setting) {
+            candidates.push(setting);
+        }
+    }
+    let plans = cx.data.plans(query, &candidates);
+    if plans[0].is_none() {
+        candidates.truncate(2);
+        return Some(candidates);
+    }
+    let mut seen: Vec<&String> = Vec::new();
+    let mut settings = Vec::new();
+    for (setting, plan) in candidates.into_iter().zip(&plans) {
+        let Some(plan) = plan else { continue };
+        cx.plans.record(plan);
+        if !seen.contains(&plan) && settings.len() <= alternatives {
+            seen.push(plan);
+            settings.push(setting);
+        }
+    }
+    (settings.len() >= 2).then_some(settings)
+}
+
 impl Knobs {
     /// The query of a check: a select list, joins and subqueries as the
     /// generator makes them, an optional WHERE, and DISTINCT, GROUP BY or
     /// aggregates in a share of them.
-    fn query(&self, cx: &mut GenerateContext<'_>) -> Option<Select> {
+    pub(crate) fn query(&self, cx: &mut GenerateContext<'_>) -> Option<Select> {
         let rng = &mut *cx.rng;
         let generator = &mut *cx.generator;
         let (from, scope) = generator.from_clause(rng);
@@ -142,42 +188,9 @@ impl Oracle for Knobs {
         if cx.knobs.is_empty() {
             return None;
         }
-        let names: Vec<String> = cx.knobs.iter().map(|k| k.name.clone()).collect();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let select = self.query(cx)?;
         let query = Query::select(select.clone());
-        // The defaults and a few distinct candidates, whose plans are read
-        // in one go; the candidates run whose plans differ.
-        let mut candidates = vec![KnobSetting::defaults()];
-        for _ in 0..CANDIDATES {
-            let setting = draw_setting(cx.rng, &names);
-            if !candidates.contains(&setting) {
-                candidates.push(setting);
-            }
-        }
-        let plans = cx.data.plans(&query, &candidates);
-        let settings = if plans[0].is_none() {
-            // Unguided: the dialect reads no plans, or EXPLAIN fails (the
-            // query itself will say why).
-            candidates.truncate(2);
-            candidates
-        } else {
-            let mut seen: Vec<&String> = Vec::new();
-            let mut settings = Vec::new();
-            for (setting, plan) in candidates.into_iter().zip(&plans) {
-                let Some(plan) = plan else { continue };
-                cx.plans.record(plan);
-                if !seen.contains(&plan) && settings.len() <= MAX_CONFIGURATIONS {
-                    seen.push(plan);
-                    settings.push(setting);
-                }
-            }
-            if settings.len() < 2 {
-                // No configuration changes the plan: nothing to compare.
-                return None;
-            }
-            settings
-        };
+        let settings = plan_guided_settings(cx, &query, MAX_CONFIGURATIONS)?;
         Some(Case::new(
             self.name(),
             select,
@@ -193,14 +206,7 @@ impl Oracle for Knobs {
         }
         Ok(settings
             .iter()
-            .map(|s| {
-                OracleQuery::new(&role(s), Query::select(case.query.clone())).with_context(
-                    QueryContext {
-                        knobs: s.clone(),
-                        ..QueryContext::default()
-                    },
-                )
-            })
+            .map(|s| query_under(case, s, role(s)))
             .collect())
     }
 

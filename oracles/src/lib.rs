@@ -5,6 +5,7 @@ pub mod dist_vs_local;
 pub mod knobs;
 pub mod norec;
 mod partition;
+pub mod perf;
 pub mod pqs;
 pub mod tlp_aggregate;
 pub mod tlp_distinct;
@@ -33,6 +34,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(pqs::Pqs), 2),
         entry(Box::new(dist_vs_local::DistVsLocal), 3),
         entry(Box::new(knobs::Knobs), 2),
+        entry(Box::new(perf::Perf), 1),
     ]
 }
 

@@ -112,6 +112,7 @@ impl Oracle for NoRec {
                 only_in_first: optimized.iter().map(|r| (r.clone(), 1)).collect(),
                 only_in_second: reference.iter().map(|r| (r.clone(), 1)).collect(),
             },
+            timing: None,
         }))
     }
 }

@@ -143,6 +143,7 @@ pub fn verdict_from_diff(relation: &str, results: &[Vec<Row>], diff: RowDiff) ->
             relation: relation.to_string(),
             row_counts: vec![results[0].len(), results[1].len()],
             diff,
+            timing: None,
         })
     }
 }

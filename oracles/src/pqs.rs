@@ -263,6 +263,7 @@ impl Oracle for Pqs {
                 only_in_first: vec![],
                 only_in_second: vec![(pivot.clone(), 1)],
             },
+            timing: None,
         }))
     }
 }

@@ -156,6 +156,11 @@ impl<'a> Reducer<'a> {
     pub fn reduce(&self, original: &Finding, from_file: &str) -> anyhow::Result<Reduction> {
         let logic = match original.kind {
             FindingKind::Logic => Some(crate::replay::oracle_and_case(original)?),
+            FindingKind::Performance => {
+                anyhow::bail!(
+                    "a performance finding is not reduced: each candidate would be timed, slowly and with noise"
+                )
+            }
             _ => None,
         };
         let target = match original.kind {
@@ -181,6 +186,7 @@ impl<'a> Reducer<'a> {
                     .unwrap_or_default(),
             },
             FindingKind::Crash => Target::Crash,
+            FindingKind::Performance => anyhow::bail!("a performance finding is not reduced"),
             FindingKind::Hang => {
                 anyhow::bail!("a hang is not reduced: each candidate could hang the server again")
             }

@@ -45,8 +45,11 @@ pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyh
         if finding.confirmed {
             let written = writer.promote(&pending, &finding, comment, &client)?;
             file_finding(shared, &finding, &written)?;
+            // A performance finding is not reduced (each candidate would
+            // be timed, slowly and with noise); its reproducer is whole.
+            let reducible = finding.kind != FindingKind::Performance;
             if let Some(queue) = &*shared.reductions.lock().unwrap_or_else(|e| e.into_inner()) {
-                if queue.len() < MAX_QUEUED_REDUCTIONS {
+                if reducible && queue.len() < MAX_QUEUED_REDUCTIONS {
                     let _ = queue.send(ReduceWork {
                         finding: finding.clone(),
                         written: written.clone(),
