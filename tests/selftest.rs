@@ -26,8 +26,15 @@ fn every_oracle_catches_its_planted_fault() {
         assert!(checks <= 2000, "{name} needed {checks} checks");
         let reproducer = std::path::Path::new(fields[4]);
         let script = std::fs::read_to_string(reproducer).unwrap();
+        // The SQL runs as a whole; `.testctrl` lines (knob settings) are
+        // the sqlite3 shell's own commands.
+        let sql: String = script
+            .lines()
+            .filter(|l| !l.starts_with('.'))
+            .map(|l| format!("{l}\n"))
+            .collect();
         let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch(&script)
+        conn.execute_batch(&sql)
             .unwrap_or_else(|e| panic!("{} does not run: {e}", reproducer.display()));
     }
 }
