@@ -73,11 +73,20 @@ fn statement_logs_of_clean_databases_are_bounded() {
         "{} statement logs kept of about 100 databases",
         files.len()
     );
-    // The newest are the ones kept.
-    assert!(
-        files
-            .iter()
-            .any(|f| f.ends_with("t0-d99.sql") || f.ends_with("t0-d100.sql")),
-        "{files:?}"
+    // The newest are the ones kept: consecutive databases at the end of
+    // the run (about a hundred; oracles that draw no case in some checks
+    // make it a few more).
+    let index = |f: &std::path::PathBuf| -> u64 {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        name.trim_start_matches("t0-d")
+            .trim_end_matches(".sql")
+            .parse()
+            .unwrap()
+    };
+    let indices: Vec<u64> = files.iter().map(index).collect();
+    let (lo, hi) = (
+        *indices.iter().min().unwrap(),
+        *indices.iter().max().unwrap(),
     );
+    assert!(hi >= 90 && hi - lo < 20, "{files:?}");
 }
