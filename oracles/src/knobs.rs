@@ -21,8 +21,9 @@
 use crate::partition::{item, multiset_verdict, some_columns, verdict_from_diff};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, Expr, GenerateContext, ItemPolicy, KnobSetting,
-    Oracle, OracleQuery, Query, QueryContext, Row, Select, Verdict,
+    Case, CaseError, CaseInputs, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext,
+    ItemPolicy, KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row, Select, SelectItem,
+    SetOperator, TableFactor, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -108,8 +109,9 @@ pub(crate) fn plan_guided_settings(
 
 impl Knobs {
     /// The query of a check: a select list, joins and subqueries as the
-    /// generator makes them, an optional WHERE, and DISTINCT, GROUP BY or
-    /// aggregates in a share of them.
+    /// generator makes them, an optional WHERE, and DISTINCT, GROUP BY,
+    /// aggregates or a set operation (read as a derived table) in a share
+    /// of them.
     pub(crate) fn query(&self, cx: &mut GenerateContext<'_>) -> Option<Select> {
         let rng = &mut *cx.rng;
         let generator = &mut *cx.generator;
@@ -128,14 +130,14 @@ impl Knobs {
         let columns = some_columns(rng, &scope, 3);
         match rng.random_range(0..100) {
             // Plain rows, sometimes with a computed column.
-            0..55 => {
+            0..50 => {
                 let mut items: Vec<Expr> = columns;
                 if rng.random_bool(0.4) {
                     items.push(generator.expression(rng, &scope));
                 }
                 select.items = items.into_iter().map(item).collect();
             }
-            55..70 => {
+            50..63 => {
                 select.distinct = true;
                 select.items = columns
                     .into_iter()
@@ -143,7 +145,7 @@ impl Knobs {
                     .collect();
             }
             // Groups: exact keys, a count, and MIN or MAX of a column.
-            70..90 => {
+            63..80 => {
                 let keys: Vec<Expr> = columns
                     .into_iter()
                     .take(2)
@@ -158,6 +160,47 @@ impl Knobs {
                 }
                 select.items = items.into_iter().map(item).collect();
                 select.group_by = keys;
+            }
+            // A set operation of two filters of the same rows, read as a
+            // derived table (exact forms: UNION, INTERSECT and EXCEPT keep
+            // one of equal values).
+            90..100 => {
+                let from = select.from.take()?;
+                let arm = |generator: &mut dyn lancet_core::QueryGenerator,
+                           rng: &mut lancet_core::Rng| Select {
+                    items: columns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| SelectItem::Expr {
+                            expr: generator.with_exact_equality(c.clone()),
+                            alias: Some(format!("c{i}")),
+                        })
+                        .collect(),
+                    from: Some(from.clone()),
+                    selection: Some(generator.predicate(rng, &scope)),
+                    ..Select::default()
+                };
+                let arms = vec![arm(generator, rng), arm(generator, rng)];
+                let op = *[
+                    SetOperator::Union,
+                    SetOperator::UnionAll,
+                    SetOperator::Intersect,
+                    SetOperator::Except,
+                ]
+                .choose(rng)?;
+                select.selection = None;
+                select.from = Some(FromClause {
+                    first: TableFactor::Derived {
+                        query: Box::new(Query::set_operation(op, arms)),
+                        alias: "u".into(),
+                        lateral: false,
+                        form: DerivedForm::Subquery,
+                    },
+                    joins: vec![],
+                });
+                select.items = (0..columns.len())
+                    .map(|i| item(Expr::column(Some("u"), &format!("c{i}"))))
+                    .collect();
             }
             // One row of aggregates over everything.
             _ => {
