@@ -252,6 +252,18 @@ impl Index {
         self.entries.get(sig).map_or(0, |e| e.count)
     }
 
+    /// How many findings of `sig` there are besides the one written at
+    /// `unreduced`, which stays counted under its unreduced signature until
+    /// its reduction is filed: when reduction keeps the signature, that
+    /// finding must not count against itself.
+    pub fn count_besides(&self, sig: &str, unreduced: &Path) -> u64 {
+        let own = self
+            .provisional
+            .get(unreduced)
+            .is_some_and(|old| old == sig);
+        self.count(sig).saturating_sub(u64::from(own))
+    }
+
     /// Flood control after reduction: the finding written at `unreduced`
     /// reduced to signature `sig`, which is past the limit. Its provisional
     /// entry goes; it is counted under `sig` as not written (the caller

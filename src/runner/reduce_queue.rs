@@ -77,7 +77,7 @@ pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Dur
             if let Some(limit) = shared.options.flood_limit {
                 let sig = crate::dedup::signature(&f, dialect);
                 let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
-                if index.count(&sig) >= limit {
+                if index.count_besides(&sig, &work.written.sql) >= limit {
                     index.flood_reduced(&sig, &work.written.sql)?;
                     let _ = std::fs::remove_file(&work.written.sql);
                     let _ = std::fs::remove_file(&work.written.json);
