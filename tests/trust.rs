@@ -186,10 +186,14 @@ fn a_createdb_role_with_autovacuum_and_a_parked_superuser_runs_3_minutes() {
     );
     // A superuser session parks in lancet's current database: a
     // CREATEDB-only role may not end it, so that database cannot be dropped.
-    let parked_in = eventually(Duration::from_secs(30), "a lancet database", || {
-        pg.databases("lancet_").ok()?.into_iter().next()
+    // (Databases come and go quickly: a park that reached a database lancet
+    // was just dropping ends at once, and the next database is tried.)
+    let (parked_in, mut parked) = eventually(Duration::from_secs(60), "a parked session", || {
+        let database = pg.databases("lancet_").ok()?.into_iter().next()?;
+        let mut parked = pg.park(&database, 600).ok()?;
+        std::thread::sleep(Duration::from_secs(2));
+        parked.is_running().then_some((database, parked))
     });
-    let mut parked = pg.park(&parked_in, 600).unwrap();
     let out = wait_within(child, Duration::from_secs(230));
     assert!(parked.is_running(), "the parked session ended early");
     let stdout = String::from_utf8_lossy(&out.stdout);
