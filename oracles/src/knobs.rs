@@ -69,13 +69,28 @@ fn draw_setting(rng: &mut lancet_core::Rng, names: &[&str]) -> KnobSetting {
     KnobSetting::with_off(&off)
 }
 
+/// A case of oracle `oracle`: a query from [`Knobs::query`] and the
+/// defaults with up to `alternatives` configurations that change its plan.
+pub(crate) fn plan_guided_case(
+    oracle: &str,
+    cx: &mut GenerateContext<'_>,
+    alternatives: usize,
+) -> Option<Case> {
+    if cx.knobs.is_empty() {
+        return None;
+    }
+    let select = Knobs.query(cx)?;
+    let settings = plan_guided_settings(cx, &Query::select(select.clone()), alternatives)?;
+    Some(Case::new(oracle, select, CaseInputs::Settings { settings }))
+}
+
 /// The defaults and up to `alternatives` configurations whose plans for
 /// `query` differ from the defaults' and from each other's, drawn from a
 /// few candidates whose plans are read in one go; every plan read counts
 /// towards plan coverage. `None` if no configuration changes the plan.
 /// Where plans cannot be read (the dialect has no EXPLAIN, or it fails:
 /// the query itself will say why), one drawn configuration, unguided.
-pub(crate) fn plan_guided_settings(
+fn plan_guided_settings(
     cx: &mut GenerateContext<'_>,
     query: &Query,
     alternatives: usize,
@@ -228,17 +243,7 @@ impl Oracle for Knobs {
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
-        if cx.knobs.is_empty() {
-            return None;
-        }
-        let select = self.query(cx)?;
-        let query = Query::select(select.clone());
-        let settings = plan_guided_settings(cx, &query, MAX_CONFIGURATIONS)?;
-        Some(Case::new(
-            self.name(),
-            select,
-            CaseInputs::Settings { settings },
-        ))
+        plan_guided_case(self.name(), cx, MAX_CONFIGURATIONS)
     }
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {

@@ -12,13 +12,12 @@
 //! then confirmed by timing the pair again on a fresh database. Results
 //! that differ are a logic finding, as for the knob differential.
 
-use crate::knobs::{plan_guided_settings, query_under, Knobs};
+use crate::knobs::{plan_guided_case, query_under};
 use crate::partition::{multiset_verdict, verdict_from_diff};
 use lancet_core::compare::{multiset_diff, RowDiff};
 use lancet_core::oracle::Timing;
 use lancet_core::{
-    Case, CaseError, CaseInputs, Disagreement, GenerateContext, KnobSetting, Oracle, OracleQuery,
-    Query, Row, Verdict,
+    Case, CaseError, Disagreement, GenerateContext, KnobSetting, Oracle, OracleQuery, Row, Verdict,
 };
 use std::time::Duration;
 
@@ -58,16 +57,7 @@ impl Oracle for Perf {
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
-        if cx.knobs.is_empty() {
-            return None;
-        }
-        let select = Knobs.query(cx)?;
-        let settings = plan_guided_settings(cx, &Query::select(select.clone()), 1)?;
-        Some(Case::new(
-            self.name(),
-            select,
-            CaseInputs::Settings { settings },
-        ))
+        plan_guided_case(self.name(), cx, 1)
     }
 
     /// The two configurations alternately, [`RUNS`] times each.
@@ -149,7 +139,7 @@ impl Oracle for Perf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{Select, Value};
+    use lancet_core::{CaseInputs, Select, Value};
 
     fn case() -> Case {
         Case::new(

@@ -181,3 +181,26 @@ pub fn literal(rng: &mut Rng, hint: Option<Affinity>) -> Value {
         _ => Value::Boolean(rng.random_bool(0.5)),
     }
 }
+
+/// `expr LIKE pattern [ESCAPE c]` or `expr GLOB pattern`, perhaps negated.
+/// GLOB takes no ESCAPE (it parses, then fails: glob() has two arguments).
+pub fn like(
+    rng: &mut Rng,
+    glob: bool,
+    expr: lancet_core::Expr,
+    pattern: lancet_core::Expr,
+) -> lancet_core::Expr {
+    let escape = (!glob && rng.random_bool(0.2))
+        .then(|| Box::new(lancet_core::Expr::Literal(Value::Text(escape_char(rng)))));
+    lancet_core::Expr::Like {
+        kind: if glob {
+            lancet_core::LikeKind::Glob
+        } else {
+            lancet_core::LikeKind::Like
+        },
+        expr: Box::new(expr),
+        pattern: Box::new(pattern),
+        escape,
+        negated: rng.random_bool(0.3),
+    }
+}

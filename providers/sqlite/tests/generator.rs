@@ -304,6 +304,22 @@ fn generated_sql_covers_the_features() {
         .any(|l| l.starts_with("CREATE INDEX") && l.contains(" ((")));
 }
 
+/// How many rows `from` has (`None` where counting them fails).
+fn rows_of(session: &mut Session, from: lancet_core::FromClause) -> Option<u64> {
+    let count = Query::select(Select {
+        items: vec![SelectItem::Expr {
+            expr: lancet_core::Expr::CountStar,
+            alias: None,
+        }],
+        from: Some(from),
+        ..Select::default()
+    });
+    match session.query(&count).ok()?.first()?.first()? {
+        lancet_core::Value::Integer(n) => u64::try_from(*n).ok(),
+        _ => None,
+    }
+}
+
 /// The cost model: most FROM clauses read at most a few hundred rows, a
 /// share reads more on purpose, and three-factor FROM clauses are still
 /// generated (over small tables, or as heavy queries).
@@ -321,23 +337,12 @@ fn the_cost_model_bounds_most_from_clauses_and_keeps_heavy_ones() {
             if from.joins.len() == 2 {
                 three_factors += 1;
             }
-            let count = Query::select(Select {
-                items: vec![SelectItem::Expr {
-                    expr: lancet_core::Expr::CountStar,
-                    alias: None,
-                }],
-                from: Some(from),
-                ..Select::default()
-            });
-            let Ok(rows) = session.query(&count) else {
-                continue;
-            };
-            let Some(lancet_core::Value::Integer(n)) = rows.first().and_then(|r| r.first()) else {
+            let Some(n) = rows_of(&mut session, from) else {
                 continue;
             };
             total += 1;
             // Outer joins may add the unmatched rows of each side.
-            if *n as u64 <= 2 * lancet_sqlite::query_gen::LIGHT_ROWS {
+            if n <= 2 * lancet_sqlite::query_gen::LIGHT_ROWS {
                 light += 1;
             } else {
                 over += 1;
@@ -371,22 +376,10 @@ fn feedback_draws_from_clauses_that_saw_rows_again() {
             let mut generator = generated.query_generator();
             for _ in 0..150 {
                 let (from, _) = generator.from_clause(&mut rng);
-                let count = Query::select(Select {
-                    items: vec![SelectItem::Expr {
-                        expr: lancet_core::Expr::CountStar,
-                        alias: None,
-                    }],
-                    from: Some(from),
-                    ..Select::default()
-                });
-                let rows = match session.query(&count) {
-                    Ok(rows) => rows,
-                    Err(_) => continue,
+                let Some(n) = rows_of(&mut session, from) else {
+                    continue;
                 };
-                let saw_rows = !matches!(
-                    rows.first().and_then(|r| r.first()),
-                    Some(lancet_core::Value::Integer(0))
-                );
+                let saw_rows = n > 0;
                 generator.check_ended(with_feedback == 1 && saw_rows);
                 share.0 += u32::from(saw_rows);
                 share.1 += 1;

@@ -14,8 +14,8 @@ use crate::operators;
 use crate::types::{self, affinity, Affinity};
 use lancet_core::schema::{Relation, RelationKind};
 use lancet_core::{
-    BinaryOp, Expr, FromClause, LikeKind, Query, Rng, Schema, ScopeColumn, Select, SelectItem,
-    TableFactor, Value,
+    BinaryOp, Expr, FromClause, Query, Rng, Schema, ScopeColumn, Select, SelectItem, TableFactor,
+    Value,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -325,16 +325,7 @@ impl<'s> ExprGen<'s> {
         } else {
             self.operand(rng, cols, depth)
         };
-        // GLOB takes no ESCAPE (it parses, then fails: glob() has two arguments).
-        let escape = (!glob && rng.random_bool(0.2))
-            .then(|| Box::new(Expr::Literal(Value::Text(literals::escape_char(rng)))));
-        Expr::Like {
-            kind: if glob { LikeKind::Glob } else { LikeKind::Like },
-            expr: Box::new(expr),
-            pattern: Box::new(pattern),
-            escape,
-            negated: rng.random_bool(0.3),
-        }
+        literals::like(rng, glob, expr, pattern)
     }
 
     // ---- expressions -------------------------------------------------

@@ -12,7 +12,7 @@ use crate::functions::{self, Function, Shape};
 use crate::literals;
 use crate::operators;
 use crate::types::{self, Affinity};
-use lancet_core::{BinaryOp, Expr, LikeKind, Rng, UnaryOp, Value};
+use lancet_core::{BinaryOp, Expr, Rng, UnaryOp, Value};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -263,15 +263,7 @@ impl<'c> PqsGen<'c> {
         } else {
             self.operand(rng, depth)
         };
-        let escape = (!glob && rng.random_bool(0.2))
-            .then(|| Box::new(Expr::Literal(Value::Text(literals::escape_char(rng)))));
-        Expr::Like {
-            kind: if glob { LikeKind::Glob } else { LikeKind::Like },
-            expr: Box::new(expr),
-            pattern: Box::new(pattern),
-            escape,
-            negated: rng.random_bool(0.3),
-        }
+        literals::like(rng, glob, expr, pattern)
     }
 
     // ---- expressions -------------------------------------------------
