@@ -54,9 +54,11 @@ fn eventually<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>) 
 struct Stopped(u32);
 
 impl Stopped {
-    fn first_lancet_backend(pg: &PgServer) -> Stopped {
-        let pid = eventually(Duration::from_secs(30), "a lancet backend", || {
-            pg.backends("lancet", "lancet_").ok()?.first().copied()
+    /// Stops a backend in the middle of a statement (one idle at that
+    /// moment may have finished its database and never be used again).
+    fn busy_lancet_backend(pg: &PgServer) -> Stopped {
+        let pid = eventually(Duration::from_secs(30), "a busy lancet backend", || {
+            pg.busy_backends("lancet", "lancet_").ok()?.first().copied()
         });
         signal(pid, "STOP");
         Stopped(pid)
@@ -253,7 +255,7 @@ fn a_stopped_backend_is_a_hang_finding_the_run_goes_on_and_signals_end_it() {
             ],
             &[],
         );
-        let stopped = Stopped::first_lancet_backend(&pg);
+        let mut stopped = Stopped::busy_lancet_backend(&pg);
         if sig == "INT" {
             // The hang is found, and the run goes on with new databases.
             let run = eventually(Duration::from_secs(30), "the run directory", || {
@@ -262,10 +264,25 @@ fn a_stopped_backend_is_a_hang_finding_the_run_goes_on_and_signals_end_it() {
                     .next()
                     .map(|e| e.unwrap().path())
             });
-            eventually(Duration::from_secs(30), "a hang finding", || {
-                kinds_of_findings(&run)
-                    .contains(&"hang".to_string())
-                    .then_some(())
+            // A statement may end between the look at pg_stat_activity and
+            // the SIGSTOP, and be its database's last: then the backend is
+            // continued and another one stopped.
+            let mut attempts = 0;
+            eventually(Duration::from_secs(90), "a hang finding", || {
+                let hang_at = Instant::now() + Duration::from_secs(25);
+                while Instant::now() < hang_at {
+                    if kinds_of_findings(&run).contains(&"hang".to_string()) {
+                        return Some(());
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                attempts += 1;
+                assert!(
+                    attempts < 3,
+                    "no hang finding after {attempts} stopped backends"
+                );
+                stopped = Stopped::busy_lancet_backend(&pg);
+                None
             });
             std::thread::sleep(Duration::from_secs(6));
         } else {

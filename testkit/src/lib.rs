@@ -275,6 +275,20 @@ impl PgServer {
         Ok(out.lines().filter_map(|l| l.trim().parse().ok()).collect())
     }
 
+    /// Like [`PgServer::backends`], but only those running a statement now:
+    /// stopping one of them is sure to leave its client waiting, where an
+    /// idle one may never be sent another statement (its database done).
+    pub fn busy_backends(&self, application: &str, prefix: &str) -> anyhow::Result<Vec<u32>> {
+        let out = self.psql(
+            "postgres",
+            &format!(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = '{application}' \
+                 AND datname LIKE '{prefix}%' AND state = 'active'"
+            ),
+        )?;
+        Ok(out.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    }
+
     /// The names of the databases whose name starts with `prefix`, sorted.
     pub fn databases(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
         let out = self.psql(
