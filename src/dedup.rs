@@ -10,6 +10,7 @@
 use crate::findings::{Finding, FindingKind};
 use crate::reproducer::write_synced;
 use anyhow::Context;
+use lancet_core::knobs::describe_changes;
 use lancet_core::Dialect;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -342,15 +343,18 @@ impl Index {
         for e in self.entries.values() {
             if let Some(first) = e.hidden_by_knobs.first() {
                 groups
-                    .entry(format!("hidden by turning off knob `{first}`"))
+                    .entry(format!(
+                        "hidden by the knob change `{}`",
+                        describe_changes(std::slice::from_ref(first))
+                    ))
                     .or_default()
                     .push(e);
             }
             if !e.flipped_by_knobs.is_empty() {
                 groups
                     .entry(format!(
-                        "disagrees when knob(s) `{}` are off",
-                        e.flipped_by_knobs.join(", ")
+                        "disagrees with only the knob change(s) `{}`",
+                        describe_changes(&e.flipped_by_knobs)
                     ))
                     .or_default()
                     .push(e);

@@ -49,9 +49,9 @@ fn hiding_knobs(finding: &Finding, databases: &Databases, at_most: usize) -> Vec
     databases
         .provider()
         .knobs()
-        .into_iter()
-        .filter(|k| run(&KnobSetting::with_off(&[k.name.as_str()])) == Some(false))
-        .map(|k| k.name)
+        .iter()
+        .flat_map(|k| k.changes())
+        .filter(|c| run(&KnobSetting::with(&[c.as_str()])) == Some(false))
         .take(at_most)
         .collect()
 }
@@ -66,7 +66,7 @@ pub fn knobs_that_flip(finding: &Finding) -> Vec<String> {
         return Vec::new();
     };
     match case.settings() {
-        Ok([defaults, changed]) if defaults.is_default() => changed.off.clone(),
+        Ok([defaults, changed]) if defaults.is_default() => changed.changes.clone(),
         _ => Vec::new(),
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::findings::Finding;
 use anyhow::Context;
+use lancet_core::knobs::describe_changes;
 use lancet_core::value::format_row;
 use std::fs;
 use std::io::Write;
@@ -79,14 +80,14 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
     }
     if !f.flipped_by_knobs.is_empty() {
         line(&format!(
-            "localized: the result differs when these knobs alone are off: {}",
-            f.flipped_by_knobs.join(", ")
+            "localized: the result differs with only these knob changes: {}",
+            describe_changes(&f.flipped_by_knobs)
         ));
     }
     if !f.hidden_by_knobs.is_empty() {
         line(&format!(
-            "hidden by turning off any one of: {}",
-            f.hidden_by_knobs.join(", ")
+            "hidden by any one of these knob changes: {}",
+            describe_changes(&f.hidden_by_knobs)
         ));
     }
     if let Some(sig) = &f.signature {

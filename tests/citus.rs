@@ -460,7 +460,7 @@ fn citus_knobs_are_valid_settings_and_change_no_result() {
             for knob in &citus_knobs {
                 session
                     .connection()
-                    .set_knobs(&KnobSetting::with_off(&[knob.as_str()]))
+                    .set_knobs(&KnobSetting::with(&[knob.as_str()]))
                     .unwrap_or_else(|e| panic!("{knob} is not a valid setting: {e}"));
                 let with = session.query(&query);
                 session

@@ -49,10 +49,10 @@ fn knobs_catches_a_fault_of_the_default_configuration_and_localizes_it_to_one_kn
     let settings = record["case"]["inputs"]["settings"].as_array().unwrap();
     assert_eq!(settings.len(), 2, "the defaults and the localized setting");
     let script = std::fs::read_to_string(reduced[0].with_extension("sql")).unwrap();
-    assert!(script.contains("-- localized: the result differs when these knobs alone are off"));
+    assert!(script.contains("-- localized: the result differs with only these knob changes"));
     assert!(script.contains(".testctrl optimizations"));
     let index = std::fs::read_to_string(findings.join("index.md")).unwrap();
-    assert!(index.contains("disagrees when knob(s) `"), "{index}");
+    assert!(index.contains("disagrees with only the knob change(s) `"), "{index}");
 }
 
 #[test]

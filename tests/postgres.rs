@@ -281,6 +281,61 @@ fn passwords_never_reach_output_or_findings() {
     assert!(!stderr(&out).contains("s3cret"));
 }
 
+/// Each value of each knob with values changes the plan of at least one of
+/// a few queries (joins, a range, an aggregate, a derived table, DISTINCT)
+/// and the rows of none.
+fn every_knob_with_values_changes_some_plan_not_rows(
+    provider: &lancet_postgres::PostgresProvider,
+    conn: &mut Box<dyn Connection>,
+) {
+    conn.execute(
+        "CREATE TABLE k2 (a int, b int); INSERT INTO k2 SELECT g, g % 3 FROM generate_series(1, 50) g; \
+         CREATE TABLE k3 (a int, b int); INSERT INTO k3 SELECT g, g % 5 FROM generate_series(1, 20) g; \
+         ANALYZE k2; ANALYZE k3",
+    )
+    .unwrap();
+    let queries = [
+        "SELECT * FROM k JOIN k2 ON k.b = k2.b JOIN k3 ON k3.a = k2.a WHERE k.a < 100",
+        "SELECT * FROM k WHERE a BETWEEN 10 AND 900",
+        "SELECT b, count(*) FROM k GROUP BY b",
+        "SELECT * FROM k3, (SELECT k2.a FROM k2 JOIN k ON k.a = k2.a) s WHERE s.a = k3.a",
+        "SELECT DISTINCT a FROM k",
+        "SELECT * FROM k3 JOIN k2 ON k2.b = k3.b JOIN k ON k.a = k2.a JOIN k k4 ON k4.a = k3.a",
+    ];
+    let look = |c: &mut Box<dyn Connection>, setting: &KnobSetting| {
+        c.set_knobs(setting).unwrap();
+        queries
+            .iter()
+            .map(|q| {
+                let plan = c.query(&format!("EXPLAIN (COSTS OFF) {q}")).unwrap();
+                let mut rows = c.query(q).unwrap();
+                rows.sort_by_key(|r| format!("{r:?}"));
+                (format!("{plan:?}"), rows)
+            })
+            .collect::<Vec<_>>()
+    };
+    let defaults = look(conn, &KnobSetting::defaults());
+    let valued: Vec<String> = provider
+        .knobs()
+        .iter()
+        .filter(|k| !k.values.is_empty())
+        .flat_map(|k| k.changes())
+        .collect();
+    assert!(
+        valued.iter().any(|c| c == "join_collapse_limit=1"),
+        "{valued:?}"
+    );
+    for change in valued {
+        let changed = look(conn, &KnobSetting::with(&[change.as_str()]));
+        let plans_differ = defaults.iter().zip(&changed).any(|(d, c)| d.0 != c.0);
+        assert!(plans_differ, "{change} changes no plan");
+        for (q, (d, c)) in queries.iter().zip(defaults.iter().zip(&changed)) {
+            assert_eq!(d.1, c.1, "{change} changes the rows of {q}");
+        }
+    }
+    conn.set_knobs(&KnobSetting::defaults()).unwrap();
+}
+
 #[test]
 fn connection_errors_timeouts_and_knobs() {
     let pg = server();
@@ -313,7 +368,7 @@ fn connection_errors_timeouts_and_knobs() {
     let plan =
         |c: &mut Box<dyn Connection>| format!("{:?}", c.query(&format!("EXPLAIN {q}")).unwrap());
     let (before, rows) = (plan(&mut conn), conn.query(q).unwrap());
-    conn.set_knobs(&KnobSetting::with_off(&[
+    conn.set_knobs(&KnobSetting::with(&[
         "enable_indexscan",
         "enable_bitmapscan",
     ]))
@@ -322,6 +377,7 @@ fn connection_errors_timeouts_and_knobs() {
     assert_ne!(before, after, "turning index scans off changes the plan");
     assert_eq!(rows, rows_after);
     assert!(provider.knobs().iter().any(|k| k.name == "enable_hashjoin"));
+    every_knob_with_values_changes_some_plan_not_rows(&provider, &mut conn);
     // A terminated backend is a lost connection.
     pg.psql(
         "postgres",

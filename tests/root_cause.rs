@@ -56,7 +56,7 @@ fn a_fault_that_knobs_hide_is_localized_and_grouped_and_one_that_they_do_not_is_
     let index = std::fs::read_to_string(run_path.join("findings/index.md")).unwrap();
     assert!(
         index.contains("## Groups (likely one bug each)")
-            && index.contains("hidden by turning off knob"),
+            && index.contains("hidden by the knob change `query-flattener off`"),
         "{index}"
     );
 

@@ -64,9 +64,9 @@ pub fn run_check_with_knobs_off(
 ) -> Result<CheckOutcome, CaseError> {
     let mut queries = oracle.queries(case)?;
     for q in &mut queries {
-        for k in &also_off.off {
-            if !q.context.knobs.off.contains(k) {
-                q.context.knobs.off.push(k.clone());
+        for k in &also_off.changes {
+            if !q.context.knobs.changes.contains(k) {
+                q.context.knobs.changes.push(k.clone());
             }
         }
     }

@@ -120,7 +120,7 @@ pub trait Connection: Send {
     /// Applies an optimizer configuration for the following statements.
     /// Providers whose knobs are SQL settings may run them here too.
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
-        if setting.off.is_empty() {
+        if setting.changes.is_empty() {
             Ok(())
         } else {
             Err(DbError::statement(

@@ -284,11 +284,7 @@ impl<'e> Session<'e> {
         if *setting == self.knobs {
             return Ok(());
         }
-        let what = if setting.is_default() {
-            "-- knobs: the defaults".to_string()
-        } else {
-            format!("-- knobs: off {}", setting.off.join(", "))
-        };
+        let what = format!("-- knobs: {}", setting.describe());
         self.log_comment(&what);
         match self.conn.set_knobs(setting) {
             Ok(()) => {

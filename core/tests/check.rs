@@ -37,8 +37,8 @@ impl Connection for Recording {
         self.seen
             .lock()
             .unwrap()
-            .push(format!("knobs off [{}]", setting.off.join(",")));
-        self.knobs = setting.off.len();
+            .push(format!("knobs off [{}]", setting.changes.join(",")));
+        self.knobs = setting.changes.len();
         Ok(())
     }
 }
@@ -63,7 +63,7 @@ impl Oracle for UnderKnobs {
         Ok(vec![
             OracleQuery::new("default", q.clone()),
             OracleQuery::new("knob off", q).with_context(QueryContext {
-                knobs: KnobSetting::with_off(&["hash-join"]),
+                knobs: KnobSetting::with(&["hash-join"]),
                 ..QueryContext::default()
             }),
         ])
@@ -118,7 +118,10 @@ fn each_query_runs_under_its_knobs_and_the_defaults_come_back() {
     let CheckOutcome::Disagreed { queries, .. } = outcome else {
         panic!("the knob setting must reach the second query: {outcome:?}")
     };
-    assert_eq!(queries[1].context.knobs.off, vec!["hash-join".to_string()]);
+    assert_eq!(
+        queries[1].context.knobs.changes,
+        vec!["hash-join".to_string()]
+    );
     assert_eq!(
         *seen.lock().unwrap(),
         vec![

@@ -22,8 +22,8 @@ use crate::partition::{item, multiset_verdict, some_columns, verdict_from_diff};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{
     Case, CaseError, CaseInputs, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext,
-    ItemPolicy, KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row, Select, SelectItem,
-    SetOperator, TableFactor, Verdict,
+    ItemPolicy, Knob, KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row, Select,
+    SelectItem, SetOperator, TableFactor, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -31,7 +31,7 @@ use rand::Rng as _;
 pub struct Knobs;
 
 const RELATION: &str =
-    "RS(Q under the default configuration) = RS(Q with knobs turned off), as multisets";
+    "RS(Q under the default configuration) = RS(Q with knobs changed), as multisets";
 
 /// At most this many configurations besides the defaults run per check.
 const MAX_CONFIGURATIONS: usize = 2;
@@ -43,7 +43,7 @@ fn role(setting: &KnobSetting) -> String {
     if setting.is_default() {
         "defaults".to_string()
     } else {
-        format!("knobs off: {}", setting.off.join(", "))
+        format!("knobs: {}", setting.describe())
     }
 }
 
@@ -56,17 +56,21 @@ pub(crate) fn query_under(case: &Case, setting: &KnobSetting, role: String) -> O
 }
 
 /// A random configuration: one knob off most often, a few, or all.
-fn draw_setting(rng: &mut lancet_core::Rng, names: &[&str]) -> KnobSetting {
+fn draw_setting(rng: &mut lancet_core::Rng, knobs: &[Knob]) -> KnobSetting {
     let n = match rng.random_range(0..100) {
         0..50 => 1,
         50..85 => rng.random_range(2..=3),
-        _ => names.len(),
+        _ => knobs.len(),
     }
-    .min(names.len());
-    let mut off: Vec<&str> = names.choose_multiple(rng, n).copied().collect();
+    .min(knobs.len());
+    let mut chosen = rand::seq::index::sample(rng, knobs.len(), n).into_vec();
     // In the provider's order, so equal sets compare equal.
-    off.sort_by_key(|k| names.iter().position(|n| n == k));
-    KnobSetting::with_off(&off)
+    chosen.sort_unstable();
+    let changes = chosen
+        .into_iter()
+        .filter_map(|i| knobs[i].changes().choose(rng).cloned())
+        .collect();
+    KnobSetting { changes }
 }
 
 /// A case of oracle `oracle`: a query from [`Knobs::query`] and the
@@ -95,11 +99,9 @@ fn plan_guided_settings(
     query: &Query,
     alternatives: usize,
 ) -> Option<Vec<KnobSetting>> {
-    let names: Vec<String> = cx.knobs.iter().map(|k| k.name.clone()).collect();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut candidates = vec![KnobSetting::defaults()];
     for _ in 0..CANDIDATES {
-        let setting = draw_setting(cx.rng, &names);
+        let setting = draw_setting(cx.rng, cx.knobs);
         if !candidates.contains(&setting) {
             candidates.push(setting);
         }
@@ -302,12 +304,12 @@ impl Oracle for Knobs {
             }
         }
         for (i, s) in settings.iter().enumerate().skip(1) {
-            if s.off.len() < 2 {
+            if s.changes.len() < 2 {
                 continue;
             }
-            for k in 0..s.off.len() {
+            for k in 0..s.changes.len() {
                 let mut fewer = settings.to_vec();
-                fewer[i].off.remove(k);
+                fewer[i].changes.remove(k);
                 out.push(with(fewer));
             }
         }
@@ -336,12 +338,12 @@ mod tests {
     fn each_configuration_is_compared_with_the_defaults() {
         let c = case(vec![
             KnobSetting::defaults(),
-            KnobSetting::with_off(&["a"]),
-            KnobSetting::with_off(&["b", "c"]),
+            KnobSetting::with(&["a"]),
+            KnobSetting::with(&["b", "c"]),
         ]);
         let queries = Knobs.queries(&c).expect("builds");
         assert_eq!(queries.len(), 3);
-        assert_eq!(queries[2].context.knobs.off, vec!["b", "c"]);
+        assert_eq!(queries[2].context.knobs.changes, vec!["b", "c"]);
         let row = |v| vec![Value::Integer(v)];
         let same = vec![
             vec![row(1), row(2)],
@@ -363,20 +365,14 @@ mod tests {
     fn shrinking_turns_knobs_back_on_one_at_a_time() {
         let c = case(vec![
             KnobSetting::defaults(),
-            KnobSetting::with_off(&["a", "b"]),
+            KnobSetting::with(&["a", "b"]),
         ]);
         let settings: Vec<Vec<KnobSetting>> = Knobs
             .shrink(&c)
             .into_iter()
             .filter_map(|v| v.settings().ok().map(|s| s.to_vec()))
             .collect();
-        assert!(settings.contains(&vec![
-            KnobSetting::defaults(),
-            KnobSetting::with_off(&["b"])
-        ]));
-        assert!(settings.contains(&vec![
-            KnobSetting::defaults(),
-            KnobSetting::with_off(&["a"])
-        ]));
+        assert!(settings.contains(&vec![KnobSetting::defaults(), KnobSetting::with(&["b"])]));
+        assert!(settings.contains(&vec![KnobSetting::defaults(), KnobSetting::with(&["a"])]));
     }
 }

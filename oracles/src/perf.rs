@@ -31,13 +31,13 @@ pub const FLOOR: Duration = Duration::from_millis(100);
 pub const RUNS: usize = 3;
 
 const RELATION: &str =
-    "time(Q under the defaults) < 10 x time(Q with knobs off) + 100 ms, medians of 3 runs";
+    "time(Q under the defaults) < 10 x time(Q with knobs changed) + 100 ms, medians of 3 runs";
 
 fn role(setting: &KnobSetting, run: usize) -> String {
     let what = if setting.is_default() {
         "defaults".to_string()
     } else {
-        format!("knobs off: {}", setting.off.join(", "))
+        format!("knobs: {}", setting.describe())
     };
     format!("{what}, run {}", run + 1)
 }
@@ -88,7 +88,7 @@ impl Oracle for Perf {
             });
         }
         Ok(verdict_from_diff(
-            "RS(Q under the default configuration) = RS(Q with knobs turned off), as multisets",
+            "RS(Q under the default configuration) = RS(Q with knobs changed), as multisets",
             results,
             diff,
         ))
@@ -146,7 +146,7 @@ mod tests {
             "perf",
             Select::default(),
             CaseInputs::Settings {
-                settings: vec![KnobSetting::defaults(), KnobSetting::with_off(&["a"])],
+                settings: vec![KnobSetting::defaults(), KnobSetting::with(&["a"])],
             },
         )
     }

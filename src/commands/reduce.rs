@@ -5,6 +5,7 @@ use super::*;
 use crate::{Compared, ReduceArgs, ReplayArgs};
 use anyhow::{bail, Context};
 use lancet::reproducer::FindingWriter;
+use lancet_core::knobs::describe_changes;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -119,14 +120,14 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
     );
     if !reduced.hidden_by_knobs.is_empty() {
         println!(
-            "the disagreement vanishes with any one of these knobs off: {}",
-            reduced.hidden_by_knobs.join(", ")
+            "the disagreement vanishes with any one of these knob changes: {}",
+            describe_changes(&reduced.hidden_by_knobs)
         );
     }
     if !reduced.flipped_by_knobs.is_empty() {
         println!(
-            "localized: the result differs when these knobs alone are off: {}",
-            reduced.flipped_by_knobs.join(", ")
+            "localized: the result differs with only these knob changes: {}",
+            describe_changes(&reduced.flipped_by_knobs)
         );
     }
     Ok(ExitCode::SUCCESS)

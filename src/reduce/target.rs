@@ -115,7 +115,7 @@ impl Reducer<'_> {
                     queries,
                 } if d.relation == *relation && Direction::of(&d.diff) == *direction => {
                     if let Some(knob) = hiding_knob {
-                        let off = lancet_core::KnobSetting::with_off(&[knob.as_str()]);
+                        let off = lancet_core::KnobSetting::with(&[knob.as_str()]);
                         match run_check_with_knobs_off(session, oracle, case, &off).ok()? {
                             CheckOutcome::Agreed { .. } => {}
                             _ => return None,

@@ -374,7 +374,7 @@ impl LastWords {
                 }
                 Tag::Knobs => {
                     words.knobs = KnobSetting {
-                        off: text
+                        changes: text
                             .split(',')
                             .filter(|s| !s.is_empty())
                             .map(str::to_string)
@@ -425,7 +425,7 @@ impl Connection for RecordingConnection {
 
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
         self.recorder
-            .record(Tag::Knobs, &[setting.off.join(",").as_bytes()]);
+            .record(Tag::Knobs, &[setting.changes.join(",").as_bytes()]);
         self.recorder.set_in_engine(true);
         let r = self.inner.set_knobs(setting);
         self.recorder.set_in_engine(false);
@@ -464,7 +464,7 @@ mod tests {
         );
         assert_eq!(words.failing.as_deref(), Some("SELECT * FROM t0"));
         assert_eq!(words.check, Some((7, "norec".to_string())));
-        assert_eq!(words.knobs.off, ["query-flattener"]);
+        assert_eq!(words.knobs.changes, ["query-flattener"]);
         assert_eq!(r.statements_started(), 5);
         assert!(!words.overflowed);
         assert!(!words.in_engine);

@@ -47,10 +47,9 @@ impl Citus {
     }
 }
 
-/// Settings that change how Citus plans or executes a query, never its
-/// result: on by default (turned off), off by default (turned on), or set
-/// to another value (`name=value`).
-const KNOBS: &[(&str, &str)] = &[
+/// Switches that change how Citus plans or executes a query, never its
+/// result, on by default (a configuration turns them off).
+const SWITCHES: &[(&str, &str)] = &[
     ("citus.enable_router_execution", "router execution"),
     (
         "citus.enable_fast_path_router_planner",
@@ -73,41 +72,51 @@ const KNOBS: &[(&str, &str)] = &[
         "citus.enable_repartitioned_insert_select",
         "repartitioned INSERT ... SELECT",
     ),
+];
+
+/// Citus settings a configuration gives another value than the default
+/// (switches off by default among them), each a change of plan or
+/// execution, never of result.
+const SETTINGS: &[(&str, &str, &[&str])] = &[
     (
-        "citus.enable_single_hash_repartition_joins=on",
+        "citus.enable_single_hash_repartition_joins",
         "single-hash repartition joins",
+        &["on"],
     ),
     (
-        "citus.enable_non_colocated_router_query_pushdown=on",
+        "citus.enable_non_colocated_router_query_pushdown",
         "router pushdown of non-co-located tables",
+        &["on"],
     ),
     (
-        "citus.force_max_query_parallelization=on",
+        "citus.force_max_query_parallelization",
         "one connection per shard",
+        &["on"],
     ),
     (
-        "citus.local_table_join_policy=prefer-local",
-        "joins that move distributed rows to local tables",
+        "citus.local_table_join_policy",
+        "which side of a join between local and distributed tables moves",
+        &["prefer-local", "prefer-distributed"],
     ),
     (
-        "citus.local_table_join_policy=prefer-distributed",
-        "joins that move local rows to distributed tables",
+        "citus.max_adaptive_executor_pool_size",
+        "connections per worker",
+        &["1"],
     ),
     (
-        "citus.max_adaptive_executor_pool_size=1",
-        "one connection per worker",
+        "citus.values_materialization_threshold",
+        "VALUES lists materialized before pushdown",
+        &["0"],
     ),
     (
-        "citus.values_materialization_threshold=0",
-        "VALUES materialized before pushdown",
-    ),
-    (
-        "citus.multi_shard_modify_mode=sequential",
+        "citus.multi_shard_modify_mode",
         "multi-shard modifications one shard at a time",
+        &["sequential"],
     ),
     (
-        "citus.task_assignment_policy=round-robin",
-        "round-robin task assignment",
+        "citus.task_assignment_policy",
+        "how tasks are assigned to placements",
+        &["round-robin"],
     ),
 ];
 
@@ -399,17 +408,13 @@ impl Flavor for Citus {
     }
 
     fn knobs(&self) -> Vec<Knob> {
-        KNOBS
+        let switches = SWITCHES
             .iter()
-            .map(|(name, what)| Knob {
-                name: name.to_string(),
-                description: if name.contains('=') {
-                    format!("Citus uses {what}")
-                } else {
-                    format!("Citus may use {what}")
-                },
-            })
-            .collect()
+            .map(|(name, what)| Knob::switch(name, &format!("Citus may use {what}")));
+        let settings = SETTINGS
+            .iter()
+            .map(|(name, what, values)| Knob::valued(name, what, values));
+        switches.chain(settings).collect()
     }
 
     /// In a schema of their own in the database the URL names (which has

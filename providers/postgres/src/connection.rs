@@ -407,7 +407,7 @@ impl lancet_core::Connection for PgConnection {
 
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {
         if let Some(bad) = setting
-            .off
+            .changes
             .iter()
             .find(|n| crate::knobs::setting_of(n).is_none())
         {

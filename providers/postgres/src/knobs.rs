@@ -29,27 +29,72 @@ pub const PLANNER_SWITCHES: &[(&str, &str)] = &[
     ("enable_tidscan", "TID scans"),
 ];
 
+/// PostgreSQL 15's planner settings with values: each value changes plans
+/// (join order search, the costs that pick scans and joins), never rows.
+pub const PLANNER_SETTINGS: &[(&str, &str, &[&str])] = &[
+    (
+        "join_collapse_limit",
+        "explicit JOINs are reordered up to this many items",
+        &["1", "2"],
+    ),
+    (
+        "from_collapse_limit",
+        "subqueries are pulled up into FROM lists up to this many items",
+        &["1"],
+    ),
+    (
+        "geqo_threshold",
+        "the genetic optimizer plans FROM lists of this many items",
+        &["2"],
+    ),
+    (
+        "random_page_cost",
+        "the cost of a random page read, which weighs index scans",
+        &["0.01", "1000"],
+    ),
+    (
+        "cpu_tuple_cost",
+        "the cost of a row, which weighs scans against joins",
+        &["0", "10"],
+    ),
+    (
+        "cpu_operator_cost",
+        "the cost of an operator, which weighs filters and hashing",
+        &["0", "10"],
+    ),
+    (
+        "work_mem",
+        "the memory of a sort or hash before it spills",
+        &["64kB"],
+    ),
+    (
+        "force_parallel_mode",
+        "parallel-safe plans run under a Gather in a worker",
+        &["on"],
+    ),
+];
+
 pub fn knobs() -> Vec<Knob> {
-    PLANNER_SWITCHES
+    let switches = PLANNER_SWITCHES
         .iter()
-        .map(|(name, what)| Knob {
-            name: name.to_string(),
-            description: format!("the planner may use {what}"),
-        })
-        .collect()
+        .map(|(name, what)| Knob::switch(name, &format!("the planner may use {what}")));
+    let settings = PLANNER_SETTINGS
+        .iter()
+        .map(|(name, what, values)| Knob::valued(name, what, values));
+    switches.chain(settings).collect()
 }
 
-/// A knob as a setting and the value it gives: `name` turns a setting
-/// off, `name=value` sets it to `value` (a flavor's knobs with values,
-/// such as `citus.local_table_join_policy=prefer-local`). `None` for a
-/// name that is not a plain setting name, or a value that is not a plain
-/// word: those are left out rather than spliced into SQL.
-pub fn setting_of(knob: &str) -> Option<(&str, &str)> {
-    let (name, value) = knob.split_once('=').unwrap_or((knob, "off"));
+/// A change as a setting and the value it gives: `name` turns a switch
+/// off, `name=value` sets it to `value`. `None` for a name that is not a
+/// plain setting name, or a value that is not a plain word or number:
+/// those are left out rather than spliced into SQL.
+pub fn setting_of(change: &str) -> Option<(&str, &str)> {
+    let (name, value) = lancet_core::knobs::split_change(change);
+    let value = value.unwrap_or("off");
     let plain_value = !value.is_empty()
         && value
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
     (is_setting_name(name) && plain_value).then_some((name, value))
 }
 
@@ -58,7 +103,7 @@ pub fn setting_of(knob: &str) -> Option<(&str, &str)> {
 /// knob of `to` (a reproducer runs the same lines in psql).
 pub fn commands(from: &KnobSetting, to: &KnobSetting) -> Vec<String> {
     let settings = |k: &KnobSetting| -> Vec<(String, String)> {
-        k.off
+        k.changes
             .iter()
             .filter_map(|knob| setting_of(knob))
             .map(|(n, v)| (n.to_string(), v.to_string()))
@@ -91,8 +136,8 @@ mod tests {
 
     #[test]
     fn commands_move_between_settings() {
-        let a = KnobSetting::with_off(&["enable_hashjoin", "enable_sort"]);
-        let b = KnobSetting::with_off(&["enable_sort", "citus.enable_router_execution"]);
+        let a = KnobSetting::with(&["enable_hashjoin", "enable_sort"]);
+        let b = KnobSetting::with(&["enable_sort", "citus.enable_router_execution"]);
         assert_eq!(
             commands(&a, &b),
             vec![
@@ -100,7 +145,7 @@ mod tests {
                 "SET citus.enable_router_execution = 'off';".to_string()
             ]
         );
-        let values = KnobSetting::with_off(&["citus.local_table_join_policy=prefer-local"]);
+        let values = KnobSetting::with(&["citus.local_table_join_policy=prefer-local"]);
         assert_eq!(
             commands(&KnobSetting::default(), &values),
             vec!["SET citus.local_table_join_policy = 'prefer-local';".to_string()]
@@ -111,7 +156,7 @@ mod tests {
         );
         assert!(setting_of("a=b; DROP").is_none());
         assert_eq!(commands(&b, &b), Vec::<String>::new());
-        let odd = KnobSetting::with_off(&["x; DROP TABLE t"]);
+        let odd = KnobSetting::with(&["x; DROP TABLE t"]);
         assert!(commands(&KnobSetting::default(), &odd).is_empty());
     }
 }

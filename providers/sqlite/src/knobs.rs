@@ -336,6 +336,7 @@ pub fn list(version: i32) -> Vec<Knob> {
                 "{} (SQLITE_{}, bit 0x{:08x})",
                 k.description, k.sqlite_name, k.bit
             ),
+            values: Vec::new(),
         })
         .collect()
 }
@@ -393,7 +394,7 @@ pub fn find(name: &str, version: i32) -> Result<&'static SqliteKnob, String> {
 /// The disable mask for `setting`: the bits of every knob it turns off.
 pub fn mask(setting: &KnobSetting, version: i32) -> Result<u32, String> {
     setting
-        .off
+        .changes
         .iter()
         .try_fold(0u32, |mask, name| Ok(mask | find(name, version)?.bit))
 }
@@ -455,10 +456,10 @@ mod tests {
 
     #[test]
     fn masks_and_shell_lines() {
-        let s = KnobSetting::with_off(&["query-flattener", "SkipScan"]);
+        let s = KnobSetting::with(&["query-flattener", "SkipScan"]);
         assert_eq!(mask(&s, 3_040_001).unwrap(), 0x4001);
         assert_eq!(mask(&KnobSetting::defaults(), 3_040_001).unwrap(), 0);
-        assert!(mask(&KnobSetting::with_off(&["bogus"]), 3_040_001).is_err());
+        assert!(mask(&KnobSetting::with(&["bogus"]), 3_040_001).is_err());
         assert_eq!(shell_command(0x4001), ".testctrl optimizations 0x00004001");
     }
 }

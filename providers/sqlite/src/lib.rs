@@ -224,7 +224,7 @@ impl Provider for SqliteProvider {
         // reproducer has none; skip one anyway rather than write a wrong mask.
         let mask =
             setting
-                .off
+                .changes
                 .iter()
                 .fold(0u32, |mask, name| match knobs::find(name, self.version) {
                     Ok(knob) => mask | knob.bit,

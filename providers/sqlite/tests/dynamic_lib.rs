@@ -160,7 +160,7 @@ fn the_provider_runs_on_the_loaded_library() {
     assert!(names.iter().any(|n| n == "indexed-expr"));
     assert!(!names.iter().any(|n| n == "coroutines"));
     let e = c
-        .set_knobs(&KnobSetting::with_off(&["coroutines"]))
+        .set_knobs(&KnobSetting::with(&["coroutines"]))
         .unwrap_err();
     assert!(e.message.contains("exists from 3.41.0 on"), "{e}");
 }
@@ -223,7 +223,7 @@ fn knobs_change_plans_not_results(c: &mut dyn Connection) {
         c.set_knobs(&KnobSetting::defaults()).unwrap();
         let default_plan = plan(c, sql);
         let default_rows = sorted(c.query(sql).unwrap());
-        c.set_knobs(&KnobSetting::with_off(&[knob])).unwrap();
+        c.set_knobs(&KnobSetting::with(&[knob])).unwrap();
         let off_plan = plan(c, sql);
         let off_rows = sorted(c.query(sql).unwrap());
         assert_ne!(default_plan, off_plan, "{knob} changes the plan of {sql}");
@@ -238,7 +238,7 @@ fn knobs_change_plans_not_results(c: &mut dyn Connection) {
         assert_eq!(plan(c, sql), default_plan, "defaults restore the plan");
     }
     let e = c
-        .set_knobs(&KnobSetting::with_off(&["no-such-knob"]))
+        .set_knobs(&KnobSetting::with(&["no-such-knob"]))
         .unwrap_err();
     assert!(
         e.message
@@ -269,7 +269,7 @@ fn the_provider_lists_knobs_and_renders_them_for_the_shell() {
     assert!(p
         .knob_commands(&KnobSetting::defaults(), &KnobSetting::defaults())
         .is_empty());
-    let off = KnobSetting::with_off(&["query-flattener", "cover-idx-scan"]);
+    let off = KnobSetting::with(&["query-flattener", "cover-idx-scan"]);
     let lines = p.knob_commands(&KnobSetting::defaults(), &off);
     assert_eq!(
         lines,

@@ -100,7 +100,7 @@ pub(super) fn encode_request(request: &Request<'_>) -> Vec<u8> {
         }
         Request::SetKnobs(setting) => {
             out.push(b'S');
-            for name in &setting.off {
+            for name in &setting.changes {
                 put_bytes(&mut out, name.as_bytes());
             }
         }

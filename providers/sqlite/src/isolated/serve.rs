@@ -142,11 +142,11 @@ pub fn serve(
                     b'Q' => c.query(&String::from_utf8_lossy(body)).map(Some),
                     b'S' => {
                         let mut f = Fields { rest: body };
-                        let mut off = Vec::new();
+                        let mut changes = Vec::new();
                         while !f.rest.is_empty() {
-                            off.push(f.string()?);
+                            changes.push(f.string()?);
                         }
-                        c.set_knobs(&KnobSetting { off }).map(|()| None)
+                        c.set_knobs(&KnobSetting { changes }).map(|()| None)
                     }
                     t => anyhow::bail!("unknown request {t} to an SQLite worker process"),
                 },
