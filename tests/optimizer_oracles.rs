@@ -52,7 +52,10 @@ fn knobs_catches_a_fault_of_the_default_configuration_and_localizes_it_to_one_kn
     assert!(script.contains("-- localized: the result differs with only these knob changes"));
     assert!(script.contains(".testctrl optimizations"));
     let index = std::fs::read_to_string(findings.join("index.md")).unwrap();
-    assert!(index.contains("disagrees with only the knob change(s) `"), "{index}");
+    assert!(
+        index.contains("disagrees with only the knob change(s) `"),
+        "{index}"
+    );
 }
 
 #[test]
