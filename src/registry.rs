@@ -6,7 +6,7 @@ use lancet_core::{ExpectedErrors, Provider};
 use std::path::Path;
 
 /// `--dbms` names, the default first.
-pub const DBMS_NAMES: &[&str] = &["sqlite", "postgres", "citus"];
+pub const DBMS_NAMES: &[&str] = &["sqlite", "postgres", "citus", "mysql"];
 
 /// Settings a provider may take from the command line or a config file.
 #[derive(Clone, Debug, Default)]
@@ -31,12 +31,15 @@ pub fn dialect_of(dbms: &str) -> Option<lancet_core::Dialect> {
     match dbms {
         "sqlite" => Some(lancet_sqlite::dialect::DIALECT),
         "postgres" | "citus" => Some(lancet_postgres::dialect::DIALECT),
+        "mysql" => Some(lancet_mysql::dialect::DIALECT),
         _ => None,
     }
 }
 
 /// The environment variable that gives PostgreSQL's URL when `--url` does not.
 pub const PG_URL_VAR: &str = "LANCET_PG_URL";
+/// The environment variable that gives MySQL's or MariaDB's URL when `--url` does not.
+pub const MYSQL_URL_VAR: &str = "LANCET_MYSQL_URL";
 
 fn load_expected(path: &Path) -> anyhow::Result<ExpectedErrors> {
     let text = std::fs::read_to_string(path)
@@ -76,6 +79,22 @@ pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn
             } else {
                 lancet_postgres::PostgresProvider::connect(&url)?
             };
+            if let Some(extra) = extra {
+                p = p.with_expected_errors(extra);
+            }
+            Ok(Box::new(p))
+        }
+        "mysql" => {
+            let url = match &options.url {
+                Some(u) => u.clone(),
+                None => std::env::var(MYSQL_URL_VAR).map_err(|_| {
+                    anyhow::anyhow!(
+                        "--dbms mysql needs a server: give --url mysql://USER:PASSWORD@HOST:PORT/DATABASE \
+                         (or set {MYSQL_URL_VAR}, or `url` in a --config file)"
+                    )
+                })?,
+            };
+            let mut p = lancet_mysql::MySqlProvider::connect(&url)?;
             if let Some(extra) = extra {
                 p = p.with_expected_errors(extra);
             }

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs every lancet test on a fresh machine: installs what the tests need
 # (the sqlite3 shell, to check that reproducers run with SQLite's own
-# client; PostgreSQL's server programs, for the throwaway servers the
-# PostgreSQL tests start on 127.0.0.1), then the whole workspace's tests in
-# release mode (the fuzzing tests run tens of thousands of checks; debug
-# builds of SQLite are slow).
+# client; PostgreSQL's and MariaDB's server programs and clients, for the
+# throwaway servers the PostgreSQL and MariaDB tests start on 127.0.0.1),
+# then the whole workspace's tests in release mode (the fuzzing tests run
+# tens of thousands of checks; debug builds of SQLite are slow).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+# mariadbd is in /usr/sbin, which is not on every PATH.
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 if [ ${#need[@]} -gt 0 ]; then
   echo "tests/run.sh: installing ${need[*]}"
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi

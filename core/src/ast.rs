@@ -73,6 +73,12 @@ pub enum BinaryOp {
     Or,
     /// POSIX regular expression match: PostgreSQL `~`, MySQL `REGEXP`.
     RegexMatch,
+    /// MySQL's integer division, `DIV`.
+    IntDiv,
+    /// MySQL's bitwise exclusive or, `^`.
+    BitXor,
+    /// MySQL's logical exclusive or, `XOR`.
+    Xor,
 }
 
 impl BinaryOp {

@@ -28,6 +28,7 @@ pub mod fault;
 pub mod feedback;
 pub mod knobs;
 pub mod oracle;
+pub mod patterns;
 pub mod plans;
 pub mod print;
 pub mod provider;

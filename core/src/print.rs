@@ -198,6 +198,9 @@ impl Printer {
             And => "AND",
             Or => "OR",
             RegexMatch => d.regex_match(),
+            IntDiv => "DIV",
+            BitXor => "^",
+            Xor => "XOR",
         };
         self.s(text);
     }

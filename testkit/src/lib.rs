@@ -10,10 +10,12 @@
 //! [`CitusCluster`] is three of them, made into a Citus cluster.
 
 pub mod citus;
+pub mod mariadb;
 pub mod printer;
 pub mod standard;
 
 pub use citus::CitusCluster;
+pub use mariadb::MariaDbServer;
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};

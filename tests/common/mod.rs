@@ -160,3 +160,27 @@ pub fn files_below(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     }
     found
 }
+
+/// Runs `lancet selftest` on a server and asserts that each of `oracles`
+/// caught its planted fault; returns what it printed.
+pub fn selftest_catches(dbms: &str, url: &str, out: &Path, oracles: &[&str]) -> String {
+    let output = run(&[
+        "selftest",
+        "--dbms",
+        dbms,
+        "--url",
+        url,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    for name in oracles {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{stdout}"));
+        assert!(line.split_whitespace().nth(2) == Some("yes"), "{line}");
+    }
+    stdout
+}

@@ -22,18 +22,6 @@ pub struct ExprGen<'s> {
     pub subqueries: bool,
 }
 
-const REGEX_PATTERNS: &[&str] = &[
-    "^a",
-    "b$",
-    "[0-9]",
-    "^.$",
-    "a|b",
-    "^$",
-    "(ab)+",
-    "[[:upper:]]",
-];
-const LIKE_PATTERNS: &[&str] = &["a%", "%b", "_", "%", "a_c", "%1%", "A%", "", "\\%"];
-
 impl<'s> ExprGen<'s> {
     pub fn new(schema: &'s PgSchema, subqueries: bool) -> ExprGen<'s> {
         ExprGen {
@@ -358,7 +346,10 @@ impl<'s> ExprGen<'s> {
                     kind,
                     expr: Box::new(self.expr(rng, cols, Category::Text, d)),
                     pattern: Box::new(Expr::Literal(Value::Text(
-                        LIKE_PATTERNS.choose(rng).unwrap_or(&"a%").to_string(),
+                        lancet_core::patterns::LIKE
+                            .choose(rng)
+                            .unwrap_or(&"a%")
+                            .to_string(),
                     ))),
                     escape: None,
                     negated: rng.random_bool(0.3),
@@ -368,7 +359,10 @@ impl<'s> ExprGen<'s> {
                 BinaryOp::RegexMatch,
                 self.expr(rng, cols, Category::Text, d),
                 Expr::Literal(Value::Text(
-                    REGEX_PATTERNS.choose(rng).unwrap_or(&"a").to_string(),
+                    lancet_core::patterns::REGEX
+                        .choose(rng)
+                        .unwrap_or(&"a")
+                        .to_string(),
                 )),
             ),
             79..85 => {

@@ -157,7 +157,7 @@ impl Tested {
                     GtEq => ">=",
                     And => "AND",
                     Or => "OR",
-                    RegexMatch => unreachable!("not generated here"),
+                    RegexMatch | IntDiv | BitXor | Xor => unreachable!("not generated here"),
                 };
                 format!("({op} {l} {r})")
             }

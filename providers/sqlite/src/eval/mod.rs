@@ -248,6 +248,7 @@ impl<'a> Evaluator<'a> {
             Concat => concat(&l, &r),
             BitAnd | BitOr | ShiftLeft | ShiftRight => Ok(bitwise(op, &l, &r)),
             RegexMatch => decline("REGEXP"),
+            IntDiv | BitXor | Xor => decline("MySQL's DIV, ^ and XOR"),
         }
     }
 

@@ -1,0 +1,208 @@
+//! The column types the generator uses, grouped into categories that say
+//! which expressions fit them, and literals of each.
+
+use lancet_core::{Expr, Rng, Value};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+
+/// What an expression is, for the generator: which operators and
+/// functions fit it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    Int,
+    Decimal,
+    Float,
+    Text,
+    Blob,
+    Date,
+}
+
+impl Category {
+    pub const ALL: [Category; 6] = [
+        Category::Int,
+        Category::Decimal,
+        Category::Float,
+        Category::Text,
+        Category::Blob,
+        Category::Date,
+    ];
+
+    pub fn is_number(self) -> bool {
+        matches!(self, Category::Int | Category::Decimal | Category::Float)
+    }
+}
+
+/// A column type as written in CREATE TABLE.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MyType {
+    pub sql: String,
+    pub category: Category,
+    /// Whether it is TEXT or BLOB, which MEMORY tables refuse and indexes
+    /// take only with a prefix length.
+    pub is_lob: bool,
+}
+
+impl MyType {
+    fn new(sql: &str, category: Category) -> MyType {
+        MyType {
+            sql: sql.to_string(),
+            category,
+            is_lob: false,
+        }
+    }
+
+    /// A random column type.
+    pub fn random(rng: &mut Rng) -> MyType {
+        let unsigned = if rng.random_bool(0.2) {
+            " UNSIGNED"
+        } else {
+            ""
+        };
+        match rng.random_range(0..16) {
+            0 => MyType::new(&format!("TINYINT{unsigned}"), Category::Int),
+            1 => MyType::new(&format!("SMALLINT{unsigned}"), Category::Int),
+            2..=4 => MyType::new(&format!("INT{unsigned}"), Category::Int),
+            5 => MyType::new(&format!("BIGINT{unsigned}"), Category::Int),
+            6 => {
+                let p = rng.random_range(1..=20);
+                let s = rng.random_range(0..=p.min(6));
+                MyType::new(&format!("DECIMAL({p},{s}){unsigned}"), Category::Decimal)
+            }
+            7 => MyType::new("DOUBLE", Category::Float),
+            8 => MyType::new("FLOAT", Category::Float),
+            9 => MyType::new(
+                &format!("CHAR({}){}", rng.random_range(1..=10), collation(rng)),
+                Category::Text,
+            ),
+            10 | 11 => MyType::new(
+                &format!("VARCHAR({}){}", rng.random_range(1..=40), collation(rng)),
+                Category::Text,
+            ),
+            12 => MyType {
+                is_lob: true,
+                ..MyType::new(&format!("TEXT{}", collation(rng)), Category::Text)
+            },
+            13 => {
+                if rng.random_bool(0.5) {
+                    MyType::new(
+                        &format!("VARBINARY({})", rng.random_range(1..=20)),
+                        Category::Blob,
+                    )
+                } else {
+                    MyType {
+                        is_lob: true,
+                        ..MyType::new("BLOB", Category::Blob)
+                    }
+                }
+            }
+            14 => MyType::new("DATE", Category::Date),
+            _ => MyType::new("DATETIME", Category::Date),
+        }
+    }
+
+    /// The type an expression of `category` is cast to, as CAST spells it.
+    pub fn cast_target(category: Category, rng: &mut Rng) -> &'static str {
+        match category {
+            Category::Int => ["SIGNED", "UNSIGNED"].choose(rng).unwrap_or(&"SIGNED"),
+            Category::Decimal => "DECIMAL(10,2)",
+            Category::Float => "DOUBLE",
+            Category::Text => "CHAR",
+            Category::Blob => "BINARY",
+            Category::Date => "DATE",
+        }
+    }
+}
+
+/// A column collation clause: mostly the server's default, sometimes a
+/// case-insensitive, binary or accent-sensitive one.
+fn collation(rng: &mut Rng) -> &'static str {
+    [
+        "",
+        "",
+        " COLLATE utf8mb4_general_ci",
+        " COLLATE utf8mb4_bin",
+        " COLLATE utf8mb4_unicode_ci",
+    ]
+    .choose(rng)
+    .unwrap_or(&"")
+}
+
+/// Strings that sit on the edges: empty, case, trailing blanks, digits
+/// that compare as numbers, a backslash and a quote.
+const TEXTS: &[&str] = &[
+    "", "a", "A", "b", "ab", "a ", " a", "0", "1", "-1", "1e2", "0.5", "abc", "B", "x\\y", "it's",
+    "%", "_", "é", "E",
+];
+
+const DATES: &[&str] = &[
+    "2000-01-01",
+    "1999-12-31",
+    "2024-02-29",
+    "1970-01-01 00:00:01",
+    "2038-01-19 03:14:07",
+    "0001-01-01",
+    "9999-12-31 23:59:59",
+];
+
+/// A literal of `category`.
+pub fn literal(rng: &mut Rng, category: Category) -> Expr {
+    if rng.random_bool(0.08) {
+        return Expr::Literal(Value::Null);
+    }
+    match category {
+        Category::Int => Expr::Literal(Value::Integer(
+            *[
+                0,
+                1,
+                -1,
+                2,
+                3,
+                7,
+                10,
+                100,
+                127,
+                -128,
+                255,
+                256,
+                65535,
+                2147483647,
+                -2147483648,
+                i64::MAX,
+                i64::MIN,
+            ]
+            .choose(rng)
+            .unwrap_or(&0),
+        )),
+        Category::Decimal => Expr::Literal(Value::Decimal(
+            [
+                "0.0",
+                "1.5",
+                "-1.5",
+                "0.01",
+                "2.50",
+                "99.99",
+                "-0.5",
+                "10.000",
+                "123456.789",
+            ]
+            .choose(rng)
+            .unwrap_or(&"0.0")
+            .to_string(),
+        )),
+        Category::Float => Expr::Literal(Value::Real(
+            *[0.0, 1.0, -1.0, 0.5, 1.5, 1e10, -2.25, 3.0, 1e-3]
+                .choose(rng)
+                .unwrap_or(&0.0),
+        )),
+        Category::Text => Expr::Literal(Value::Text(TEXTS.choose(rng).unwrap_or(&"a").to_string())),
+        Category::Blob => Expr::Literal(Value::Blob(
+            [&b""[..], b"a", b"\x00", b"\xff", b"ab", b"A"]
+                .choose(rng)
+                .unwrap_or(&&b"a"[..])
+                .to_vec(),
+        )),
+        Category::Date => Expr::Literal(Value::Text(
+            DATES.choose(rng).unwrap_or(&"2000-01-01").to_string(),
+        )),
+    }
+}
