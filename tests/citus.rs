@@ -411,11 +411,13 @@ fn citus_knobs_are_valid_settings_and_change_no_result() {
         Box::new(lancet_postgres::citus::Citus::new()),
     )
     .unwrap();
+    // Every change a configuration may make: switches off, each value of
+    // a setting.
     let citus_knobs: Vec<String> = provider
         .knobs()
-        .into_iter()
-        .map(|k| k.name)
-        .filter(|n| n.starts_with("citus."))
+        .iter()
+        .filter(|k| k.name.starts_with("citus."))
+        .flat_map(|k| k.changes())
         .collect();
     assert!(citus_knobs.len() >= 10, "{citus_knobs:?}");
     let mut compared = std::collections::BTreeMap::<String, usize>::new();

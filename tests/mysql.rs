@@ -278,3 +278,42 @@ fn a_database_with_a_lancet_name_but_no_marker_is_never_dropped() {
     assert!(provider.drop_database(&created.owned).unwrap());
     assert_eq!(db.databases("lancet_").unwrap(), vec![name.to_string()]);
 }
+
+/// The same start-up, selftest and clean-run promises on a MySQL 8 server,
+/// where one is reachable through `LANCET_MYSQL_URL` (it must be on
+/// loopback); otherwise the test says it was skipped.
+#[test]
+fn a_mysql_8_server_from_the_environment_passes_selftest() {
+    let Ok(url) = std::env::var("LANCET_MYSQL_URL") else {
+        eprintln!("SKIPPED: LANCET_MYSQL_URL is not set (a MySQL 8 server on 127.0.0.1)");
+        return;
+    };
+    let out_dir = tempfile::tempdir().unwrap();
+    selftest_catches(
+        "mysql",
+        &url,
+        out_dir.path(),
+        &["tlp-where", "tlp-aggregate", "norec", "knobs"],
+    );
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--dbms",
+            "mysql",
+            "--url",
+            &url,
+            "--oracle",
+            "all",
+            "--threads",
+            "2",
+            "--queries",
+            "5000",
+            "--no-reduce",
+        ],
+    );
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&out)
+    );
+}

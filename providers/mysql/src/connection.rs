@@ -181,6 +181,38 @@ impl MySqlConnection {
     }
 }
 
+/// One row of EXPLAIN's table as one step of a plan, in the last column
+/// where [`lancet_core::plans::plan_signature`] reads it: the select, the
+/// table, the access type, the key and the Extra notes, without row
+/// estimates (which vary from run to run). Parentheses become brackets, so
+/// that the join buffer's algorithm (`BNL`, `BKA`) stays in the signature.
+fn plan_step(row: mysql::Row) -> Row {
+    let names: Vec<String> = row
+        .columns_ref()
+        .iter()
+        .map(|c| c.name_str().to_ascii_lowercase())
+        .collect();
+    let values = row.unwrap();
+    let get = |name: &str| -> String {
+        names
+            .iter()
+            .position(|n| n == name)
+            .and_then(|i| values.get(i))
+            .map(|v| match v {
+                mysql::Value::NULL => "-".to_string(),
+                mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                other => other.as_sql(true),
+            })
+            .unwrap_or_default()
+    };
+    let step = ["id", "select_type", "table", "type", "key", "extra"]
+        .map(get)
+        .join(" ")
+        .replace('(', "[")
+        .replace(')', "]");
+    vec![Value::Text(step)]
+}
+
 /// A value of the text protocol as lancet's [`Value`], by the column's type.
 fn parse_value(v: mysql::Value, column: &mysql::Column) -> Value {
     let bytes = match v {
@@ -249,6 +281,9 @@ impl Connection for MySqlConnection {
 
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
         let rows = self.call(|c| c.query::<mysql::Row, _>(sql))?;
+        if sql.starts_with(crate::dialect::EXPLAIN) {
+            return Ok(rows.into_iter().map(plan_step).collect());
+        }
         Ok(rows
             .into_iter()
             .map(|r| {

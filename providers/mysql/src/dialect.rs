@@ -7,6 +7,10 @@ use std::fmt::Write;
 /// MySQL's dialect, as the provider hands it out.
 pub const DIALECT: Dialect = Dialect::new(&MySql);
 
+/// How lancet asks for a plan; the connection turns EXPLAIN's table into
+/// one step per row (see `connection::plan_step`).
+pub const EXPLAIN: &str = "EXPLAIN ";
+
 /// MySQL's and MariaDB's spelling rules.
 pub struct MySql;
 
@@ -64,5 +68,9 @@ impl SqlDialect for MySql {
 
     fn unlimited_limit(&self) -> Option<&'static str> {
         Some("18446744073709551615")
+    }
+
+    fn explain_prefix(&self) -> Option<&'static str> {
+        Some(EXPLAIN)
     }
 }
