@@ -304,8 +304,9 @@ impl Connection for MySqlConnection {
         let sql = knobs::commands(&self.knobs, setting, self.kind)
             .map_err(|e| DbError::statement(None, e))?
             .join(" ");
-        for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-            self.execute(statement)?;
+        // One round trip: the statements go as one multi-statement query.
+        if !sql.is_empty() {
+            self.execute(&sql)?;
         }
         self.knobs = setting.clone();
         Ok(())
