@@ -88,6 +88,7 @@ fn selftest_catches_every_planted_fault_on_mariadb() {
             "tlp-having",
             "tlp-aggregate",
             "norec",
+            "pqs",
             "knobs",
             "perf",
         ],
@@ -146,6 +147,39 @@ fn a_run_of_20000_checks_reports_only_what_the_mariadb_client_shows() {
         .filter(|d| !d.starts_with("lancet_check"))
         .collect();
     assert!(left.is_empty(), "lancet left databases behind: {left:?}");
+}
+
+/// PQS's evaluator of MySQL's semantics (signed integers, `utf8mb4_bin`
+/// text) against the server itself: every pivot row it says a predicate
+/// selects is selected, over 20,000 checks.
+#[test]
+fn the_pqs_evaluator_agrees_with_mariadb_on_20000_checks() {
+    let Some(db) = server() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--dbms",
+            "mysql",
+            "--url",
+            &db.url(),
+            "--oracle",
+            "pqs",
+            "--threads",
+            "2",
+            "--seed",
+            "2",
+            "--queries",
+            "20000",
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ],
+    );
+    let s = read_json(&summary);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s["findings"], 0, "{s}");
+    assert!(s["checks"].as_u64().unwrap() >= 20_000, "{s}");
 }
 
 #[test]

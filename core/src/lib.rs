@@ -29,6 +29,7 @@ pub mod feedback;
 pub mod knobs;
 pub mod oracle;
 pub mod patterns;
+pub mod pivot;
 pub mod plans;
 pub mod print;
 pub mod provider;

@@ -39,7 +39,8 @@ pub fn session_settings(kind: ServerKind, time_limit: Duration) -> Vec<String> {
     let mut s = vec![
         format!("SET SESSION sql_mode = '{SQL_MODE}'"),
         "SET SESSION time_zone = '+00:00'".to_string(),
-        "SET NAMES utf8mb4".to_string(),
+        // Literals compare in byte order, as PQS's evaluator does.
+        "SET NAMES utf8mb4 COLLATE utf8mb4_bin".to_string(),
         "SET SESSION div_precision_increment = 30".to_string(),
     ];
     if let Some(b) = knobs::baseline(kind) {

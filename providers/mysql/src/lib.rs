@@ -14,6 +14,7 @@ pub mod dialect;
 pub mod expr;
 pub mod knobs;
 pub mod populate;
+pub mod pqs;
 pub mod query;
 pub mod schema;
 pub mod types;
@@ -319,6 +320,10 @@ impl Provider for MySqlProvider {
 
     fn knobs(&self) -> Vec<Knob> {
         self.knobs.clone()
+    }
+
+    fn features(&self) -> Vec<lancet_core::Feature> {
+        vec![lancet_core::Feature::PivotRows]
     }
 
     fn knob_commands(&self, from: &KnobSetting, to: &KnobSetting) -> Vec<String> {

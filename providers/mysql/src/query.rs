@@ -20,6 +20,8 @@ pub struct MyQueryGenerator {
     last_scope: Vec<TypedColumn>,
     /// Expressions handed out since the last FROM clause, with categories.
     generated: Vec<TypedColumn>,
+    /// PQS: the columns of the last pivot tables the evaluator understands.
+    pivot_columns: Vec<Option<lancet_core::pivot::PivotColumn>>,
     /// FROM clauses whose checks saw rows (see [`lancet_core::feedback`]).
     productive: ProductivePool<(FromClause, Scope, Vec<TypedColumn>)>,
 }
@@ -51,6 +53,7 @@ impl MyQueryGenerator {
             next_alias: 0,
             last_scope: Vec::new(),
             generated: Vec::new(),
+            pivot_columns: Vec::new(),
             productive: ProductivePool::default(),
         }
     }
@@ -357,6 +360,36 @@ impl QueryGenerator for MyQueryGenerator {
             });
         }
         e
+    }
+
+    fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
+        let n = rng.random_range(1..=2);
+        let tables: Vec<_> = (0..n)
+            .filter_map(|_| self.schema.random_table(rng))
+            .map(|t| {
+                let cols = t
+                    .columns
+                    .iter()
+                    .map(|(c, ty)| (c.clone(), TypeName(ty.sql.clone()), crate::pqs::kind_of(ty)))
+                    .collect();
+                (t.name, cols)
+            })
+            .collect();
+        let (from, scope, pivot_columns) = lancet_core::pivot::pivot_from(&tables)?;
+        self.pivot_columns = pivot_columns;
+        Some((from, scope))
+    }
+
+    fn pivot_predicate(
+        &mut self,
+        rng: &mut Rng,
+        scope: &Scope,
+        pivot: &[Value],
+    ) -> Option<(Expr, lancet_core::Truth)> {
+        if scope.columns.len() != self.pivot_columns.len() {
+            return None;
+        }
+        crate::pqs::pivot_predicate(rng, &self.pivot_columns, pivot)
     }
 
     fn is_aggregate(&self, name: &str) -> bool {

@@ -1,51 +1,28 @@
-//! PQS on PostgreSQL: predicates over a small, exactly understood subset,
-//! and their truth value on the pivot row computed here.
+//! PQS on PostgreSQL: which pivot columns and values the core evaluator
+//! ([`lancet_core::pivot`]) can read, under PostgreSQL's semantics.
 //!
-//! The subset: integer columns and literals with `+ - *` (every value kept
-//! within smallint's range, so no integer type overflows), text and
-//! varchar columns compared under the "C" collation (the databases lancet
-//! creates use it: byte order), boolean columns; comparisons, IS [NOT]
-//! DISTINCT FROM, BETWEEN, IN lists, IS [NOT] NULL, AND/OR/NOT in
-//! three-valued logic. Anything else is declined: the evaluator answers only
-//! where it is sure.
+//! Integer columns (values kept within smallint's range, so no integer
+//! type overflows), text and varchar columns (the databases lancet creates
+//! use the "C" collation: byte order) and booleans. Not char(n), whose
+//! trailing blanks do not count in comparisons.
 
 use crate::types::PgType;
-use lancet_core::{BinaryOp, Expr, Rng, Truth, UnaryOp, Value};
-use rand::seq::IndexedRandom;
-use rand::Rng as _;
+use lancet_core::pivot::{Kind, PivotColumn, Semantics, V};
+use lancet_core::{Expr, Rng, Truth, Value};
 
-/// What the evaluator knows about a pivot column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Int,
-    Text,
-    Bool,
-}
-
-impl Kind {
-    /// The kinds of declared types the evaluator supports (not char(n),
-    /// whose trailing blanks do not count in comparisons).
-    pub fn of(ty: &PgType) -> Option<Kind> {
-        match ty.name.as_str() {
-            "smallint" | "integer" | "bigint" => Some(Kind::Int),
-            "text" => Some(Kind::Text),
-            "boolean" => Some(Kind::Bool),
-            n if n.starts_with("varchar") => Some(Kind::Text),
-            _ => None,
-        }
+/// The evaluator's kind for a declared type, if it supports it.
+pub fn kind_of(ty: &PgType) -> Option<Kind> {
+    match ty.name.as_str() {
+        "smallint" | "integer" | "bigint" => Some(Kind::Int),
+        "text" => Some(Kind::Text),
+        "boolean" => Some(Kind::Bool),
+        n if n.starts_with("varchar") => Some(Kind::Text),
+        _ => None,
     }
 }
 
-/// An evaluated value.
-#[derive(Clone, Debug, PartialEq)]
-enum V {
-    Null,
-    Int(i64),
-    Text(String),
-    Bool(bool),
-}
-
-const LIMIT: i64 = 32767;
+/// Within smallint, no integer type overflows.
+const SEMANTICS: Semantics = Semantics { int_limit: 32767 };
 
 /// A pivot column's value as the evaluator reads it; `None` where the text
 /// form is ambiguous (a text value that looked like a number).
@@ -60,222 +37,6 @@ fn read(kind: Kind, v: &Value) -> Option<V> {
     }
 }
 
-/// A pivot column usable in predicates.
-pub struct PivotColumn {
-    pub expr: Expr,
-    pub kind: Kind,
-}
-
-struct Gen<'a> {
-    cols: &'a [(&'a PivotColumn, V)],
-}
-
-const TEXTS: &[&str] = &["", "a", "A", "ab", "b", "abc", " a", "B10", "zz", "%"];
-
-impl Gen<'_> {
-    fn col(&self, rng: &mut Rng, kind: Kind) -> Option<(Expr, V)> {
-        let matching: Vec<&(&PivotColumn, V)> =
-            self.cols.iter().filter(|(c, _)| c.kind == kind).collect();
-        matching
-            .choose(rng)
-            .map(|(c, v)| (c.expr.clone(), v.clone()))
-    }
-
-    fn int(&self, rng: &mut Rng, depth: u32) -> Option<(Expr, V)> {
-        if depth == 0 || rng.random_bool(0.4) {
-            if rng.random_bool(0.7) {
-                if let Some(c) = self.col(rng, Kind::Int) {
-                    return Some(c);
-                }
-            }
-            let i = rng.random_range(-10..=10);
-            return Some((Expr::int(i), V::Int(i)));
-        }
-        let (l, lv) = self.int(rng, depth - 1)?;
-        let (r, rv) = self.int(rng, depth - 1)?;
-        let op = *[BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul].choose(rng)?;
-        let v = match (&lv, &rv) {
-            (V::Int(a), V::Int(b)) => {
-                let x = match op {
-                    BinaryOp::Add => a.checked_add(*b)?,
-                    BinaryOp::Sub => a.checked_sub(*b)?,
-                    _ => a.checked_mul(*b)?,
-                };
-                // Within smallint, no integer type overflows.
-                if x.abs() > LIMIT || a.abs() > LIMIT || b.abs() > LIMIT {
-                    return None;
-                }
-                V::Int(x)
-            }
-            _ => V::Null,
-        };
-        Some((Expr::binary(op, l, r), v))
-    }
-
-    fn text(&self, rng: &mut Rng) -> Option<(Expr, V)> {
-        if rng.random_bool(0.7) {
-            if let Some(c) = self.col(rng, Kind::Text) {
-                return Some(c);
-            }
-        }
-        let t = TEXTS.choose(rng)?.to_string();
-        Some((Expr::Literal(Value::Text(t.clone())), V::Text(t)))
-    }
-
-    fn operand(&self, rng: &mut Rng, kind: Kind, depth: u32) -> Option<(Expr, V)> {
-        match kind {
-            Kind::Int => self.int(rng, depth),
-            Kind::Text => self.text(rng),
-            Kind::Bool => self.predicate(rng, depth),
-        }
-    }
-
-    fn predicate(&self, rng: &mut Rng, depth: u32) -> Option<(Expr, V)> {
-        let kind = *[Kind::Int, Kind::Int, Kind::Text].choose(rng)?;
-        if depth == 0 {
-            if rng.random_bool(0.3) {
-                if let Some(c) = self.col(rng, Kind::Bool) {
-                    return Some(c);
-                }
-            }
-            return self.comparison(rng, kind, 0);
-        }
-        let d = depth - 1;
-        match rng.random_range(0..10) {
-            0..3 => self.comparison(rng, kind, d),
-            3 | 4 => {
-                let (l, lv) = self.predicate(rng, d)?;
-                let (r, rv) = self.predicate(rng, d)?;
-                let and = rng.random_bool(0.5);
-                let v = logic(and, &lv, &rv);
-                let op = if and { BinaryOp::And } else { BinaryOp::Or };
-                Some((Expr::binary(op, l, r), v))
-            }
-            5 => {
-                let (e, v) = self.predicate(rng, d)?;
-                let v = match v {
-                    V::Bool(b) => V::Bool(!b),
-                    other => other,
-                };
-                Some((Expr::unary(UnaryOp::Not, e), v))
-            }
-            6 => {
-                let (e, v) = self.operand(rng, kind, d)?;
-                let negated = rng.random_bool(0.5);
-                Some((
-                    Expr::IsNull {
-                        expr: Box::new(e),
-                        negated,
-                    },
-                    V::Bool((v == V::Null) != negated),
-                ))
-            }
-            7 => {
-                let (x, xv) = self.operand(rng, kind, d)?;
-                let (lo, lov) = self.operand(rng, kind, d)?;
-                let (hi, hiv) = self.operand(rng, kind, d)?;
-                let ge = compare(BinaryOp::GtEq, &xv, &lov)?;
-                let le = compare(BinaryOp::LtEq, &xv, &hiv)?;
-                let negated = rng.random_bool(0.3);
-                let mut v = logic(true, &ge, &le);
-                if negated {
-                    v = not(v);
-                }
-                Some((
-                    Expr::Between {
-                        expr: Box::new(x),
-                        low: Box::new(lo),
-                        high: Box::new(hi),
-                        negated,
-                        symmetric: false,
-                    },
-                    v,
-                ))
-            }
-            8 => {
-                let (x, xv) = self.operand(rng, kind, d)?;
-                let n = rng.random_range(1..=3);
-                let mut list = Vec::new();
-                // x IN (a, b) is x = a OR x = b.
-                let mut v = V::Bool(false);
-                for _ in 0..n {
-                    let (e, ev) = self.operand(rng, kind, 0)?;
-                    v = logic(false, &v, &compare(BinaryOp::Eq, &xv, &ev)?);
-                    list.push(e);
-                }
-                let negated = rng.random_bool(0.3);
-                Some((
-                    Expr::InList {
-                        expr: Box::new(x),
-                        list,
-                        negated,
-                    },
-                    if negated { not(v) } else { v },
-                ))
-            }
-            _ => self.comparison(rng, kind, d),
-        }
-    }
-
-    fn comparison(&self, rng: &mut Rng, kind: Kind, d: u32) -> Option<(Expr, V)> {
-        let (l, lv) = self.operand(rng, kind, d)?;
-        let (r, rv) = self.operand(rng, kind, d)?;
-        let op = *BinaryOp::COMPARISONS.choose(rng)?;
-        let v = compare(op, &lv, &rv)?;
-        Some((Expr::binary(op, l, r), v))
-    }
-}
-
-fn not(v: V) -> V {
-    match v {
-        V::Bool(b) => V::Bool(!b),
-        other => other,
-    }
-}
-
-/// AND (`and`) or OR in three-valued logic.
-fn logic(and: bool, l: &V, r: &V) -> V {
-    let b = |v: &V| match v {
-        V::Bool(b) => Some(*b),
-        _ => None,
-    };
-    match (b(l), b(r), and) {
-        (Some(false), _, true) | (_, Some(false), true) => V::Bool(false),
-        (Some(true), Some(true), true) => V::Bool(true),
-        (Some(true), _, false) | (_, Some(true), false) => V::Bool(true),
-        (Some(false), Some(false), false) => V::Bool(false),
-        _ => V::Null,
-    }
-}
-
-fn compare(op: BinaryOp, l: &V, r: &V) -> Option<V> {
-    use std::cmp::Ordering;
-    let null_safe = matches!(op, BinaryOp::IsDistinctFrom | BinaryOp::IsNotDistinctFrom);
-    if *l == V::Null || *r == V::Null {
-        if !null_safe {
-            return Some(V::Null);
-        }
-        let same = *l == V::Null && *r == V::Null;
-        return Some(V::Bool(same == (op == BinaryOp::IsNotDistinctFrom)));
-    }
-    let ord: Ordering = match (l, r) {
-        (V::Int(a), V::Int(b)) => a.cmp(b),
-        // The "C" collation: byte order.
-        (V::Text(a), V::Text(b)) => a.as_bytes().cmp(b.as_bytes()),
-        (V::Bool(a), V::Bool(b)) => a.cmp(b),
-        _ => return None,
-    };
-    Some(V::Bool(match op {
-        BinaryOp::Eq | BinaryOp::IsNotDistinctFrom => ord == Ordering::Equal,
-        BinaryOp::NotEq | BinaryOp::IsDistinctFrom => ord != Ordering::Equal,
-        BinaryOp::Lt => ord == Ordering::Less,
-        BinaryOp::LtEq => ord != Ordering::Greater,
-        BinaryOp::Gt => ord == Ordering::Greater,
-        BinaryOp::GtEq => ord != Ordering::Less,
-        _ => return None,
-    }))
-}
-
 /// A predicate over the supported pivot columns and its truth on the
 /// pivot; `None` where the evaluator declines.
 pub fn pivot_predicate(
@@ -283,41 +44,5 @@ pub fn pivot_predicate(
     columns: &[Option<PivotColumn>],
     pivot: &[Value],
 ) -> Option<(Expr, Truth)> {
-    let cols: Vec<(&PivotColumn, V)> = columns
-        .iter()
-        .zip(pivot)
-        .filter_map(|(c, v)| {
-            let c = c.as_ref()?;
-            Some((c, read(c.kind, v)?))
-        })
-        .collect();
-    let g = Gen { cols: &cols };
-    let (e, v) = g.predicate(rng, 3)?;
-    let truth = match v {
-        V::Bool(true) => Truth::True,
-        V::Bool(false) => Truth::False,
-        V::Null => Truth::Null,
-        _ => return None,
-    };
-    Some((e, truth))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn three_valued_logic() {
-        assert_eq!(logic(true, &V::Null, &V::Bool(false)), V::Bool(false));
-        assert_eq!(logic(false, &V::Null, &V::Bool(true)), V::Bool(true));
-        assert_eq!(logic(true, &V::Null, &V::Bool(true)), V::Null);
-        assert_eq!(
-            compare(BinaryOp::IsNotDistinctFrom, &V::Null, &V::Null),
-            Some(V::Bool(true))
-        );
-        assert_eq!(
-            compare(BinaryOp::Lt, &V::Text("B".into()), &V::Text("a".into())),
-            Some(V::Bool(true))
-        );
-    }
+    lancet_core::pivot::predicate_on_pivot(rng, SEMANTICS, columns, pivot, read)
 }

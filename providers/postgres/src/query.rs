@@ -25,7 +25,7 @@ pub struct PgQueryGenerator {
     /// passes back without a type (TLP-HAVING's grouping keys).
     last_scope: Vec<TypedColumn>,
     /// PQS: the columns of the last pivot tables the evaluator understands.
-    pivot_columns: Vec<Option<crate::pqs::PivotColumn>>,
+    pivot_columns: Vec<Option<lancet_core::pivot::PivotColumn>>,
     /// The expressions handed out since the last FROM clause, with their
     /// categories, so that the exact forms of what an oracle passes back
     /// can be chosen by type.
@@ -289,40 +289,26 @@ impl QueryGenerator for PgQueryGenerator {
         let chosen: Vec<crate::schema::PgTable> = (0..n)
             .filter_map(|_| tables.choose(rng).map(|t| (*t).clone()))
             .collect();
-        let mut factors = Vec::new();
-        let mut columns = Vec::new();
-        self.pivot_columns.clear();
-        for (i, t) in chosen.iter().enumerate() {
-            let alias = format!("p{i}");
-            factors.push(TableFactor::Table {
-                name: t.name.clone(),
-                alias: Some(alias.clone()),
-                indexed_by: None,
-            });
-            for (name, ty) in &t.columns {
-                let expr = Expr::column(Some(&alias), name);
-                columns.push(ScopeColumn {
-                    expr: expr.clone(),
-                    ty: Some(TypeName(ty.name.clone())),
-                });
-                self.pivot_columns.push(
-                    crate::pqs::Kind::of(ty).map(|kind| crate::pqs::PivotColumn { expr, kind }),
-                );
-            }
-        }
-        let mut factors = factors.into_iter();
-        let first = factors.next()?;
-        let from = FromClause {
-            first,
-            joins: factors
-                .map(|factor| Join {
-                    kind: JoinKind::Comma,
-                    factor,
-                    constraint: JoinConstraint::None,
-                })
-                .collect(),
-        };
-        Some((from, Scope { columns }))
+        let tables: Vec<_> = chosen
+            .into_iter()
+            .map(|t| {
+                let cols = t
+                    .columns
+                    .iter()
+                    .map(|(c, ty)| {
+                        (
+                            c.clone(),
+                            TypeName(ty.name.clone()),
+                            crate::pqs::kind_of(ty),
+                        )
+                    })
+                    .collect();
+                (t.name, cols)
+            })
+            .collect();
+        let (from, scope, pivot_columns) = lancet_core::pivot::pivot_from(&tables)?;
+        self.pivot_columns = pivot_columns;
+        Some((from, scope))
     }
 
     fn pivot_predicate(

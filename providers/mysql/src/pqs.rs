@@ -1,0 +1,47 @@
+//! PQS on MySQL and MariaDB: which pivot columns and values the core
+//! evaluator ([`lancet_core::pivot`]) can read, under MySQL's semantics.
+//!
+//! Signed integer columns (operands and results kept within TINYINT's
+//! range, so no column type overflows; UNSIGNED columns are left out, as
+//! their subtraction fails below zero), and text columns with the
+//! `utf8mb4_bin` collation, whose order is byte order for the values
+//! read: none with a trailing blank or a control character, where PAD
+//! SPACE comparison would differ. Literals compare the same way, because
+//! every session sets `collation_connection` to `utf8mb4_bin`.
+
+use crate::types::{Category, MyType};
+use lancet_core::pivot::{Kind, PivotColumn, Semantics, V};
+use lancet_core::{Expr, Rng, Truth, Value};
+
+/// The evaluator's kind for a column type, if it supports it.
+pub fn kind_of(ty: &MyType) -> Option<Kind> {
+    match ty.category {
+        Category::Int if !ty.sql.contains("UNSIGNED") => Some(Kind::Int),
+        Category::Text if ty.sql.contains("utf8mb4_bin") => Some(Kind::Text),
+        _ => None,
+    }
+}
+
+/// TINYINT's range: no signed column type overflows within it.
+const SEMANTICS: Semantics = Semantics { int_limit: 127 };
+
+fn read(kind: Kind, v: &Value) -> Option<V> {
+    match (kind, v) {
+        (_, Value::Null) => Some(V::Null),
+        (Kind::Int, Value::Integer(i)) => Some(V::Int(*i)),
+        (Kind::Text, Value::Text(t)) if !t.ends_with(' ') && !t.chars().any(|c| c.is_control()) => {
+            Some(V::Text(t.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// A predicate over the supported pivot columns and its truth on the
+/// pivot; `None` where the evaluator declines.
+pub fn pivot_predicate(
+    rng: &mut Rng,
+    columns: &[Option<PivotColumn>],
+    pivot: &[Value],
+) -> Option<(Expr, Truth)> {
+    lancet_core::pivot::predicate_on_pivot(rng, SEMANTICS, columns, pivot, read)
+}
