@@ -58,8 +58,9 @@ fn client_rows(port: u16, db: &str, sql: &str) -> Vec<String> {
 /// rows must differ.
 fn the_client_shows(port: u16, reproducer: &Path, db: &str) -> bool {
     let text = std::fs::read_to_string(reproducer).unwrap();
-    let q1 = text.find("\n-- query 1").expect("a query 1");
-    let q2 = text.find("\n-- query 2").expect("a query 2");
+    // The last markers: the header names the queries too.
+    let q1 = text.rfind("\n-- query 1").expect("a query 1");
+    let q2 = text.rfind("\n-- query 2").expect("a query 2");
     let (setup, first, second) = (&text[..q1], &text[q1..q2], &text[q2..]);
     let settings: String = setup
         .lines()

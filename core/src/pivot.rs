@@ -271,9 +271,7 @@ pub type PivotTable = (String, Vec<(String, TypeName, Option<Kind>)>);
 /// (name, and each column's name, type and evaluator kind) joined by
 /// commas as `p0, p1, ...`; the scope lists every column as `pI.column`,
 /// and the evaluator's view of each (`None`: not understood).
-pub fn pivot_from(
-    tables: &[PivotTable],
-) -> Option<(FromClause, Scope, Vec<Option<PivotColumn>>)> {
+pub fn pivot_from(tables: &[PivotTable]) -> Option<(FromClause, Scope, Vec<Option<PivotColumn>>)> {
     let mut factors = Vec::new();
     let mut columns = Vec::new();
     let mut pivot_columns = Vec::new();

@@ -296,12 +296,9 @@ impl Provider for MySqlProvider {
         rng: &mut Rng,
         session: &mut Session,
     ) -> Result<Box<dyn GeneratedDatabase>, ExecError> {
-        // The session's settings go into the log, so that a reproducer
-        // runs under the same SQL mode.
-        for s in connection::session_settings(self.kind, self.time_limit)
-            .into_iter()
-            .filter(|s| !s.contains("max_"))
-        {
+        // The settings go into the log, so that a reproducer runs under
+        // the same SQL mode (see `connection::database_settings`).
+        for s in connection::database_settings(self.kind) {
             session.execute_sql(StatementKind::Setting, s)?;
         }
         let model = populate::populate(rng, session, self.kind)?;
