@@ -113,7 +113,10 @@ impl MariaDbServer {
             std::process::id(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
-        std::fs::create_dir_all(&dir)
+        // A temporary directory of its own: servers bootstrapping at once
+        // in a shared /tmp collide on their temporary tables' names (seen:
+        // "Could not remove temporary table", and mariadb-install-db fails).
+        std::fs::create_dir_all(dir.join("tmp"))
             .with_context(|| format!("cannot create {}", dir.display()))?;
         // From here on, dropping `server` removes the directory.
         let mut server = MariaDbServer {
@@ -135,6 +138,7 @@ impl MariaDbServer {
         }
         if let Some(user) = &server.run_as {
             let status = Command::new("chown")
+                .arg("-R")
                 .arg(user)
                 .arg(&server.dir)
                 .status()
@@ -153,6 +157,7 @@ impl MariaDbServer {
         install
             .arg("--no-defaults")
             .arg(format!("--datadir={}", path(&server.data())))
+            .arg(format!("--tmpdir={}", path(&server.dir.join("tmp"))))
             .args([
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
@@ -231,6 +236,7 @@ impl MariaDbServer {
             .arg(format!("--datadir={}", path(&self.data())))
             .arg(format!("--port={}", self.port))
             .arg(format!("--socket={}", path(&self.socket())))
+            .arg(format!("--tmpdir={}", path(&self.dir.join("tmp"))))
             .arg(format!(
                 "--pid-file={}",
                 path(&self.dir.join("mariadbd.pid"))
