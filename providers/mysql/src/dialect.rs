@@ -24,13 +24,25 @@ impl SqlDialect for MySql {
     }
 
     /// With an exponent, so that the server reads a DOUBLE (plain digits
-    /// are a DECIMAL); MySQL has no NaN or infinities, so those print as
-    /// NULL, which the generator never asks for.
+    /// are a DECIMAL); a negative one in parentheses (`- -1` would start a
+    /// comment). MySQL has no NaN (where one would arise it gives NULL)
+    /// and no infinities (a literal out of range is rejected, not read as
+    /// another value).
     fn real_literal(&self, r: f64, out: &mut String) {
-        if !r.is_finite() {
+        if r.is_nan() {
             out.push_str("NULL");
+        } else if r.is_infinite() {
+            out.push_str(if r > 0.0 { "1e999" } else { "(-1e999)" });
         } else {
-            let _ = write!(out, "({r:e})");
+            let mut text = format!("{r:?}");
+            if !text.contains('e') {
+                text.push_str("e0");
+            }
+            if r.is_sign_negative() {
+                let _ = write!(out, "({text})");
+            } else {
+                out.push_str(&text);
+            }
         }
     }
 

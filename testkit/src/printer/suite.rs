@@ -231,6 +231,12 @@ fn binary_operators(t: &Tested) {
             t.same_shape(&e);
         }
     }
+    // MySQL's own operators, which only its generator makes.
+    if t.is("mysql") {
+        for (op, m) in [(IntDiv, "a DIV b"), (BitXor, "a ^ b"), (Xor, "a XOR b")] {
+            t.verified_expr(&bin(op, col("a"), col("b")), m);
+        }
+    }
 }
 
 /// Nested trees whose meaning depends on parentheses.
