@@ -302,10 +302,11 @@ impl Connection for MySqlConnection {
         Ok(rows
             .into_iter()
             .map(|r| {
-                let columns: Vec<mysql::Column> = r.columns_ref().to_vec();
+                // The row shares its columns (an Arc): no copy per row.
+                let columns = r.columns();
                 r.unwrap()
                     .into_iter()
-                    .zip(&columns)
+                    .zip(columns.iter())
                     .map(|(v, c)| parse_value(v, c))
                     .collect()
             })
