@@ -177,6 +177,13 @@ pub enum Expr {
         all: bool,
         list: Vec<Expr>,
     },
+    /// `x op ANY (SELECT ...)` / `x op ALL (SELECT ...)` (not in SQLite).
+    QuantifiedSubquery {
+        expr: Box<Expr>,
+        op: BinaryOp,
+        all: bool,
+        query: Box<Query>,
+    },
     Case {
         operand: Option<Box<Expr>>,
         branches: Vec<(Expr, Expr)>,
@@ -230,6 +237,9 @@ pub enum JoinKind {
     Right,
     Full,
     Cross,
+    /// MySQL's `STRAIGHT_JOIN`: an inner join whose left side the optimizer
+    /// must read first (join order fixed by the query text).
+    Straight,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -379,6 +379,8 @@ impl ToSql for FromClause {
                 JoinKind::Full if natural => " NATURAL FULL JOIN ",
                 JoinKind::Full => " FULL JOIN ",
                 JoinKind::Cross => " CROSS JOIN ",
+                // No NATURAL form; the generator never asks for one.
+                JoinKind::Straight => " STRAIGHT_JOIN ",
             });
             p.table_factor(&j.factor);
             match &j.constraint {

@@ -142,12 +142,16 @@ pub fn expr_variants(e: &Expr) -> Vec<Expr> {
                 out.push(c);
             }
         }
-        Expr::Exists { query, .. } | Expr::InSubquery { query, .. } | Expr::Subquery(query) => {
+        Expr::Exists { query, .. }
+        | Expr::InSubquery { query, .. }
+        | Expr::QuantifiedSubquery { query, .. }
+        | Expr::Subquery(query) => {
             for q in subquery_where_variants(query) {
                 let mut c = e.clone();
                 match &mut c {
                     Expr::Exists { query, .. }
                     | Expr::InSubquery { query, .. }
+                    | Expr::QuantifiedSubquery { query, .. }
                     | Expr::Subquery(query) => **query = q,
                     _ => unreachable!("the same variant was cloned"),
                 }

@@ -61,7 +61,8 @@ impl Expr {
             | Expr::IsBool { expr, .. }
             | Expr::Cast { expr, .. }
             | Expr::Collate { expr, .. }
-            | Expr::InSubquery { expr, .. } => vec![expr],
+            | Expr::InSubquery { expr, .. }
+            | Expr::QuantifiedSubquery { expr, .. } => vec![expr],
             Expr::Binary { left, right, .. } => vec![left, right],
             Expr::Like {
                 expr,
@@ -125,7 +126,8 @@ impl Expr {
             | Expr::IsBool { expr, .. }
             | Expr::Cast { expr, .. }
             | Expr::Collate { expr, .. }
-            | Expr::InSubquery { expr, .. } => vec![&mut **expr],
+            | Expr::InSubquery { expr, .. }
+            | Expr::QuantifiedSubquery { expr, .. } => vec![&mut **expr],
             Expr::Binary { left, right, .. } => vec![&mut **left, &mut **right],
             Expr::Like {
                 expr,

@@ -89,7 +89,7 @@ impl RenameTables for Expr {
     fn rename_tables(&mut self, rename: &dyn Fn(&str) -> Option<String>) {
         match self {
             Expr::Exists { query, .. } | Expr::Subquery(query) => query.rename_tables(rename),
-            Expr::InSubquery { expr, query, .. } => {
+            Expr::InSubquery { expr, query, .. } | Expr::QuantifiedSubquery { expr, query, .. } => {
                 expr.rename_tables(rename);
                 query.rename_tables(rename);
             }

@@ -121,6 +121,18 @@ impl ToSql for Expr {
                 p.list(list, ", ", |p, e| e.print(p));
                 p.s("])");
             }
+            Expr::QuantifiedSubquery {
+                expr,
+                op,
+                all,
+                query,
+            } => {
+                p.operand(expr);
+                p.out.push(' ');
+                p.binary_operator_text(*op);
+                p.s(if *all { " ALL " } else { " ANY " });
+                p.query_in_parens(query);
+            }
             Expr::InSubquery {
                 expr,
                 query,

@@ -362,7 +362,8 @@ impl<'s> ExprGen<'s> {
         let Some(column) = inner.choose(rng).cloned() else {
             return literal(rng, Category::Int);
         };
-        if rng.random_bool(0.5) {
+        let shape = rng.random_range(0..10);
+        if shape < 5 {
             let query = Query::select(Select {
                 items: vec![SelectItem::Expr {
                     expr: Expr::int(1),
@@ -372,25 +373,37 @@ impl<'s> ExprGen<'s> {
                 selection,
                 ..Select::default()
             });
-            Expr::Exists {
+            return Expr::Exists {
                 query: Box::new(query),
+                negated: rng.random_bool(0.3),
+            };
+        }
+        let probe = self.expr(rng, outer, column.category, 1);
+        let query = Box::new(Query::select(Select {
+            items: vec![SelectItem::Expr {
+                expr: column.expr,
+                alias: None,
+            }],
+            from,
+            selection,
+            ..Select::default()
+        }));
+        if shape < 8 {
+            Expr::InSubquery {
+                expr: Box::new(probe),
+                query,
                 negated: rng.random_bool(0.3),
             }
         } else {
-            let probe = self.expr(rng, outer, column.category, 1);
-            let query = Query::select(Select {
-                items: vec![SelectItem::Expr {
-                    expr: column.expr,
-                    alias: None,
-                }],
-                from,
-                selection,
-                ..Select::default()
-            });
-            Expr::InSubquery {
+            // `x op ANY|ALL (SELECT ...)`: NULLs and empty subqueries give
+            // the three-valued cases IN does not reach.
+            Expr::QuantifiedSubquery {
                 expr: Box::new(probe),
-                query: Box::new(query),
-                negated: rng.random_bool(0.3),
+                op: *BinaryOp::COMPARISONS[..6]
+                    .choose(rng)
+                    .unwrap_or(&BinaryOp::Eq),
+                all: rng.random_bool(0.5),
+                query,
             }
         }
     }

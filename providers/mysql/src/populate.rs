@@ -124,7 +124,7 @@ fn create_table(
             if rng.random_bool(0.15) && !ty.is_lob {
                 def.push_str(" UNIQUE");
             }
-            if rng.random_bool(0.1) && !ty.is_lob {
+            if rng.random_bool(0.1) && !ty.is_lob && !ty.fixed_domain {
                 let d = literal(rng, ty.category);
                 if !matches!(d, Expr::Literal(Value::Null)) {
                     def.push_str(&format!(" DEFAULT {}", sql(&d)));
@@ -177,7 +177,22 @@ fn create_index(
         .columns
         .choose_multiple(rng, n)
         .map(|(c, ty)| {
-            let prefix = if ty.is_lob || (ty.category == Category::Text && rng.random_bool(0.3)) {
+            if schema.server == Some(crate::ServerKind::MySql)
+                && !ty.is_lob
+                && rng.random_bool(0.15)
+            {
+                // A functional key part (MySQL 8.0.13 and later; MariaDB
+                // has none): an expression over the column.
+                let mut g = ExprGen::new(schema, false);
+                let col = [TypedColumn {
+                    expr: Expr::column(None, c),
+                    category: ty.category,
+                }];
+                return format!("({})", sql(&g.expr(rng, &col, ty.category, 1)));
+            }
+            let prefix = if ty.is_lob
+                || (ty.category == Category::Text && !ty.fixed_domain && rng.random_bool(0.3))
+            {
                 format!("({})", rng.random_range(1..=5))
             } else {
                 String::new()
@@ -346,6 +361,7 @@ fn create_view(
                 sql: format!("{category:?}"),
                 category,
                 is_lob: false,
+                fixed_domain: false,
             },
         ));
     }

@@ -15,6 +15,10 @@ use lancet_core::{Expr, Rng, Truth, Value};
 
 /// The evaluator's kind for a column type, if it supports it.
 pub fn kind_of(ty: &MyType) -> Option<Kind> {
+    if ty.fixed_domain {
+        // BIT is unsigned in arithmetic; ENUM is left to the server.
+        return None;
+    }
     match ty.category {
         Category::Int if !ty.sql.contains("UNSIGNED") => Some(Kind::Int),
         Category::Text if ty.sql.contains("utf8mb4_bin") => Some(Kind::Text),

@@ -170,13 +170,22 @@ impl MyQueryGenerator {
                 JoinKind::Right,
                 JoinKind::Cross,
                 JoinKind::Comma,
+                JoinKind::Straight,
             ]
             .choose(rng)
             .unwrap_or(&JoinKind::Inner);
             let mut visible = cols.clone();
             visible.extend(new_cols.iter().cloned());
+            // NATURAL only on the first join: after two tables, the left
+            // side may hold two columns of one name, which MySQL refuses
+            // as ambiguous. Columns are always qualified, so the merged
+            // column is never named bare.
+            let natural = j == 1
+                && matches!(kind, JoinKind::Inner | JoinKind::Left | JoinKind::Right)
+                && rng.random_bool(0.1);
             let constraint = match kind {
                 JoinKind::Cross | JoinKind::Comma => JoinConstraint::None,
+                _ if natural => JoinConstraint::Natural,
                 _ => JoinConstraint::On(self.join_condition(rng, &cols, &new_cols, &visible)),
             };
             joins.push(Join {

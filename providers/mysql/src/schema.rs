@@ -25,13 +25,25 @@ pub struct MyTable {
 }
 
 impl MyTable {
-    /// The columns as `alias.column`.
+    /// The columns as `alias.column`; a BIT column as `(alias.column +
+    /// 0)`. MariaDB labels some results of BIT type (a BIT column read
+    /// through a derived table, a UNION or MAX) yet sends them as decimal
+    /// text instead of bits, so a bare BIT value in a result cannot be
+    /// read back reliably, by lancet or by the `mariadb` client; as a
+    /// number it always can.
     pub fn typed_columns(&self, alias: &str) -> Vec<TypedColumn> {
         self.columns
             .iter()
-            .map(|(name, ty)| TypedColumn {
-                expr: Expr::column(Some(alias), name),
-                category: ty.category,
+            .map(|(name, ty)| {
+                let column = Expr::column(Some(alias), name);
+                TypedColumn {
+                    expr: if ty.is_bit() {
+                        Expr::binary(lancet_core::BinaryOp::Add, column, Expr::int(0))
+                    } else {
+                        column
+                    },
+                    category: ty.category,
+                }
             })
             .collect()
     }

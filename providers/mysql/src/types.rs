@@ -40,6 +40,9 @@ pub struct MyType {
     /// Whether it is TEXT or BLOB, which MEMORY tables refuse and indexes
     /// take only with a prefix length.
     pub is_lob: bool,
+    /// Whether it is BIT(n) or ENUM, which take only some values: a random
+    /// literal default is refused, and a prefix index makes no sense.
+    pub fixed_domain: bool,
 }
 
 impl MyType {
@@ -48,7 +51,12 @@ impl MyType {
             sql: sql.to_string(),
             category,
             is_lob: false,
+            fixed_domain: false,
         }
+    }
+
+    pub fn is_bit(&self) -> bool {
+        self.sql.starts_with("BIT(")
     }
 
     /// A random column type.
@@ -58,7 +66,7 @@ impl MyType {
         } else {
             ""
         };
-        match rng.random_range(0..16) {
+        match rng.random_range(0..18) {
             0 => MyType::new(&format!("TINYINT{unsigned}"), Category::Int),
             1 => MyType::new(&format!("SMALLINT{unsigned}"), Category::Int),
             2..=4 => MyType::new(&format!("INT{unsigned}"), Category::Int),
@@ -96,6 +104,22 @@ impl MyType {
                 }
             }
             14 => MyType::new("DATE", Category::Date),
+            // Read back as integers; in expressions a number.
+            15 => MyType {
+                fixed_domain: true,
+                ..MyType::new(&format!("BIT({})", rng.random_range(1..=64)), Category::Int)
+            },
+            // Members in byte order, so that their order by index (ORDER
+            // BY, MIN/MAX on the column) agrees with their order as text
+            // in every collation the generator uses; '' (index 0) is what
+            // an invalid value becomes in a non-strict SQL mode.
+            16 => MyType {
+                fixed_domain: true,
+                ..MyType::new(
+                    &format!("ENUM('0', '1', 'a', 'ab', 'abc', 'b'){}", collation(rng)),
+                    Category::Text,
+                )
+            },
             _ => MyType::new("DATETIME", Category::Date),
         }
     }

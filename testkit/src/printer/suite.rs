@@ -569,6 +569,20 @@ fn subqueries(t: &Tested) {
         negated: true,
     };
     t.verified_expr(&e, "(a - 1) NOT IN (SELECT c0 FROM t0)");
+    let e = Expr::QuantifiedSubquery {
+        expr: Box::new(bin(BinaryOp::Sub, col("a"), int(1))),
+        op: BinaryOp::LtEq,
+        all: true,
+        query: Box::new(sub.clone()),
+    };
+    t.verified_expr(&e, "(a - 1) <= ALL (SELECT c0 FROM t0)");
+    let e = Expr::QuantifiedSubquery {
+        expr: Box::new(col("a")),
+        op: BinaryOp::NotEq,
+        all: false,
+        query: Box::new(sub.clone()),
+    };
+    t.verified_expr(&e, "a <> ANY (SELECT c0 FROM t0)");
 
     let e = Expr::Exists {
         query: Box::new(query(vec![int(1)])),
@@ -757,6 +771,18 @@ fn joins(t: &Tested) {
             joins: vec![join(kind, table("t1"), constraint)],
         });
         t.verified(&q, &format!("SELECT * FROM t0{expected}"));
+    }
+    // MySQL's alone: the other dialects' parsers reject it, and only the
+    // MySQL generator writes it.
+    let q = select_star(FromClause {
+        first: table("t0"),
+        joins: vec![join(JoinKind::Straight, table("t1"), on())],
+    });
+    let text = "SELECT * FROM t0 STRAIGHT_JOIN t1 ON t0.c0 = t1.c0";
+    if t.is("mysql") {
+        t.verified(&q, text);
+    } else {
+        t.printed(&q, text);
     }
 }
 

@@ -115,9 +115,11 @@ pub(super) fn create_view(
 /// (a correlated one reads the row).
 pub(super) fn is_row_constant(e: &Expr) -> bool {
     match e {
-        Expr::Column(_) | Expr::Exists { .. } | Expr::Subquery(_) | Expr::InSubquery { .. } => {
-            false
-        }
+        Expr::Column(_)
+        | Expr::Exists { .. }
+        | Expr::Subquery(_)
+        | Expr::InSubquery { .. }
+        | Expr::QuantifiedSubquery { .. } => false,
         other => other.children().into_iter().all(is_row_constant),
     }
 }

@@ -190,7 +190,7 @@ impl<'a> Evaluator<'a> {
             Expr::InSubquery { .. } | Expr::Exists { .. } | Expr::Subquery(_) => {
                 decline("subquery")
             }
-            Expr::Quantified { .. } => decline("ANY/ALL"),
+            Expr::Quantified { .. } | Expr::QuantifiedSubquery { .. } => decline("ANY/ALL"),
             Expr::CountStar => decline("aggregate"),
             Expr::Window { .. } => decline("window function"),
         }
