@@ -43,6 +43,9 @@ pub enum CaseInputs {
     /// Each table the query may read and its twin, a copy with the same
     /// rows in another placement (dist-vs-local runs the query over both).
     Twins { tables: Vec<(String, String)> },
+    /// A chain of transformations of the base query (the transform
+    /// oracle), applied in order.
+    Transforms { steps: Vec<crate::transform::Step> },
 }
 
 /// Why an oracle cannot build its queries from a case.
@@ -113,6 +116,14 @@ impl Case {
         match &self.inputs {
             CaseInputs::Twins { tables } => Ok(tables),
             _ => Err(self.missing("twin tables")),
+        }
+    }
+
+    /// The transformation chain of a transform case.
+    pub fn steps(&self) -> Result<&[crate::transform::Step], CaseError> {
+        match &self.inputs {
+            CaseInputs::Transforms { steps } => Ok(steps),
+            _ => Err(self.missing("transformation steps")),
         }
     }
 

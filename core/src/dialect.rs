@@ -72,6 +72,18 @@ pub trait SqlDialect: Send + Sync + 'static {
     /// `18446744073709551615`); None where OFFSET stands alone.
     fn unlimited_limit(&self) -> Option<&'static str>;
 
+    /// Whether MySQL's `STRAIGHT_JOIN` (an inner join in a fixed order) exists.
+    fn supports_straight_join(&self) -> bool {
+        false
+    }
+
+    /// Whether a column of an integer type holds only integers (PostgreSQL,
+    /// MySQL), so that `c + 0` equals `c`; not in SQLite, where a column
+    /// declared INT may hold text.
+    fn integer_columns_hold_integers(&self) -> bool {
+        false
+    }
+
     /// What goes before a query to get its plan as rows whose last column
     /// describes a step, without costs or row estimates (SQLite's `EXPLAIN
     /// QUERY PLAN `, PostgreSQL's `EXPLAIN (COSTS OFF) `); None where plans

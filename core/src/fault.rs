@@ -30,6 +30,10 @@ pub enum Fault {
     /// default plan that is slow but right, which only the performance
     /// oracle sees.
     SleepUnderDefaultKnobs { period: u64 },
+    /// Drops the first row of some results of queries that read a derived
+    /// table or a CTE: a fault of one way of writing a query, which an
+    /// oracle comparing it with the query written plainly sees.
+    DropRowInDerived { period: u64 },
 }
 
 /// How long [`Fault::SleepUnderDefaultKnobs`] sleeps.
@@ -44,6 +48,7 @@ impl Fault {
             "drop-row-off-twins" => Some(Fault::DropRowOffTwins { period: 3 }),
             "drop-row-under-default-knobs" => Some(Fault::DropRowUnderDefaultKnobs { period: 5 }),
             "sleep-under-default-knobs" => Some(Fault::SleepUnderDefaultKnobs { period: 3 }),
+            "drop-row-in-derived" => Some(Fault::DropRowInDerived { period: 3 }),
             _ => None,
         }
     }
@@ -56,6 +61,7 @@ impl Fault {
             Fault::DropRowOffTwins { .. } => "drop-row-off-twins",
             Fault::DropRowUnderDefaultKnobs { .. } => "drop-row-under-default-knobs",
             Fault::SleepUnderDefaultKnobs { .. } => "sleep-under-default-knobs",
+            Fault::DropRowInDerived { .. } => "drop-row-in-derived",
         }
     }
 }
@@ -121,6 +127,13 @@ impl<C: Connection> Connection for FaultyConnection<C> {
             Fault::DropRowOffTwins { period } => {
                 let twin = format!("{}.", crate::TWIN_SCHEMA);
                 if !rows.is_empty() && !sql.contains(&twin) && hit(period) {
+                    rows.remove(0);
+                }
+            }
+            Fault::DropRowInDerived { period } => {
+                let derived =
+                    sql.starts_with("WITH ") || sql.contains("FROM (") || sql.contains("JOIN (");
+                if !rows.is_empty() && derived && hit(period) {
                     rows.remove(0);
                 }
             }

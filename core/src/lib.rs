@@ -37,6 +37,7 @@ pub mod rng;
 pub mod schema;
 pub mod session;
 pub mod shrink;
+pub mod transform;
 pub mod value;
 
 pub use ast::*;

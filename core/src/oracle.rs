@@ -129,6 +129,12 @@ pub struct GenerateContext<'a> {
     /// The distinct plans this database's checks ran: an oracle that reads
     /// plans records them here (plan coverage, in the run's summary).
     pub plans: &'a mut crate::plans::PlanCoverage,
+    /// The database's schema (column types, NOT NULL and UNIQUE), for
+    /// oracles whose transformations depend on it.
+    pub schema: &'a crate::schema::Schema,
+    /// The dialect's rules, for oracles that draw a step only where the
+    /// dialect declares it (STRAIGHT_JOIN, integer columns).
+    pub dialect: crate::dialect::Dialect,
 }
 
 pub trait Oracle: Send + Sync {

@@ -18,7 +18,7 @@
 //! sums; DISTINCT, GROUP BY keys, MIN and MAX use the generator's exact
 //! forms (an arbitrary one of several equal values would differ by plan).
 
-use crate::partition::{item, multiset_verdict, some_columns, verdict_from_diff};
+use crate::partition::{exact_groups, item, multiset_verdict, some_columns, verdict_from_diff};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{
     Case, CaseError, CaseInputs, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext,
@@ -163,20 +163,7 @@ impl Knobs {
             }
             // Groups: exact keys, a count, and MIN or MAX of a column.
             63..80 => {
-                let keys: Vec<Expr> = columns
-                    .into_iter()
-                    .take(2)
-                    .flat_map(|c| generator.exact_group_keys(c))
-                    .collect();
-                let mut items: Vec<Expr> = keys.clone();
-                items.push(Expr::CountStar);
-                if let Some(c) = scope.columns.choose(rng) {
-                    let name = *["MIN", "MAX"].choose(rng)?;
-                    let arg = generator.aggregate_argument(rng, &scope, name, c.expr.clone());
-                    items.push(Expr::func(name, vec![generator.with_exact_equality(arg)]));
-                }
-                select.items = items.into_iter().map(item).collect();
-                select.group_by = keys;
+                (select.items, select.group_by) = exact_groups(rng, generator, &scope, columns)?;
             }
             // A set operation of two filters of the same rows, read as a
             // derived table (exact forms: UNION, INTERSECT and EXCEPT keep

@@ -12,6 +12,7 @@ pub mod tlp_distinct;
 pub mod tlp_group_by;
 pub mod tlp_having;
 pub mod tlp_where;
+pub mod transform;
 
 use lancet_core::Oracle;
 
@@ -35,6 +36,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(dist_vs_local::DistVsLocal), 3),
         entry(Box::new(knobs::Knobs), 2),
         entry(Box::new(perf::Perf), 1),
+        entry(Box::new(transform::Transform), 3),
     ]
 }
 

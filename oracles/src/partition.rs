@@ -147,3 +147,28 @@ pub fn verdict_from_diff(relation: &str, results: &[Vec<Row>], diff: RowDiff) ->
         })
     }
 }
+
+/// A grouped select list in exact forms: up to two columns' exact group
+/// keys, a count, and MIN or MAX of a column; with the GROUP BY keys.
+/// Exact forms, because a DBMS may return any one of several equal values
+/// of a group (`'a'` or `'A'` under NOCASE), and the plan decides which.
+pub(crate) fn exact_groups(
+    rng: &mut Rng,
+    generator: &mut dyn QueryGenerator,
+    scope: &Scope,
+    columns: Vec<Expr>,
+) -> Option<(Vec<SelectItem>, Vec<Expr>)> {
+    let keys: Vec<Expr> = columns
+        .into_iter()
+        .take(2)
+        .flat_map(|c| generator.exact_group_keys(c))
+        .collect();
+    let mut items = keys.clone();
+    items.push(Expr::CountStar);
+    if let Some(c) = scope.columns.choose(rng) {
+        let name = *["MIN", "MAX"].choose(rng)?;
+        let arg = generator.aggregate_argument(rng, scope, name, c.expr.clone());
+        items.push(Expr::func(name, vec![generator.with_exact_equality(arg)]));
+    }
+    Some((items.into_iter().map(item).collect(), keys))
+}

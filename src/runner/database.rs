@@ -126,6 +126,8 @@ pub fn run_database(
             data: &mut *session,
             knobs: &knobs,
             plans: &mut plans,
+            schema: generated.schema(),
+            dialect: plan.provider.dialect(),
         });
         let new_plans = plans.take_new();
         if new_plans > 0 {

@@ -82,6 +82,14 @@ impl SqlDialect for MySql {
         Some("18446744073709551615")
     }
 
+    fn supports_straight_join(&self) -> bool {
+        true
+    }
+
+    fn integer_columns_hold_integers(&self) -> bool {
+        true
+    }
+
     fn explain_prefix(&self) -> Option<&'static str> {
         Some(EXPLAIN)
     }

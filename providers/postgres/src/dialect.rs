@@ -61,6 +61,10 @@ impl SqlDialect for Postgres {
         None
     }
 
+    fn integer_columns_hold_integers(&self) -> bool {
+        true
+    }
+
     fn explain_prefix(&self) -> Option<&'static str> {
         Some("EXPLAIN (COSTS OFF) ")
     }

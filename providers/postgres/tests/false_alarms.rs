@@ -381,6 +381,8 @@ fn drive(
             data: &mut *session,
             knobs: &[],
             plans: &mut lancet_core::PlanCoverage::default(),
+            schema: &lancet_core::Schema::default(),
+            dialect: DIALECT,
         }) else {
             continue;
         };
