@@ -92,7 +92,7 @@ pub fn found_queries(provider: &dyn Provider, ran: &[RanQuery]) -> Vec<FoundQuer
             FoundQuery {
                 role: q.role.clone(),
                 sql: q.sql.clone(),
-                row_count: Some(q.rows),
+                row_count: (!q.statement).then_some(q.rows),
                 context: q.context.clone(),
                 client_lines,
             }

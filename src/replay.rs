@@ -163,7 +163,7 @@ pub fn check_case(finding: &Finding, dialect: lancet_core::Dialect) -> anyhow::R
             format!("the record's case is not one oracle {name} can build queries from")
         })?
         .iter()
-        .map(|q| lancet_core::ToSql::to_sql(&q.query, dialect))
+        .map(|q| q.sql(dialect))
         .collect();
     let recorded: Vec<&str> = finding.queries.iter().map(|q| q.sql.as_str()).collect();
     if let Some((built, had)) = rebuilt

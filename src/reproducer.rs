@@ -108,7 +108,7 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
             medians.join(", ")
         ));
     }
-    for (i, q) in f.queries.iter().enumerate() {
+    for (i, q) in compared(&f.queries).enumerate() {
         if let Some(c) = q.row_count {
             line(&format!("query {} ({}): {c} rows", i + 1, q.role));
         }
@@ -131,11 +131,10 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
                 line(&format!("  ... and {} more", rows.len() - MAX_LISTED_ROWS));
             }
         };
-        let first = f
-            .queries
-            .first()
+        let first = compared(&f.queries)
+            .next()
             .map_or("query 1".to_string(), |q| format!("query 1 ({})", q.role));
-        let second = f.queries.get(1).map_or_else(
+        let second = compared(&f.queries).nth(1).map_or_else(
             || "what must be in the result (it is missing)".to_string(),
             |q| format!("query 2 ({})", q.role),
         );
@@ -150,11 +149,20 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
         out.push_str(stmt);
         out.push_str(";\n");
     }
-    for (i, q) in f.queries.iter().enumerate() {
+    // Queries and statements are numbered apart, so that `query 1` and
+    // `query 2` are the compared ones whatever statements come first.
+    let (mut queries, mut statements) = (0, 0);
+    for q in &f.queries {
         out.push('\n');
         let what = match q.row_count {
-            Some(c) => format!("query {} ({}): lancet saw {c} rows", i + 1, q.role),
-            None => format!("statement {} ({})", i + 1, q.role),
+            Some(c) => {
+                queries += 1;
+                format!("query {queries} ({}): lancet saw {c} rows", q.role)
+            }
+            None => {
+                statements += 1;
+                format!("statement {statements} ({})", q.role)
+            }
         };
         out.push_str(&format!("{comment} {what}\n"));
         for line in &q.client_lines {
@@ -165,6 +173,14 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
         out.push_str(";\n");
     }
     out
+}
+
+/// The queries whose results were compared (not the statements that
+/// prepared them), in order.
+fn compared(
+    queries: &[crate::findings::FoundQuery],
+) -> impl Iterator<Item = &crate::findings::FoundQuery> {
+    queries.iter().filter(|q| q.row_count.is_some())
 }
 
 /// Writes findings into one directory, numbering them in order.

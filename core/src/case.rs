@@ -46,6 +46,26 @@ pub enum CaseInputs {
     /// A chain of transformations of the base query (the transform
     /// oracle), applied in order.
     Transforms { steps: Vec<crate::transform::Step> },
+    /// The earlier steps of a stepwise query, in order (each reads base
+    /// tables and earlier steps, named `lancet_step<id>`); the base query
+    /// is the last step. `cte`: the one-statement form writes them as a
+    /// WITH chain, else as nested derived tables.
+    Steps { steps: Vec<NamedStep>, cte: bool },
+}
+
+/// One step of a stepwise query.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedStep {
+    /// Later steps read it as the table `lancet_step<id>`.
+    pub id: usize,
+    pub query: crate::ast::Query,
+}
+
+impl NamedStep {
+    /// The name later steps read it by.
+    pub fn table_name(id: usize) -> String {
+        format!("lancet_step{id}")
+    }
 }
 
 /// Why an oracle cannot build its queries from a case.
@@ -124,6 +144,15 @@ impl Case {
         match &self.inputs {
             CaseInputs::Transforms { steps } => Ok(steps),
             _ => Err(self.missing("transformation steps")),
+        }
+    }
+
+    /// The earlier steps of a stepwise case, and whether they are written
+    /// as CTEs.
+    pub fn named_steps(&self) -> Result<(&[NamedStep], bool), CaseError> {
+        match &self.inputs {
+            CaseInputs::Steps { steps, cte } => Ok((steps, *cte)),
+            _ => Err(self.missing("steps")),
         }
     }
 

@@ -8,7 +8,6 @@ use crate::case::{Case, CaseError};
 use crate::connection::DbError;
 use crate::knobs::KnobSetting;
 use crate::oracle::{Disagreement, Oracle, QueryContext, Verdict};
-use crate::print::ToSql;
 use crate::session::{ExecError, Session};
 
 /// One query of a check, as it ran.
@@ -18,6 +17,9 @@ pub struct RanQuery {
     pub sql: String,
     pub context: QueryContext,
     pub rows: usize,
+    /// A statement that materialized a query ([`OracleQuery::materialize`]):
+    /// no rows to report.
+    pub statement: bool,
 }
 
 /// What one check came to.
@@ -78,9 +80,28 @@ pub fn run_check_with_knobs_off(
     // round trip to a worker process).
     let mut rest = &queries[..];
     while let Some(first) = rest.first() {
+        if let Some(name) = &first.materialize {
+            rest = &rest[1..];
+            let sql = first.sql(session.dialect());
+            if let Err(e) = session
+                .set_knobs(&first.context.knobs)
+                .and_then(|()| session.materialize(name, &sql))
+            {
+                failed = Some(e);
+                break;
+            }
+            ran.push(RanQuery {
+                role: first.role.clone(),
+                sql,
+                context: first.context.clone(),
+                rows: 0,
+                statement: true,
+            });
+            continue;
+        }
         let n = rest
             .iter()
-            .take_while(|q| q.context.knobs == first.context.knobs)
+            .take_while(|q| q.context.knobs == first.context.knobs && q.materialize.is_none())
             .count();
         let (batch, tail) = rest.split_at(n);
         rest = tail;
@@ -88,10 +109,7 @@ pub fn run_check_with_knobs_off(
             failed = Some(e);
             break;
         }
-        let sqls: Vec<String> = batch
-            .iter()
-            .map(|q| q.query.to_sql(session.dialect()))
-            .collect();
+        let sqls: Vec<String> = batch.iter().map(|q| q.sql(session.dialect())).collect();
         let before = session.stats.dbms_time;
         let outcomes = session.query_many(&sqls);
         // A batch is one round trip: its time is shared by its queries
@@ -105,6 +123,7 @@ pub fn run_check_with_knobs_off(
                         sql,
                         context: q.context.clone(),
                         rows: rows.len(),
+                        statement: false,
                     });
                     results.push(rows);
                     times.push(each);

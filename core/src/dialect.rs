@@ -84,6 +84,16 @@ pub trait SqlDialect: Send + Sync + 'static {
         false
     }
 
+    /// Whether a column of a table made by `CREATE TABLE AS` may compare
+    /// differently from the expression it was made of (SQLite: an
+    /// expression has no affinity, the column it becomes has BLOB
+    /// affinity, and comparisons convert operands by affinity). Readers
+    /// of materialized results then read columns as `+c`, which has no
+    /// affinity in either form.
+    fn materialized_columns_lose_affinity(&self) -> bool {
+        false
+    }
+
     /// What goes before a query to get its plan as rows whose last column
     /// describes a step, without costs or row estimates (SQLite's `EXPLAIN
     /// QUERY PLAN `, PostgreSQL's `EXPLAIN (COSTS OFF) `); None where plans

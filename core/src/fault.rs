@@ -67,7 +67,7 @@ impl Fault {
 }
 
 /// FNV-1a: a stable hash (std's hasher may change between releases).
-fn stable_hash(text: &str) -> u64 {
+pub fn stable_hash(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= u64::from(b);

@@ -41,7 +41,7 @@ pub mod transform;
 pub mod value;
 
 pub use ast::*;
-pub use case::{Case, CaseError, CaseInputs, CasePolicy, ItemPolicy};
+pub use case::{Case, CaseError, CaseInputs, CasePolicy, ItemPolicy, NamedStep};
 pub use check::{run_check, run_check_with_knobs_off, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
 pub use dialect::{Dialect, SqlDialect};
@@ -49,7 +49,7 @@ pub use expected_errors::ExpectedErrors;
 pub use feedback::ProductivePool;
 pub use knobs::{Knob, KnobSetting};
 pub use oracle::{
-    Disagreement, GenerateContext, Oracle, OracleQuery, QueryContext, TableSet, Verdict,
+    Disagreement, GenerateContext, Oracle, OracleMemo, OracleQuery, QueryContext, TableSet, Verdict,
 };
 pub use plans::PlanCoverage;
 pub use print::ToSql;

@@ -62,6 +62,11 @@ pub struct OracleQuery {
     pub role: String,
     pub query: Query,
     pub context: QueryContext,
+    /// Set for a statement that stores the query's rows in a temporary
+    /// table of this name instead of returning them (the stepwise
+    /// oracle's reference evaluates each step alone). It yields no result
+    /// to compare; a session materializes a name once and keeps it.
+    pub materialize: Option<String>,
 }
 
 impl OracleQuery {
@@ -71,6 +76,28 @@ impl OracleQuery {
             role: role.to_string(),
             query,
             context: QueryContext::default(),
+            materialize: None,
+        }
+    }
+
+    /// A statement that stores `query`'s rows in temporary table `name`.
+    pub fn materialized(name: &str, query: Query) -> OracleQuery {
+        OracleQuery {
+            role: format!("materialize {name}"),
+            materialize: Some(name.to_string()),
+            ..OracleQuery::new("", query)
+        }
+    }
+
+    /// The SQL it runs: the query, or the statement that materializes it
+    /// (`CREATE TEMPORARY TABLE`, which SQLite, PostgreSQL and MySQL all
+    /// read the same way).
+    pub fn sql(&self, dialect: crate::dialect::Dialect) -> String {
+        use crate::print::ToSql;
+        let q = self.query.to_sql(dialect);
+        match &self.materialize {
+            Some(name) => format!("CREATE TEMPORARY TABLE {name} AS {q}"),
+            None => q,
         }
     }
 
@@ -135,6 +162,30 @@ pub struct GenerateContext<'a> {
     /// The dialect's rules, for oracles that draw a step only where the
     /// dialect declares it (STRAIGHT_JOIN, integer columns).
     pub dialect: crate::dialect::Dialect,
+    /// What oracles keep about this database between its checks.
+    pub memo: &'a mut OracleMemo,
+}
+
+/// What oracles keep per database between checks (the stepwise oracle's
+/// validated steps), each under its own name. Lives as long as the
+/// database; an oracle itself stays stateless and shared by threads.
+#[derive(Default)]
+pub struct OracleMemo(std::collections::HashMap<&'static str, Box<dyn std::any::Any + Send>>);
+
+impl OracleMemo {
+    /// `oracle`'s memo, made with `T::default()` on first use.
+    pub fn of<T: Default + Send + 'static>(&mut self, oracle: &'static str) -> &mut T {
+        let entry = self
+            .0
+            .entry(oracle)
+            .or_insert_with(|| Box::new(T::default()));
+        if !entry.is::<T>() {
+            *entry = Box::new(T::default());
+        }
+        entry
+            .downcast_mut::<T>()
+            .expect("the entry holds a T: it was just checked or made")
+    }
 }
 
 pub trait Oracle: Send + Sync {

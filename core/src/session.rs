@@ -108,6 +108,8 @@ pub struct Session<'e> {
     /// Rows already fetched for oracles ([`DataReader`]), by query text;
     /// forgotten when the data changes ([`Session::execute_sql`]).
     fetched: std::collections::HashMap<String, Vec<Row>>,
+    /// The temporary tables [`Session::materialize`] made, by name.
+    materialized: std::collections::HashSet<String>,
 }
 
 impl<'e> Session<'e> {
@@ -123,6 +125,7 @@ impl<'e> Session<'e> {
             stats: SessionStats::default(),
             shapes: None,
             fetched: std::collections::HashMap::new(),
+            materialized: std::collections::HashSet::new(),
         }
     }
 
@@ -208,6 +211,32 @@ impl<'e> Session<'e> {
                 ExecError::Expected(_) => Ok(false),
                 other => Err(other),
             },
+        }
+    }
+
+    /// Runs `sql`, which stores a query's rows in temporary table `name`,
+    /// unless this session did already: the table lives as long as the
+    /// connection, and checks only read, so it stays right. Not part of
+    /// the database's setup: the check that needs it runs it. Errors are
+    /// judged as the query's.
+    pub fn materialize(&mut self, name: &str, sql: &str) -> Result<(), ExecError> {
+        if self.materialized.contains(name) {
+            return Ok(());
+        }
+        self.log_statement(sql);
+        let start = Instant::now();
+        let result = self.conn.execute(sql);
+        let took = start.elapsed();
+        self.stats.dbms_time += took;
+        self.note_shape(sql, took);
+        self.stats.statements += 1;
+        self.log_result(result.as_ref().err());
+        match result {
+            Ok(()) => {
+                self.materialized.insert(name.to_string());
+                Ok(())
+            }
+            Err(e) => Err(self.classify(StatementKind::Query, sql.to_string(), e)),
         }
     }
 

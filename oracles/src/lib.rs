@@ -7,6 +7,7 @@ pub mod norec;
 mod partition;
 pub mod perf;
 pub mod pqs;
+pub mod stepwise;
 pub mod tlp_aggregate;
 pub mod tlp_distinct;
 pub mod tlp_group_by;
@@ -37,6 +38,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(knobs::Knobs), 2),
         entry(Box::new(perf::Perf), 1),
         entry(Box::new(transform::Transform), 3),
+        entry(Box::new(stepwise::Stepwise), 2),
     ]
 }
 

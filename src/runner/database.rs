@@ -112,6 +112,7 @@ pub fn run_database(
     let mut generator = generated.query_generator();
     let knobs = plan.provider.knobs();
     let mut plans = lancet_core::PlanCoverage::default();
+    let mut memo = lancet_core::OracleMemo::default();
     let mut cases = 0;
     for check in 0..plan.checks_per_database {
         if progress.should_stop() {
@@ -128,6 +129,7 @@ pub fn run_database(
             plans: &mut plans,
             schema: generated.schema(),
             dialect: plan.provider.dialect(),
+            memo: &mut memo,
         });
         let new_plans = plans.take_new();
         if new_plans > 0 {

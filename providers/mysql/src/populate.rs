@@ -365,9 +365,16 @@ fn create_view(
             },
         ));
     }
+    // DISTINCT only over columns whose equal values are identical: of
+    // 'b' and 'B' under a case-insensitive collation it keeps either, and
+    // which one depends on the plan (a condition pushed below it picks
+    // the other), so every query reading the view would be undetermined.
+    let exact = columns
+        .iter()
+        .all(|(_, t): &(String, MyType)| t.category.is_number() || t.category == Category::Blob);
     let mut text = format!(
         "CREATE VIEW v{v} AS SELECT {}{} FROM {}",
-        if rng.random_bool(0.2) {
+        if exact && rng.random_bool(0.2) {
             "DISTINCT "
         } else {
             ""

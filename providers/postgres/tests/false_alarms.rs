@@ -383,6 +383,7 @@ fn drive(
             plans: &mut lancet_core::PlanCoverage::default(),
             schema: &lancet_core::Schema::default(),
             dialect: DIALECT,
+            memo: &mut Default::default(),
         }) else {
             continue;
         };

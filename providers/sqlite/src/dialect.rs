@@ -61,6 +61,10 @@ impl SqlDialect for Sqlite {
         Some("-1")
     }
 
+    fn materialized_columns_lose_affinity(&self) -> bool {
+        true
+    }
+
     fn explain_prefix(&self) -> Option<&'static str> {
         Some("EXPLAIN QUERY PLAN ")
     }

@@ -1,0 +1,447 @@
+//! Stepwise materialization (after Deopt): a query built in steps, each a
+//! SELECT over base tables and earlier steps, returns the same multiset
+//! of rows written as one statement (a WITH chain, or nested derived
+//! tables, which the optimizer may flatten, push predicates into, inline
+//! or eliminate) as when every step is evaluated alone into a temporary
+//! table first, so that no optimization can cross a step.
+//!
+//! Steps are kept per database ([`lancet_core::OracleMemo`]) and built
+//! on: a check adds one step over earlier ones, so queries deepen as the
+//! database's checks go on. A step is kept only if it runs and returns
+//! rows (a tenth of empty ones are kept on purpose). A session
+//! materializes each step once, under a name derived from its text, and
+//! later checks read the same temporary table.
+//!
+//! Every select list is in the generator's exact form: a temporary table
+//! made by `CREATE TABLE AS` forgets a column's collation (SQLite), and
+//! DISTINCT, GROUP BY, MIN and MAX may return any one of equal values.
+
+use crate::partition::{exact_groups, item, multiset_verdict};
+use lancet_core::RenameTables;
+use lancet_core::{
+    Case, CaseError, CaseInputs, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext,
+    ItemPolicy, Join, JoinConstraint, JoinKind, NamedStep, Oracle, OracleQuery, Query, Row, Scope,
+    ScopeColumn, Select, SelectItem, SetExpr, TableFactor, Verdict,
+};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+use std::collections::BTreeMap;
+
+pub struct Stepwise;
+
+const RELATION: &str = "RS(the query in one statement) = RS(the query with each step materialized alone), as multisets of whole rows";
+
+/// Steps kept per database.
+const MAX_POOL: usize = 24;
+/// Steps this deep are not read by new ones.
+const MAX_DEPTH: usize = 6;
+/// The share of empty steps kept.
+const EMPTY_KEPT: f64 = 0.1;
+
+/// A step of this database that later checks may build on.
+#[derive(Clone, Debug)]
+struct PoolStep {
+    query: Query,
+    /// Its columns as a step that reads it names them.
+    columns: Vec<ScopeColumn>,
+    /// The pool steps it reads directly.
+    reads: Vec<usize>,
+    depth: usize,
+    nonempty: bool,
+}
+
+/// What a database keeps between checks.
+#[derive(Default)]
+struct Pool {
+    steps: Vec<PoolStep>,
+    /// Steps built and kept or dropped: figures for tests.
+    built: usize,
+}
+
+/// What a test can learn about a database's steps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PoolFigures {
+    pub steps: usize,
+    pub nonempty: usize,
+    pub depth_sum: usize,
+    pub max_depth: usize,
+}
+
+impl Stepwise {
+    /// The figures of the steps a database's checks kept.
+    pub fn figures(memo: &mut lancet_core::OracleMemo) -> PoolFigures {
+        let pool = memo.of::<Pool>("stepwise");
+        PoolFigures {
+            steps: pool.steps.len(),
+            nonempty: pool.steps.iter().filter(|s| s.nonempty).count(),
+            depth_sum: pool.steps.iter().map(|s| s.depth).sum(),
+            max_depth: pool.steps.iter().map(|s| s.depth).max().unwrap_or(0),
+        }
+    }
+}
+
+/// The scope a step's output gives to one that reads it. Where
+/// materializing changes how a column compares (SQLite's affinity), every
+/// column is read as `+c`, which compares the same in both forms.
+fn step_scope(cx: &GenerateContext<'_>, id: usize, columns: &[ScopeColumn]) -> Vec<ScopeColumn> {
+    let table = NamedStep::table_name(id);
+    let plain = !cx.dialect.rules().materialized_columns_lose_affinity();
+    columns
+        .iter()
+        .enumerate()
+        .map(|(j, c)| {
+            let column = Expr::column(Some(&table), &format!("c{j}"));
+            ScopeColumn {
+                expr: if plain {
+                    column
+                } else {
+                    Expr::unary(lancet_core::UnaryOp::Plus, column)
+                },
+                ty: c.ty.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Joins step `id` to `from`: on equal columns of one type where there
+/// are some, else on a predicate, or as a comma join.
+fn join_step(
+    cx: &mut GenerateContext<'_>,
+    from: &mut FromClause,
+    scope: &mut Scope,
+    id: usize,
+    step: &PoolStep,
+) {
+    let right = step_scope(cx, id, &step.columns);
+    let pairs: Vec<(&ScopeColumn, &ScopeColumn)> = scope
+        .columns
+        .iter()
+        .flat_map(|l| right.iter().map(move |r| (l, r)))
+        .filter(|(l, r)| l.ty.is_some() && l.ty == r.ty)
+        .collect();
+    let kind = *[
+        JoinKind::Inner,
+        JoinKind::Inner,
+        JoinKind::Left,
+        JoinKind::Comma,
+    ]
+    .choose(cx.rng)
+    .unwrap_or(&JoinKind::Inner);
+    let mut all = scope.clone();
+    all.columns.extend(right.iter().cloned());
+    let constraint = match kind {
+        JoinKind::Comma => JoinConstraint::None,
+        _ => JoinConstraint::On(match pairs.choose(cx.rng) {
+            Some((l, r)) if cx.rng.random_bool(0.7) => {
+                Expr::binary(lancet_core::BinaryOp::Eq, l.expr.clone(), r.expr.clone())
+            }
+            _ => cx.generator.predicate(cx.rng, &all),
+        }),
+    };
+    from.joins.push(Join {
+        kind,
+        factor: TableFactor::Table {
+            name: NamedStep::table_name(id),
+            alias: None,
+            indexed_by: None,
+        },
+        constraint,
+    });
+    *scope = all;
+}
+
+/// Replaces every step a query reads by its query, as a CTE or a derived
+/// table, all the way down.
+fn inline_query(q: &mut Query, defs: &BTreeMap<String, Query>, form: DerivedForm) {
+    fn body(b: &mut SetExpr, defs: &BTreeMap<String, Query>, form: DerivedForm) {
+        match b {
+            SetExpr::Select(s) => inline_select(s, defs, form),
+            SetExpr::SetOp { left, right, .. } => {
+                body(left, defs, form);
+                body(right, defs, form);
+            }
+        }
+    }
+    body(&mut q.body, defs, form);
+}
+
+fn inline_select(s: &mut Select, defs: &BTreeMap<String, Query>, form: DerivedForm) {
+    let Some(from) = &mut s.from else { return };
+    for f in std::iter::once(&mut from.first).chain(from.joins.iter_mut().map(|j| &mut j.factor)) {
+        if let TableFactor::Table { name, alias, .. } = f {
+            if let Some(def) = defs.get(name.as_str()) {
+                let mut q = def.clone();
+                inline_query(&mut q, defs, form);
+                *f = TableFactor::Derived {
+                    query: Box::new(q),
+                    alias: alias.clone().unwrap_or_else(|| name.clone()),
+                    lateral: false,
+                    form,
+                };
+            }
+        }
+    }
+}
+
+impl Stepwise {
+    /// A new step over base tables and pool steps: its query, the pool
+    /// steps it reads, and its columns.
+    fn build_step(
+        &self,
+        cx: &mut GenerateContext<'_>,
+        pool: &[PoolStep],
+    ) -> Option<(Select, Vec<usize>, Vec<ScopeColumn>)> {
+        let readable: Vec<usize> = (0..pool.len())
+            .filter(|&i| pool[i].depth < MAX_DEPTH && (pool[i].nonempty || cx.rng.random_bool(0.2)))
+            .collect();
+        let mut reads = Vec::new();
+        let (mut from, mut scope) = if readable.is_empty() || cx.rng.random_bool(0.3) {
+            let (from, scope) = cx.generator.from_clause(cx.rng);
+            (from, scope)
+        } else {
+            let id = *readable.choose(cx.rng)?;
+            reads.push(id);
+            (
+                FromClause::table(&NamedStep::table_name(id), None),
+                Scope {
+                    columns: step_scope(cx, id, &pool[id].columns),
+                },
+            )
+        };
+        if scope.columns.is_empty() {
+            return None;
+        }
+        let joinable: Vec<usize> = readable
+            .iter()
+            .copied()
+            .filter(|i| !reads.contains(i))
+            .collect();
+        if !joinable.is_empty() && cx.rng.random_bool(0.5) {
+            let id = *joinable.choose(cx.rng)?;
+            reads.push(id);
+            join_step(cx, &mut from, &mut scope, id, &pool[id]);
+        }
+        let selection = cx
+            .rng
+            .random_bool(0.6)
+            .then(|| cx.generator.predicate(cx.rng, &scope));
+        let n = cx.rng.random_range(1..=scope.columns.len().min(4));
+        let chosen: Vec<ScopeColumn> = scope.columns.choose_multiple(cx.rng, n).cloned().collect();
+        let mut select = Select {
+            from: Some(from),
+            selection,
+            ..Select::default()
+        };
+        let mut columns: Vec<ScopeColumn>;
+        match cx.rng.random_range(0..100) {
+            0..75 => {
+                select.distinct = cx.rng.random_bool(0.2);
+                columns = chosen.clone();
+                let mut exprs: Vec<Expr> = chosen.into_iter().map(|c| c.expr).collect();
+                if cx.rng.random_bool(0.25) {
+                    exprs.push(cx.generator.expression(cx.rng, &scope));
+                    columns.push(ScopeColumn {
+                        expr: Expr::int(0),
+                        ty: None,
+                    });
+                }
+                select.items = exprs
+                    .into_iter()
+                    .map(|e| item(cx.generator.with_exact_equality(e)))
+                    .collect();
+            }
+            _ => {
+                let keys: Vec<ScopeColumn> = chosen.into_iter().take(2).collect();
+                let (items, group_by) = exact_groups(
+                    cx.rng,
+                    cx.generator,
+                    &scope,
+                    keys.iter().map(|c| c.expr.clone()).collect(),
+                )?;
+                // One key each (no extra keys such as SQLite's typeof):
+                // the keys keep their columns' types.
+                let typed = group_by.len() == keys.len();
+                columns = (0..items.len())
+                    .map(|i| ScopeColumn {
+                        expr: Expr::int(0),
+                        ty: if typed && i < keys.len() {
+                            keys[i].ty.clone()
+                        } else {
+                            None
+                        },
+                    })
+                    .collect();
+                select.items = items;
+                select.group_by = group_by;
+            }
+        }
+        for (i, it) in select.items.iter_mut().enumerate() {
+            if let SelectItem::Expr { alias, .. } = it {
+                *alias = Some(format!("c{i}"));
+            }
+        }
+        reads.sort_unstable();
+        Some((select, reads, columns))
+    }
+}
+
+impl Oracle for Stepwise {
+    fn name(&self) -> &'static str {
+        "stepwise"
+    }
+
+    fn description(&self) -> &'static str {
+        "stepwise materialization: a query built in steps over earlier steps returns the same rows in one statement (WITH chain or nested derived tables) as with each step materialized alone into a temporary table"
+    }
+
+    fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let pool = cx.memo.of::<Pool>(self.name()).steps.clone();
+        let (select, reads, columns) = self.build_step(cx, &pool)?;
+        // The steps it needs, all the way down, in order.
+        let mut needed: Vec<usize> = Vec::new();
+        let mut todo = reads.clone();
+        while let Some(i) = todo.pop() {
+            if !needed.contains(&i) {
+                needed.push(i);
+                todo.extend(pool[i].reads.iter().copied());
+            }
+        }
+        needed.sort_unstable();
+        let steps: Vec<NamedStep> = needed
+            .iter()
+            .map(|&id| NamedStep {
+                id,
+                query: pool[id].query.clone(),
+            })
+            .collect();
+        // Does it run, and return rows? Asked of the derived-table form.
+        let defs: BTreeMap<String, Query> = steps
+            .iter()
+            .map(|s| (NamedStep::table_name(s.id), s.query.clone()))
+            .collect();
+        let mut probe = Query::select(select.clone());
+        inline_query(&mut probe, &defs, DerivedForm::Subquery);
+        let count = Query::select(Select {
+            items: vec![item(Expr::CountStar)],
+            from: Some(FromClause {
+                first: TableFactor::Derived {
+                    query: Box::new(probe),
+                    alias: "lancet_probe".into(),
+                    lateral: false,
+                    form: DerivedForm::Subquery,
+                },
+                joins: vec![],
+            }),
+            ..Select::default()
+        });
+        let rows = cx.data.fetch(&count).ok()?;
+        let nonempty = !matches!(
+            rows.first().and_then(|r| r.first()),
+            Some(lancet_core::Value::Integer(0)) | None
+        );
+        let memo = cx.memo.of::<Pool>(self.name());
+        memo.built += 1;
+        if !nonempty && !cx.rng.random_bool(EMPTY_KEPT) {
+            return None;
+        }
+        if memo.steps.len() < MAX_POOL {
+            memo.steps.push(PoolStep {
+                query: Query::select(select.clone()),
+                columns,
+                depth: 1 + reads.iter().map(|&i| pool[i].depth).max().unwrap_or(0),
+                reads,
+                nonempty,
+            });
+        }
+        Some(Case::new(
+            self.name(),
+            select,
+            CaseInputs::Steps {
+                steps,
+                cte: cx.rng.random_bool(0.5),
+            },
+        ))
+    }
+
+    fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
+        case.check_oracle(self.name())?;
+        let (steps, cte) = case.named_steps()?;
+        let mut temp: BTreeMap<String, String> = BTreeMap::new();
+        let mut out = Vec::new();
+        for s in steps {
+            let mut q = s.query.clone();
+            q.rename_tables(&|n| temp.get(n).cloned());
+            // Named by its text (its inputs' names included), so that a
+            // session's table of that name holds exactly these rows.
+            let name = format!(
+                "lancet_m{:016x}",
+                lancet_core::fault::stable_hash(&format!("{q:?}"))
+            );
+            out.push(OracleQuery::materialized(&name, q));
+            temp.insert(NamedStep::table_name(s.id), name);
+        }
+        let mut reference = Query::select(case.query.clone());
+        reference.rename_tables(&|n| temp.get(n).cloned());
+        out.push(OracleQuery::new("steps materialized", reference));
+        let defs: BTreeMap<String, Query> = steps
+            .iter()
+            .map(|s| (NamedStep::table_name(s.id), s.query.clone()))
+            .collect();
+        let mut optimized = Query::select(case.query.clone());
+        let (form, role) = if cte {
+            (DerivedForm::Cte, "one statement, WITH chain")
+        } else {
+            (
+                DerivedForm::Subquery,
+                "one statement, nested derived tables",
+            )
+        };
+        inline_query(&mut optimized, &defs, form);
+        out.push(OracleQuery::new(role, optimized));
+        Ok(out)
+    }
+
+    fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
+        multiset_verdict(RELATION, results)
+    }
+
+    /// The last step shrinks like a TLP query (its select list only where
+    /// it is plain rows); an earlier step loses its WHERE. Every candidate
+    /// is rebuilt into both forms, which stay equal by construction.
+    fn shrink(&self, case: &Case) -> Vec<Case> {
+        let items = if case.query.distinct || !case.query.group_by.is_empty() {
+            ItemPolicy::Fixed
+        } else {
+            ItemPolicy::Free
+        };
+        let policy = CasePolicy {
+            predicate: false,
+            ..CasePolicy::with_items(items)
+        };
+        let mut out = lancet_core::shrink::case_variants(case, &policy);
+        let Ok((steps, cte)) = case.named_steps() else {
+            return out;
+        };
+        for (i, s) in steps.iter().enumerate() {
+            let SetExpr::Select(select) = &s.query.body else {
+                continue;
+            };
+            if select.selection.is_none() {
+                continue;
+            }
+            let mut fewer = steps.to_vec();
+            if let SetExpr::Select(sel) = &mut fewer[i].query.body {
+                sel.selection = None;
+            }
+            out.push(Case {
+                inputs: CaseInputs::Steps { steps: fewer, cte },
+                ..case.clone()
+            });
+        }
+        out
+    }
+
+    fn planted_fault(&self) -> lancet_core::fault::Fault {
+        lancet_core::fault::Fault::DropRowInDerived { period: 3 }
+    }
+}
