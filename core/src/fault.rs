@@ -34,6 +34,10 @@ pub enum Fault {
     /// table or a CTE: a fault of one way of writing a query, which an
     /// oracle comparing it with the query written plainly sees.
     DropRowInDerived { period: u64 },
+    /// Duplicates the first row of some results of queries that join
+    /// with CROSS JOIN (or, in SQLite, a comma): a fault of joins written
+    /// one way, which the same join written with ON does not have.
+    DuplicateRowInCrossJoins { period: u64 },
 }
 
 /// How long [`Fault::SleepUnderDefaultKnobs`] sleeps.
@@ -49,6 +53,7 @@ impl Fault {
             "drop-row-under-default-knobs" => Some(Fault::DropRowUnderDefaultKnobs { period: 5 }),
             "sleep-under-default-knobs" => Some(Fault::SleepUnderDefaultKnobs { period: 3 }),
             "drop-row-in-derived" => Some(Fault::DropRowInDerived { period: 3 }),
+            "duplicate-row-in-cross-joins" => Some(Fault::DuplicateRowInCrossJoins { period: 2 }),
             _ => None,
         }
     }
@@ -62,6 +67,7 @@ impl Fault {
             Fault::DropRowUnderDefaultKnobs { .. } => "drop-row-under-default-knobs",
             Fault::SleepUnderDefaultKnobs { .. } => "sleep-under-default-knobs",
             Fault::DropRowInDerived { .. } => "drop-row-in-derived",
+            Fault::DuplicateRowInCrossJoins { .. } => "duplicate-row-in-cross-joins",
         }
     }
 }
@@ -135,6 +141,19 @@ impl<C: Connection> Connection for FaultyConnection<C> {
                     sql.starts_with("WITH ") || sql.contains("FROM (") || sql.contains("JOIN (");
                 if !rows.is_empty() && derived && hit(period) {
                     rows.remove(0);
+                }
+            }
+            Fault::DuplicateRowInCrossJoins { period } => {
+                let cross = sql.contains(" CROSS JOIN ")
+                    || sql.split(" FROM ").skip(1).any(|from| {
+                        from.split(" WHERE ")
+                            .next()
+                            .is_some_and(|f| f.contains(", "))
+                    });
+                if cross && hit(period) {
+                    if let Some(first) = rows.first().cloned() {
+                        rows.push(first);
+                    }
                 }
             }
             Fault::EmptyResult { period } => {

@@ -377,7 +377,10 @@ impl Oracle for Stepwise {
                 "lancet_m{:016x}",
                 lancet_core::fault::stable_hash(&format!("{q:?}"))
             );
-            out.push(OracleQuery::materialized(&name, q));
+            // Two steps of the same text are one table.
+            if !temp.values().any(|n| *n == name) {
+                out.push(OracleQuery::materialized(&name, q));
+            }
             temp.insert(NamedStep::table_name(s.id), name);
         }
         let mut reference = Query::select(case.query.clone());
