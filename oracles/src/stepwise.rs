@@ -37,6 +37,15 @@ const MAX_POOL: usize = 24;
 const MAX_DEPTH: usize = 6;
 /// The share of empty steps kept.
 const EMPTY_KEPT: f64 = 0.1;
+/// Steps with more rows are not read by new ones.
+const MAX_ROWS: u64 = 4_000;
+/// A join to a step is drawn only if the product of the rows of both
+/// sides stays within this: a join of two large steps would make every
+/// later step slow.
+const MAX_PRODUCT: u64 = 10_000;
+/// The rows assumed for a FROM clause over base tables (the generator
+/// bounds its products; the count is not known before the step runs).
+const BASE_ROWS: u64 = 100;
 
 /// A step of this database that later checks may build on.
 #[derive(Clone, Debug)]
@@ -48,6 +57,8 @@ struct PoolStep {
     reads: Vec<usize>,
     depth: usize,
     nonempty: bool,
+    /// Its row count, as the probe saw it.
+    rows: u64,
 }
 
 /// What a database keeps between checks.
@@ -192,7 +203,11 @@ impl Stepwise {
         pool: &[PoolStep],
     ) -> Option<(Select, Vec<usize>, Vec<ScopeColumn>)> {
         let readable: Vec<usize> = (0..pool.len())
-            .filter(|&i| pool[i].depth < MAX_DEPTH && (pool[i].nonempty || cx.rng.random_bool(0.2)))
+            .filter(|&i| {
+                pool[i].depth < MAX_DEPTH
+                    && pool[i].rows <= MAX_ROWS
+                    && (pool[i].nonempty || cx.rng.random_bool(0.2))
+            })
             .collect();
         let mut reads = Vec::new();
         let (mut from, mut scope) = if readable.is_empty() || cx.rng.random_bool(0.3) {
@@ -211,10 +226,11 @@ impl Stepwise {
         if scope.columns.is_empty() {
             return None;
         }
+        let source_rows = reads.first().map_or(BASE_ROWS, |&i| pool[i].rows.max(1));
         let joinable: Vec<usize> = readable
             .iter()
             .copied()
-            .filter(|i| !reads.contains(i))
+            .filter(|&i| !reads.contains(&i) && source_rows * pool[i].rows.max(1) <= MAX_PRODUCT)
             .collect();
         if !joinable.is_empty() && cx.rng.random_bool(0.5) {
             let id = *joinable.choose(cx.rng)?;
@@ -335,10 +351,11 @@ impl Oracle for Stepwise {
             ..Select::default()
         });
         let rows = cx.data.fetch(&count).ok()?;
-        let nonempty = !matches!(
-            rows.first().and_then(|r| r.first()),
-            Some(lancet_core::Value::Integer(0)) | None
-        );
+        let count = match rows.first().and_then(|r| r.first()) {
+            Some(lancet_core::Value::Integer(n)) => u64::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
+        let nonempty = count > 0;
         let memo = cx.memo.of::<Pool>(self.name());
         memo.built += 1;
         if !nonempty && !cx.rng.random_bool(EMPTY_KEPT) {
@@ -351,6 +368,7 @@ impl Oracle for Stepwise {
                 depth: 1 + reads.iter().map(|&i| pool[i].depth).max().unwrap_or(0),
                 reads,
                 nonempty,
+                rows: count,
             });
         }
         Some(Case::new(
