@@ -13,7 +13,8 @@
 //!   be what makes DISTINCT, GROUP BY, MIN or MAX deterministic), though
 //!   the operand itself may be simplified;
 //! - an aggregate call is never replaced by its argument (a bare column in
-//!   a grouped query takes the value of an arbitrary row);
+//!   a grouped query takes the value of an arbitrary row), nor `+x` by `x`
+//!   (in SQLite `+x` has no affinity, `x` may have one);
 //! - ORDER BY, LIMIT and the select lists of subqueries are never touched
 //!   (a scalar subquery's total order must stay total); only their WHERE
 //!   may be simplified.
@@ -102,7 +103,16 @@ pub fn expr_variants(e: &Expr) -> Vec<Expr> {
     if let Expr::Literal(v) = e {
         out.extend(literal_variants(v).into_iter().map(Expr::Literal));
     } else {
-        if !matches!(e, Expr::Collate { .. }) && !is_aggregate(e) {
+        // `+c` stays: the stepwise oracle reads materialized columns so,
+        // and a bare `c` would compare by another affinity in SQLite.
+        let unary_plus = matches!(
+            e,
+            Expr::Unary {
+                op: crate::ast::UnaryOp::Plus,
+                ..
+            }
+        );
+        if !matches!(e, Expr::Collate { .. }) && !is_aggregate(e) && !unary_plus {
             out.extend(e.children().into_iter().cloned());
         }
         out.push(Expr::Literal(Value::Null));

@@ -291,9 +291,18 @@ impl Stepwise {
                 select.group_by = group_by;
             }
         }
+        // Where materializing changes values (SQLite: a column made of an
+        // expression with NUMERIC affinity stores the REAL 0.0 as the
+        // INTEGER 0), items are written `+x`: no affinity, so the column
+        // made of them has none and stores values as they are.
+        let without_affinity = cx.dialect.rules().materialized_columns_lose_affinity();
         for (i, it) in select.items.iter_mut().enumerate() {
-            if let SelectItem::Expr { alias, .. } = it {
+            if let SelectItem::Expr { expr, alias } = it {
                 *alias = Some(format!("c{i}"));
+                if without_affinity {
+                    let e = std::mem::replace(expr, Expr::int(0));
+                    *expr = Expr::unary(lancet_core::UnaryOp::Plus, e);
+                }
             }
         }
         reads.sort_unstable();
