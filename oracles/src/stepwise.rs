@@ -16,7 +16,7 @@
 //! made by `CREATE TABLE AS` forgets a column's collation (SQLite), and
 //! DISTINCT, GROUP BY, MIN and MAX may return any one of equal values.
 
-use crate::partition::{exact_groups, item, multiset_verdict};
+use crate::partition::{item, multiset_verdict};
 use lancet_core::RenameTables;
 use lancet_core::{
     Case, CaseError, CaseInputs, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext,
@@ -250,45 +250,69 @@ impl Stepwise {
         };
         let mut columns: Vec<ScopeColumn>;
         match cx.rng.random_range(0..100) {
+            // Plain rows; DISTINCT over the exact group keys, so that of
+            // equal values that differ (SQLite's 1 and 1.0, PostgreSQL's
+            // 1.0 and 1.00) it keeps all, not an arbitrary one that a later
+            // step could tell apart (typeof, text).
             0..75 => {
-                select.distinct = cx.rng.random_bool(0.2);
-                columns = chosen.clone();
-                let mut exprs: Vec<Expr> = chosen.into_iter().map(|c| c.expr).collect();
+                let mut exprs: Vec<(Expr, Option<lancet_core::TypeName>)> =
+                    chosen.into_iter().map(|c| (c.expr, c.ty)).collect();
                 if cx.rng.random_bool(0.25) {
-                    exprs.push(cx.generator.expression(cx.rng, &scope));
-                    columns.push(ScopeColumn {
-                        expr: Expr::int(0),
-                        ty: None,
-                    });
+                    exprs.push((cx.generator.expression(cx.rng, &scope), None));
                 }
-                select.items = exprs
-                    .into_iter()
-                    .map(|e| item(cx.generator.with_exact_equality(e)))
-                    .collect();
+                select.distinct = cx.rng.random_bool(0.2);
+                columns = Vec::new();
+                for (e, ty) in exprs {
+                    let forms = if select.distinct {
+                        cx.generator.exact_group_keys(e)
+                    } else {
+                        vec![cx.generator.with_exact_equality(e)]
+                    };
+                    for (k, form) in forms.into_iter().enumerate() {
+                        columns.push(ScopeColumn {
+                            expr: Expr::int(0),
+                            ty: if k == 0 { ty.clone() } else { None },
+                        });
+                        select.items.push(item(form));
+                    }
+                }
             }
+            // Groups: exact keys, a count, and MIN or MAX of a column
+            // whose equal values are identical (of others, MIN and MAX
+            // return an arbitrary one).
             _ => {
                 let keys: Vec<ScopeColumn> = chosen.into_iter().take(2).collect();
-                let (items, group_by) = exact_groups(
-                    cx.rng,
-                    cx.generator,
-                    &scope,
-                    keys.iter().map(|c| c.expr.clone()).collect(),
-                )?;
-                // One key each (no extra keys such as SQLite's typeof):
-                // the keys keep their columns' types.
-                let typed = group_by.len() == keys.len();
-                columns = (0..items.len())
-                    .map(|i| ScopeColumn {
+                let mut items = Vec::new();
+                for k in &keys {
+                    for (n, form) in cx
+                        .generator
+                        .exact_group_keys(k.expr.clone())
+                        .into_iter()
+                        .enumerate()
+                    {
+                        items.push((form, if n == 0 { k.ty.clone() } else { None }));
+                    }
+                }
+                select.group_by = items.iter().map(|(e, _)| e.clone()).collect();
+                items.push((Expr::CountStar, None));
+                if let Some(c) = scope.columns.choose(cx.rng) {
+                    let name = *["MIN", "MAX"].choose(cx.rng)?;
+                    let arg = cx
+                        .generator
+                        .aggregate_argument(cx.rng, &scope, name, c.expr.clone());
+                    if cx.generator.exact_group_keys(arg.clone()).len() == 1 {
+                        let exact = cx.generator.with_exact_equality(arg);
+                        items.push((Expr::func(name, vec![exact]), None));
+                    }
+                }
+                columns = items
+                    .iter()
+                    .map(|(_, ty)| ScopeColumn {
                         expr: Expr::int(0),
-                        ty: if typed && i < keys.len() {
-                            keys[i].ty.clone()
-                        } else {
-                            None
-                        },
+                        ty: ty.clone(),
                     })
                     .collect();
-                select.items = items;
-                select.group_by = group_by;
+                select.items = items.into_iter().map(|(e, _)| item(e)).collect();
             }
         }
         // Where materializing changes values (SQLite: a column made of an
