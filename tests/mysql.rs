@@ -54,8 +54,9 @@ fn client_rows(port: u16, db: &str, sql: &str) -> Vec<String> {
 
 /// Shows a logic finding's disagreement with the `mariadb` client: the
 /// reproducer's setup, then its two queries each in a session of its own
-/// (with the setup's SET lines and the knob lines of its own part); their
-/// rows must differ.
+/// (with the setup's SET lines, the temporary tables it materializes,
+/// which live as long as a session, and the knob lines of its own part);
+/// their rows must differ.
 fn the_client_shows(port: u16, reproducer: &Path, db: &str) -> bool {
     let text = std::fs::read_to_string(reproducer).unwrap();
     // The last markers: the header names the queries too.
@@ -64,7 +65,7 @@ fn the_client_shows(port: u16, reproducer: &Path, db: &str) -> bool {
     let (setup, first, second) = (&text[..q1], &text[q1..q2], &text[q2..]);
     let settings: String = setup
         .lines()
-        .filter(|l| l.starts_with("SET "))
+        .filter(|l| l.starts_with("SET ") || l.starts_with("CREATE TEMPORARY TABLE "))
         .map(|l| format!("{l}\n"))
         .collect();
     client_rows(port, "test", &format!("CREATE DATABASE {db};"));
