@@ -194,6 +194,39 @@ fn inline_select(s: &mut Select, defs: &BTreeMap<String, Query>, form: DerivedFo
     }
 }
 
+/// The names of the steps `select`'s FROM clause reads.
+fn reads_of(select: &Select) -> Vec<String> {
+    let Some(from) = &select.from else {
+        return Vec::new();
+    };
+    std::iter::once(&from.first)
+        .chain(from.joins.iter().map(|j| &j.factor))
+        .filter_map(|f| match f {
+            TableFactor::Table { name, .. } if name.starts_with("lancet_step") => {
+                Some(name.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The steps `last` reads, directly or through other steps, in order.
+fn needed_steps(last: &Select, steps: &[NamedStep]) -> Vec<NamedStep> {
+    let mut needed = reads_of(last);
+    for s in steps.iter().rev() {
+        if needed.contains(&NamedStep::table_name(s.id)) {
+            if let SetExpr::Select(select) = &s.query.body {
+                needed.extend(reads_of(select));
+            }
+        }
+    }
+    steps
+        .iter()
+        .filter(|s| needed.contains(&NamedStep::table_name(s.id)))
+        .cloned()
+        .collect()
+}
+
 impl Stepwise {
     /// A new step over base tables and pool steps: its query, the pool
     /// steps it reads, and its columns.
@@ -416,7 +449,11 @@ impl Oracle for Stepwise {
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        let (steps, cte) = case.named_steps()?;
+        let (all_steps, cte) = case.named_steps()?;
+        // Only the steps the last one reads, all the way down (a reduced
+        // case may read fewer than it was drawn with).
+        let steps = needed_steps(&case.query, all_steps);
+        let steps = &steps[..];
         let mut temp: BTreeMap<String, String> = BTreeMap::new();
         let mut out = Vec::new();
         for s in steps {
@@ -476,21 +513,30 @@ impl Oracle for Stepwise {
         let Ok((steps, cte)) = case.named_steps() else {
             return out;
         };
+        // Steps the last one no longer reads go; every step shrinks like
+        // the last (joins dropped, WHERE simplified), but keeps its select
+        // list, which later steps read by position.
+        let steps = needed_steps(&case.query, steps);
+        let step_policy = CasePolicy {
+            predicate: false,
+            ..CasePolicy::with_items(ItemPolicy::Fixed)
+        };
         for (i, s) in steps.iter().enumerate() {
             let SetExpr::Select(select) = &s.query.body else {
                 continue;
             };
-            if select.selection.is_none() {
-                continue;
+            let alone = Case::new(self.name(), (**select).clone(), CaseInputs::Query);
+            for variant in lancet_core::shrink::case_variants(&alone, &step_policy) {
+                let mut simpler = steps.clone();
+                simpler[i].query = Query::select(variant.query);
+                out.push(Case {
+                    inputs: CaseInputs::Steps {
+                        steps: simpler,
+                        cte,
+                    },
+                    ..case.clone()
+                });
             }
-            let mut fewer = steps.to_vec();
-            if let SetExpr::Select(sel) = &mut fewer[i].query.body {
-                sel.selection = None;
-            }
-            out.push(Case {
-                inputs: CaseInputs::Steps { steps: fewer, cte },
-                ..case.clone()
-            });
         }
         out
     }
