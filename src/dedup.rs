@@ -163,6 +163,10 @@ pub struct Index {
     /// Signature of each finding's unreduced file, so that a finding's
     /// reduction replaces its provisional entry.
     provisional: BTreeMap<PathBuf, String>,
+    /// Findings being written, by signature: counted by the flood limit
+    /// before they are indexed, so that threads writing findings of one
+    /// signature at once cannot all pass it.
+    in_flight: BTreeMap<String, u64>,
 }
 
 impl Index {
@@ -171,6 +175,30 @@ impl Index {
             dir: dir.to_path_buf(),
             entries: BTreeMap::new(),
             provisional: BTreeMap::new(),
+            in_flight: BTreeMap::new(),
+        }
+    }
+
+    /// Takes a place for a finding of `sig` about to be written, if fewer
+    /// than `limit` are indexed or being written; `false` if the flood
+    /// limit is reached. [`Index::release`] gives it back.
+    pub fn reserve(&mut self, sig: &str, limit: u64) -> bool {
+        let busy = self.in_flight.get(sig).copied().unwrap_or(0);
+        if self.count(sig) + busy >= limit {
+            return false;
+        }
+        *self.in_flight.entry(sig.to_string()).or_default() += 1;
+        true
+    }
+
+    /// Gives back a place [`Index::reserve`] took (the finding is indexed
+    /// now, or was not confirmed).
+    pub fn release(&mut self, sig: &str) {
+        if let Some(n) = self.in_flight.get_mut(sig) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.in_flight.remove(sig);
+            }
         }
     }
 
@@ -407,6 +435,7 @@ impl Index {
                 .map(|e| (e.signature.clone(), e))
                 .collect(),
             provisional: BTreeMap::new(),
+            in_flight: BTreeMap::new(),
         })
     }
 

@@ -26,12 +26,25 @@ pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyh
     finding.signature = Some(sig.clone());
     if let Some(limit) = shared.options.flood_limit {
         let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
-        if index.count(&sig) >= limit {
+        if !index.reserve(&sig, limit) {
             index.add_not_written(&sig)?;
             shared.counters.add_flooded();
             return Ok(());
         }
     }
+    let result = write_and_report(shared, thread, finding);
+    if shared.options.flood_limit.is_some() {
+        shared
+            .index
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .release(&sig);
+    }
+    result
+}
+
+/// [`record`] past the flood limit check.
+fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyhow::Result<()> {
     let comment = shared.provider.comment_prefix();
     let client = shared.provider.client_command();
     let writer = &shared.writer;
