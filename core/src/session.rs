@@ -108,8 +108,9 @@ pub struct Session<'e> {
     /// Rows already fetched for oracles ([`DataReader`]), by query text;
     /// forgotten when the data changes ([`Session::execute_sql`]).
     fetched: std::collections::HashMap<String, Vec<Row>>,
-    /// The temporary tables [`Session::materialize`] made, by name.
-    materialized: std::collections::HashSet<String>,
+    /// The temporary tables [`Session::materialize`] made: name and
+    /// statement, in order.
+    materialized: Vec<(String, String)>,
 }
 
 impl<'e> Session<'e> {
@@ -125,7 +126,7 @@ impl<'e> Session<'e> {
             stats: SessionStats::default(),
             shapes: None,
             fetched: std::collections::HashMap::new(),
-            materialized: std::collections::HashSet::new(),
+            materialized: Vec::new(),
         }
     }
 
@@ -194,14 +195,7 @@ impl<'e> Session<'e> {
     /// failed with an expected error (it had no effect and is left out).
     pub fn execute_sql(&mut self, kind: StatementKind, sql: String) -> Result<bool, ExecError> {
         self.fetched.clear();
-        self.log_statement(&sql);
-        let start = Instant::now();
-        let result = self.conn.execute(&sql);
-        let took = start.elapsed();
-        self.stats.dbms_time += took;
-        self.note_shape(&sql, took);
-        self.stats.statements += 1;
-        self.log_result(result.as_ref().err());
+        let result = self.timed(&sql, |c| c.execute(&sql));
         match result {
             Ok(()) => {
                 self.setup.push(sql);
@@ -220,24 +214,40 @@ impl<'e> Session<'e> {
     /// the database's setup: the check that needs it runs it. Errors are
     /// judged as the query's.
     pub fn materialize(&mut self, name: &str, sql: &str) -> Result<(), ExecError> {
-        if self.materialized.contains(name) {
+        if self.materialized.iter().any(|(n, _)| n == name) {
             return Ok(());
         }
+        match self.timed(sql, |c| c.execute(sql)) {
+            Ok(()) => {
+                self.materialized.push((name.to_string(), sql.to_string()));
+                Ok(())
+            }
+            Err(e) => Err(self.classify(StatementKind::Query, sql.to_string(), e)),
+        }
+    }
+
+    /// The statements [`Session::materialize`] ran, in order: a failure
+    /// finding's reproducer needs them after the setup, since the failing
+    /// query may read their tables.
+    pub fn materializations(&self) -> impl Iterator<Item = &str> {
+        self.materialized.iter().map(|(_, sql)| sql.as_str())
+    }
+
+    /// Runs `run` on the connection for `sql`: logged, timed and counted.
+    fn timed<T>(
+        &mut self,
+        sql: &str,
+        run: impl FnOnce(&mut dyn Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
         self.log_statement(sql);
         let start = Instant::now();
-        let result = self.conn.execute(sql);
+        let result = run(&mut *self.conn);
         let took = start.elapsed();
         self.stats.dbms_time += took;
         self.note_shape(sql, took);
         self.stats.statements += 1;
         self.log_result(result.as_ref().err());
-        match result {
-            Ok(()) => {
-                self.materialized.insert(name.to_string());
-                Ok(())
-            }
-            Err(e) => Err(self.classify(StatementKind::Query, sql.to_string(), e)),
-        }
+        result
     }
 
     /// Runs a query and returns its rows.
@@ -248,14 +258,7 @@ impl<'e> Session<'e> {
 
     /// Runs query text the caller printed itself.
     pub fn query_sql(&mut self, sql: &str) -> Result<Vec<Row>, ExecError> {
-        self.log_statement(sql);
-        let start = Instant::now();
-        let result = self.conn.query(sql);
-        let took = start.elapsed();
-        self.stats.dbms_time += took;
-        self.note_shape(sql, took);
-        self.stats.statements += 1;
-        self.log_result(result.as_ref().err());
+        let result = self.timed(sql, |c| c.query(sql));
         result.map_err(|e| self.classify(StatementKind::Query, sql.to_string(), e))
     }
 

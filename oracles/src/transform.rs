@@ -13,8 +13,8 @@ use crate::partition::{exact_groups, item, some_columns};
 use lancet_core::compare::{multiset_diff, set_diff, RowDiff};
 use lancet_core::schema::RelationKind;
 use lancet_core::transform::{
-    apply_chain, conjuncts, is_monotone, top_select, truth_nodes, Containment, Relation, Rewrite,
-    Step, EXISTS_ALIAS,
+    apply_chain, chain_relation, conjuncts, is_monotone, top_select, truth_nodes, Containment,
+    Relation, Rewrite, Step, EXISTS_ALIAS,
 };
 use lancet_core::{
     Case, CaseError, CaseInputs, CasePolicy, Disagreement, Expr, GenerateContext, ItemPolicy,
@@ -345,7 +345,10 @@ impl Oracle for Transform {
     }
 
     fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
-        let (_, relation) = apply_chain(&case.query, case.steps()?).map_err(|e| case.unfit(e))?;
+        // queries() applied the chain already; the relation follows from
+        // the steps alone.
+        let relation =
+            chain_relation(case.steps()?).ok_or_else(|| case.unfit("the chain mixes ⊆ and ⊇"))?;
         let [original, transformed, ..] = results else {
             return Err(case.unfit("fewer than two results"));
         };

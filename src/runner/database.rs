@@ -162,11 +162,18 @@ pub fn run_database(
                         disagreement,
                         &queries,
                     )),
+                    // The failing statement may read tables the session
+                    // materialized for earlier checks: they follow the setup.
                     Ok(CheckOutcome::Failed(e)) => Some(Finding::failure(
                         &plan.source,
                         Some(oracle.name()),
                         origin(check),
-                        session.setup().to_vec(),
+                        session
+                            .setup()
+                            .iter()
+                            .cloned()
+                            .chain(session.materializations().map(str::to_string))
+                            .collect(),
                         e,
                     )),
                     // The oracle cannot build queries from the case it just

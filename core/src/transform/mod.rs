@@ -293,6 +293,14 @@ pub struct ChainState {
     wraps: usize,
 }
 
+/// The relation of a chain, from its steps' relations alone (no query
+/// needed); `None` where a subset meets a superset.
+pub fn chain_relation(steps: &[Step]) -> Option<Relation> {
+    steps
+        .iter()
+        .try_fold(Relation::EQUAL, |r, s| r.then(s.relation()))
+}
+
 /// Applies `steps` in order to `base`: the transformed query and the
 /// chain's relation to `base`.
 pub fn apply_chain(base: &Select, steps: &[Step]) -> Result<(Query, Relation), String> {
