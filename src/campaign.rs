@@ -16,6 +16,9 @@ pub struct Campaign {
     pub oracle: Option<String>,
     pub threads: Option<u32>,
     pub seed: Option<u64>,
+    /// Shards of the campaign, when run as a Kubernetes Indexed Job (each
+    /// pod's index is in `JOB_COMPLETION_INDEX`).
+    pub shard_count: Option<u32>,
     /// Seconds.
     pub timeout: Option<u64>,
     /// Checks in all.

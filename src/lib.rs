@@ -18,6 +18,7 @@ pub mod replay;
 pub mod reproducer;
 pub mod runner;
 pub mod script;
+pub mod shard;
 pub mod summary;
 
 /// lancet's version, as findings record it.
@@ -25,16 +26,22 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// A run's id: UTC time, the seed and the process's random token, e.g.
 /// `20261122-071502-s42-3fa9c1d2e4b7`: readable, and unique even for two
-/// runs with one seed started in the same second.
-pub fn run_id(seed: u64, token: &databases::RunToken) -> String {
+/// runs with one seed started in the same second. A shard of a campaign
+/// says which (`-s42-shard2of4-...`).
+pub fn run_id(seed: u64, shard: shard::Shard, token: &databases::RunToken) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let (days, secs) = (now / 86_400, now % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
+    let part = if shard.is_part() {
+        format!("shard{}of{}-", shard.index, shard.count)
+    } else {
+        String::new()
+    };
     format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-s{seed}-{token}",
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-s{seed}-{part}{token}",
         secs / 3600,
         secs / 60 % 60,
         secs % 60

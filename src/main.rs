@@ -27,7 +27,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Generate databases and queries and check the oracles' relations.
-    Fuzz(FuzzArgs),
+    Fuzz(Box<FuzzArgs>),
     /// Measure throughput (checks/s) at 1 and 2 threads.
     Bench(BenchArgs),
     /// Prove every oracle works here: each must catch a planted fault.
@@ -278,6 +278,16 @@ struct FuzzArgs {
     /// Write every statement of every database to <run>/statements/.
     #[arg(long)]
     log_statements: bool,
+    /// Run one shard of a campaign split over several processes or
+    /// machines: I (0-based) of N. Shards of one --seed never generate the
+    /// same database; a finding regenerates from its seed, thread and
+    /// database alone.
+    #[arg(long, value_name = "I/N", conflicts_with = "shard_count")]
+    shard: Option<String>,
+    /// As a pod of a Kubernetes Indexed Job with N completions: run shard
+    /// $JOB_COMPLETION_INDEX of N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
+    shard_count: Option<u32>,
     /// Regenerate only this thread's database (needs --seed and --database).
     #[arg(long, value_name = "T", requires_all = ["seed", "database"])]
     thread: Option<u32>,
@@ -414,6 +424,9 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
     }
     args.threads = args.threads.or(c.threads);
     args.seed = args.seed.or(c.seed);
+    if args.shard.is_none() {
+        args.shard_count = args.shard_count.or(c.shard_count);
+    }
     args.timeout = args.timeout.or(c.timeout);
     args.queries = args.queries.or(c.queries);
     if let Some(n) = c
@@ -448,7 +461,7 @@ fn main() -> ExitCode {
             let sub = matches
                 .subcommand_matches("fuzz")
                 .expect("the fuzz subcommand");
-            apply_campaign(&mut args, sub).and_then(|()| commands::fuzz(args))
+            apply_campaign(&mut args, sub).and_then(|()| commands::fuzz(*args))
         }
         Command::Bench(args) => commands::bench(args),
         Command::Selftest(args) => commands::selftest(args),

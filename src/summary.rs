@@ -179,6 +179,9 @@ pub struct Summary {
     pub dbms: String,
     pub dbms_version: String,
     pub seed: u64,
+    /// `I/N` for a shard of a campaign (`--shard`), absent for a whole one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
     pub threads: u32,
     pub oracles: Vec<String>,
     pub stopped_by: StopReason,
@@ -275,6 +278,7 @@ pub struct RunFacts<'a> {
     pub dbms: &'a str,
     pub dbms_version: &'a str,
     pub seed: u64,
+    pub shard: crate::shard::Shard,
     /// Workers the run had.
     pub workers: u32,
     pub oracles: Vec<&'static str>,
@@ -298,6 +302,7 @@ impl Summary {
             dbms: facts.dbms.to_string(),
             dbms_version: facts.dbms_version.to_string(),
             seed: facts.seed,
+            shard: facts.shard.is_part().then(|| facts.shard.to_string()),
             threads: workers,
             oracles: facts.oracles.iter().map(|s| s.to_string()).collect(),
             stopped_by: facts.stopped_by,
@@ -364,8 +369,13 @@ impl Summary {
             self.run_id, self.dbms, self.dbms_version, self.elapsed_seconds
         ));
         s.push_str(&format!(
-            "  seed        {}  (threads {})\n",
-            self.seed, self.threads
+            "  seed        {}  (threads {}{})\n",
+            self.seed,
+            self.threads,
+            match &self.shard {
+                Some(shard) => format!("; shard {shard} of the campaign"),
+                None => String::new(),
+            }
         ));
         s.push_str(&format!(
             "  checks      {}  ({:.0}/s; {:.0}% with non-empty results; {} skipped on expected errors)\n",

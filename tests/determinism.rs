@@ -5,27 +5,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-fn fuzz_logged(out: &Path, extra: &[&str]) -> std::path::PathBuf {
-    let mut args = vec![
-        "fuzz",
-        "--threads",
-        "1",
-        "--seed",
-        "4242",
-        "--checks-per-database",
-        "40",
-        "--log-statements",
-        "--status-interval",
-        "0",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = run(&args);
-    assert_eq!(o.status.code(), Some(0));
-    run_dir(out).join("statements")
-}
-
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
@@ -34,8 +13,8 @@ fn read(path: &Path) -> String {
 fn same_seed_gives_identical_statement_logs() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    let logs_a = fuzz_logged(a.path(), &["--queries", "200"]);
-    let logs_b = fuzz_logged(b.path(), &["--queries", "200"]);
+    let logs_a = fuzz_logged(a.path(), &["--threads", "1", "--queries", "200"]);
+    let logs_b = fuzz_logged(b.path(), &["--threads", "1", "--queries", "200"]);
     let files = files_with_ext(&logs_a, "sql");
     assert!(
         files.len() >= 5,
@@ -51,7 +30,7 @@ fn same_seed_gives_identical_statement_logs() {
 #[test]
 fn thread_and_database_regenerate_one_database() {
     let full = tempfile::tempdir().unwrap();
-    let logs = fuzz_logged(full.path(), &["--queries", "200"]);
+    let logs = fuzz_logged(full.path(), &["--threads", "1", "--queries", "200"]);
     let one = tempfile::tempdir().unwrap();
     let single = fuzz_logged(one.path(), &["--thread", "0", "--database", "3"]);
     let regenerated = files_with_ext(&single, "sql");
@@ -66,7 +45,7 @@ fn thread_and_database_regenerate_one_database() {
 #[test]
 fn statement_logs_of_clean_databases_are_bounded() {
     let out = tempfile::tempdir().unwrap();
-    let logs = fuzz_logged(out.path(), &["--queries", "4000"]);
+    let logs = fuzz_logged(out.path(), &["--threads", "1", "--queries", "4000"]);
     let files = files_with_ext(&logs, "sql");
     assert!(
         (10..=17).contains(&files.len()),

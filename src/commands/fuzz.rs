@@ -7,6 +7,7 @@ use anyhow::Context;
 use lancet::databases::{Databases, RunToken};
 use lancet::reproducer::FindingWriter;
 use lancet::runner::{self, RunOptions, RunSetup};
+use lancet::shard::Shard;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -27,9 +28,10 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     };
     let (oracles, not_here) = oracles_for(&t.oracle, &*provider)?;
     let oracles = Arc::new(oracles);
+    let shard = shard_of(&args)?;
     let seed = args.seed.unwrap_or_else(default_seed);
     let token = RunToken::new();
-    let run_id = lancet::run_id(seed, &token);
+    let run_id = lancet::run_id(seed, shard, &token);
     let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
     let writer = Arc::new(FindingWriter::new(&run_dir.join("findings"))?);
     let log_dir = if args.log_statements {
@@ -53,6 +55,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
         flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
         child: target_child(t)?,
+        shard,
         ..plain_options(
             run_id.clone(),
             seed,
@@ -63,8 +66,16 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     };
     let stop = Arc::new(AtomicBool::new(false));
     install_interrupt(stop.clone())?;
+    let part = if shard.is_part() {
+        format!(
+            ", shard {shard} (campaign threads {})",
+            shard_threads(shard, threads)
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "lancet: run {run_id}: {} with {}{not_here} on {threads} thread(s), seed {seed}; output in {}",
+        "lancet: run {run_id}: {} with {}{not_here} on {threads} thread(s), seed {seed}{part}; output in {}",
         t.dbms,
         oracles.names().join(", "),
         run_dir.display()
@@ -88,6 +99,50 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(summary.exit_code()))
+}
+
+/// The shard this run is (`--shard`, or `--shard-count` in a Kubernetes
+/// Indexed Job), checked against the other options.
+fn shard_of(args: &FuzzArgs) -> anyhow::Result<Shard> {
+    let shard = match (&args.shard, args.shard_count) {
+        (Some(text), _) => Shard::parse(text)?,
+        (None, Some(count)) => Shard::from_k8s(
+            count,
+            std::env::var(lancet::shard::K8S_INDEX_VAR).ok().as_deref(),
+        )?,
+        (None, None) => Shard::WHOLE,
+    };
+    if !shard.is_part() {
+        return Ok(shard);
+    }
+    if args.seed.is_none() {
+        anyhow::bail!(
+            "a sharded campaign needs --seed, the same on every shard: shards split one \
+             campaign's databases between them"
+        );
+    }
+    if let Some(thread) = args.thread {
+        if !shard.owns_thread(thread) {
+            anyhow::bail!(
+                "thread {thread} is run by shard {}/{}, not {shard} (a finding's thread is the \
+                 campaign's; --thread without --shard regenerates it)",
+                thread % shard.count,
+                shard.count
+            );
+        }
+    }
+    Ok(shard)
+}
+
+/// The campaign threads a shard's workers run, for the start-up line.
+fn shard_threads(shard: Shard, threads: u32) -> String {
+    let mut list: Vec<String> = (0..threads.min(4))
+        .map(|t| shard.campaign_thread(t).to_string())
+        .collect();
+    if threads > 4 {
+        list.push("...".into());
+    }
+    list.join(", ")
 }
 
 /// Replays the known bugs before the run, through the run's databases and

@@ -140,6 +140,7 @@ pub fn plain_options(
     RunOptions {
         run_id,
         seed,
+        shard: lancet::shard::Shard::WHOLE,
         threads,
         timeout: None,
         max_checks: None,

@@ -23,7 +23,10 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         },
     )?);
     let token = RunToken::new();
-    let run_id = format!("selftest-{}", lancet::run_id(args.seed, &token));
+    let run_id = format!(
+        "selftest-{}",
+        lancet::run_id(args.seed, lancet::shard::Shard::WHOLE, &token)
+    );
     let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;

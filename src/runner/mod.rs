@@ -114,6 +114,9 @@ impl OracleSet {
 pub struct RunOptions {
     pub run_id: String,
     pub seed: u64,
+    /// The part of the campaign this run is: its workers run the campaign
+    /// threads the shard owns.
+    pub shard: crate::shard::Shard,
     pub threads: u32,
     pub timeout: Option<Duration>,
     /// Stop after this many checks in all.
@@ -276,7 +279,9 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     let start = Instant::now();
     let plan: Vec<(u32, Option<u64>)> = match options.only_database {
         Some((thread, database)) => vec![(thread, Some(database))],
-        None => (0..options.threads.max(1)).map(|t| (t, None)).collect(),
+        None => (0..options.threads.max(1))
+            .map(|t| (options.shard.campaign_thread(t), None))
+            .collect(),
     };
     let (reduce_tx, reduce_rx) = match options.reduce {
         Some(_) => {
@@ -370,6 +375,7 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         dbms: shared.provider.name(),
         dbms_version: &shared.dbms_version,
         seed: options.seed,
+        shard: options.shard,
         workers: plan.len() as u32,
         oracles: shared.oracles.names(),
         elapsed: start.elapsed(),

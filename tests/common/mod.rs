@@ -184,3 +184,24 @@ pub fn selftest_catches(dbms: &str, url: &str, out: &Path, oracles: &[&str]) -> 
     }
     stdout
 }
+
+/// Runs `fuzz` with seed 4242, 40 checks per database and statement logs,
+/// plus `extra`; returns the run's statement log directory.
+pub fn fuzz_logged(out: &Path, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "fuzz",
+        "--seed",
+        "4242",
+        "--checks-per-database",
+        "40",
+        "--log-statements",
+        "--status-interval",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    run_dir(out).join("statements")
+}
