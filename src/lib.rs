@@ -16,6 +16,7 @@ pub mod reduce;
 pub mod registry;
 pub mod replay;
 pub mod reproducer;
+pub mod run_files;
 pub mod runner;
 pub mod script;
 pub mod shard;

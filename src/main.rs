@@ -297,6 +297,10 @@ struct FuzzArgs {
     /// Seconds between status lines; 0 for none.
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]
     status_interval: u64,
+    /// Seconds between throughput samples (<run>/samples.jsonl, the
+    /// findings store and `lancet report` plot them).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    sample_interval: u64,
     /// Keep findings as found: do not reduce them (on a separate thread) as they come.
     #[arg(long)]
     no_reduce: bool,

@@ -107,6 +107,28 @@ impl Counters {
         self.flooded.fetch_add(1, Relaxed);
     }
 
+    /// The counters now, for `samples.jsonl` (`oracles` names the
+    /// per-oracle counters in order).
+    pub fn sample(&self, oracles: &[&str], elapsed: Duration) -> crate::run_files::Sample {
+        crate::run_files::Sample {
+            seq: 0,
+            elapsed: elapsed.as_secs_f64(),
+            unix: crate::run_files::unix_now(),
+            checks: self.checks(),
+            skipped: self.skipped.load(Relaxed),
+            nonempty: self.nonempty.load(Relaxed),
+            statements: self.statements.load(Relaxed),
+            databases: self.databases.load(Relaxed),
+            findings: self.findings.load(Relaxed),
+            plans: self.plans.load(Relaxed),
+            per_oracle: oracles
+                .iter()
+                .zip(&self.per_oracle)
+                .map(|(name, n)| (name.to_string(), n.load(Relaxed)))
+                .collect(),
+        }
+    }
+
     /// The line printed every few seconds.
     pub fn status_line(&self, elapsed: Duration) -> String {
         let secs = elapsed.as_secs_f64().max(1e-9);

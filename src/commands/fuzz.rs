@@ -56,6 +56,8 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
         child: target_child(t)?,
         shard,
+        run_dir: Some(run_dir.clone()),
+        sample_interval: Duration::from_secs(args.sample_interval.max(1)),
         ..plain_options(
             run_id.clone(),
             seed,

@@ -153,6 +153,8 @@ pub fn plain_options(
         reduce: None,
         flood_limit: None,
         profile_shapes: false,
+        run_dir: None,
+        sample_interval: std::time::Duration::from_secs(5),
         child: None,
     }
 }

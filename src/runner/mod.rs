@@ -22,6 +22,7 @@ use crate::databases::{Databases, Leftover};
 use crate::dedup::Index;
 use crate::findings::FindingSource;
 use crate::reproducer::FindingWriter;
+use crate::run_files::{RunRecord, SampleLog};
 use crate::summary::{BugLine, Counters, RunFacts, Summary};
 use crossbeam_channel::Sender;
 use lancet_core::{Oracle, Provider, Rng};
@@ -142,6 +143,11 @@ pub struct RunOptions {
     /// Time statements by shape (`lancet bench`): the summary's
     /// `slowest_shapes`.
     pub profile_shapes: bool,
+    /// The run's directory, for `run.json` and `samples.jsonl` (see
+    /// [`crate::run_files`]); `None` (bench, selftest) writes neither.
+    pub run_dir: Option<PathBuf>,
+    /// How often a throughput sample is written.
+    pub sample_interval: Duration,
     /// Run each worker's databases in a child process started so (crash
     /// isolation for embedded engines); `None` runs them on the threads.
     pub child: Option<child::ChildProgram>,
@@ -277,6 +283,25 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     let dbms_version = provider.version()?;
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
+    let mut samples = match &options.run_dir {
+        Some(dir) => {
+            RunRecord {
+                run_id: options.run_id.clone(),
+                lancet_version: crate::VERSION.to_string(),
+                dbms: provider.name().to_string(),
+                dbms_version: dbms_version.clone(),
+                seed: options.seed,
+                shard: options.shard,
+                threads: options.threads,
+                oracles: oracles.names().iter().map(|n| n.to_string()).collect(),
+                started_unix: crate::run_files::unix_now(),
+                host: crate::run_files::host_name(),
+            }
+            .save(dir)?;
+            Some(SampleLog::new(dir))
+        }
+        None => None,
+    };
     let plan: Vec<(u32, Option<u64>)> = match options.only_database {
         Some((thread, database)) => vec![(thread, Some(database))],
         None => (0..options.threads.max(1))
@@ -359,8 +384,14 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     }
     let mut failures = Vec::new();
     let mut warnings = Vec::new();
-    let (stop_reason, unstopped) =
-        report::report(&rx, &shared, start, &mut failures, &mut warnings);
+    let (stop_reason, unstopped) = report::report(
+        &rx,
+        &shared,
+        start,
+        samples.as_mut(),
+        &mut failures,
+        &mut warnings,
+    );
     dropper_stop.store(true, Ordering::SeqCst);
     // Workers still running past the grace are left behind; their
     // databases are listed as leftovers.
@@ -385,6 +416,12 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
             && options.max_checks.is_none()
             && options.only_database.is_none(),
     };
+    if let Some(log) = samples.as_mut() {
+        let last = shared
+            .counters
+            .sample(&shared.oracles.names(), start.elapsed());
+        warnings.extend(log.append(last));
+    }
     let mut summary = Summary::new(&facts, &shared.counters);
     let index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
     summary.unique_bugs = index.unique() as u64;

@@ -2,6 +2,7 @@
 //! come, with a status line, until the run is over.
 
 use super::{Shared, STOP_GRACE};
+use crate::run_files::SampleLog;
 use crate::summary::StopReason;
 use crossbeam_channel::Receiver;
 use std::path::PathBuf;
@@ -119,12 +120,24 @@ pub(super) fn report(
     rx: &Receiver<Event>,
     shared: &Shared,
     start: Instant,
+    mut samples: Option<&mut SampleLog>,
     failures: &mut Vec<String>,
     warnings: &mut Vec<String>,
 ) -> (StopReason, Vec<u32>) {
     let options = &shared.options;
     let tick = Duration::from_millis(200);
     let mut last_status = Instant::now();
+    let oracles = shared.oracles.names();
+    let take_sample = |samples: &mut Option<&mut SampleLog>, warnings: &mut Vec<String>| {
+        if let Some(log) = samples.as_deref_mut() {
+            if let Some(w) = log.append(shared.counters.sample(&oracles, start.elapsed())) {
+                eprintln!("lancet: warning: {w}");
+                warnings.push(w);
+            }
+        }
+    };
+    take_sample(&mut samples, warnings);
+    let mut last_sample = Instant::now();
     let mut reason = StopReason::Finished;
     let mut stopped_at: Option<Instant> = None;
     loop {
@@ -154,6 +167,10 @@ pub(super) fn report(
                 reason = StopReason::Timeout;
                 shared.stop.store(true, Ordering::SeqCst);
             }
+        }
+        if last_sample.elapsed() >= options.sample_interval && !shared.stopped() {
+            take_sample(&mut samples, warnings);
+            last_sample = Instant::now();
         }
         if let Some(every) = options.status_interval {
             if last_status.elapsed() >= every {
