@@ -19,6 +19,9 @@ pub struct Campaign {
     /// Shards of the campaign, when run as a Kubernetes Indexed Job (each
     /// pod's index is in `JOB_COMPLETION_INDEX`).
     pub shard_count: Option<u32>,
+    /// The findings store: an SQLite file (relative to the campaign file)
+    /// or a postgres:// URL (prefer `LANCET_STORE_URL` for a password).
+    pub store: Option<String>,
     /// Seconds.
     pub timeout: Option<u64>,
     /// Checks in all.
@@ -47,6 +50,15 @@ impl Campaign {
         c.expected_errors = c.expected_errors.map(|p| base.join(p));
         c.junit = c.junit.map(|p| base.join(p));
         c.known = c.known.map(|p| base.join(p));
+        c.store = c.store.map(|s| {
+            let is_url = s.contains("://") || s.contains('=');
+            let path = s.strip_prefix("sqlite:").unwrap_or(&s);
+            if is_url || Path::new(path).is_absolute() {
+                s.clone()
+            } else {
+                base.join(path).display().to_string()
+            }
+        });
         Ok(c)
     }
 }

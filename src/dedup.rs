@@ -155,6 +155,32 @@ pub struct Entry {
     pub fixed_in: Option<String>,
 }
 
+impl Entry {
+    /// The root-cause groups the bug is in, by label: the knob whose
+    /// change alone hides it, the knob changes alone that show it (knob
+    /// differential), the release that fixed it. Bugs with one label are
+    /// likely one bug; the index and the findings store group by them.
+    pub fn group_labels(&self) -> Vec<String> {
+        let mut labels = Vec::new();
+        if let Some(first) = self.hidden_by_knobs.first() {
+            labels.push(format!(
+                "hidden by the knob change `{}`",
+                describe_changes(std::slice::from_ref(first))
+            ));
+        }
+        if !self.flipped_by_knobs.is_empty() {
+            labels.push(format!(
+                "disagrees with only the knob change(s) `{}`",
+                describe_changes(&self.flipped_by_knobs)
+            ));
+        }
+        if let Some(fixed) = &self.fixed_in {
+            labels.push(fixed.clone());
+        }
+        labels
+    }
+}
+
 /// The findings index of a run: `index.json` and `index.md`, rewritten
 /// after every change so that they are current if the run is killed.
 pub struct Index {
@@ -369,26 +395,8 @@ impl Index {
     fn render_groups(&self) -> String {
         let mut groups: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
         for e in self.entries.values() {
-            if let Some(first) = e.hidden_by_knobs.first() {
-                groups
-                    .entry(format!(
-                        "hidden by the knob change `{}`",
-                        describe_changes(std::slice::from_ref(first))
-                    ))
-                    .or_default()
-                    .push(e);
-            }
-            if !e.flipped_by_knobs.is_empty() {
-                groups
-                    .entry(format!(
-                        "disagrees with only the knob change(s) `{}`",
-                        describe_changes(&e.flipped_by_knobs)
-                    ))
-                    .or_default()
-                    .push(e);
-            }
-            if let Some(fixed) = &e.fixed_in {
-                groups.entry(fixed.clone()).or_default().push(e);
+            for label in e.group_labels() {
+                groups.entry(label).or_default().push(e);
             }
         }
         if groups.is_empty() {

@@ -20,6 +20,7 @@ pub mod run_files;
 pub mod runner;
 pub mod script;
 pub mod shard;
+pub mod store;
 pub mod summary;
 
 /// lancet's version, as findings record it.
@@ -50,6 +51,21 @@ pub fn run_id(seed: u64, shard: shard::Shard, token: &databases::RunToken) -> St
 }
 
 /// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
+/// `2026-11-26 04:15:02`: a time (seconds since 1970) in UTC, for people.
+pub fn utc_time(unix: u64) -> String {
+    if unix == 0 {
+        return "-".into();
+    }
+    let (days, secs) = (unix / 86_400, unix % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);

@@ -41,6 +41,13 @@ enum Command {
     /// Replay reproducers on every SQLite build in a directory, oldest first:
     /// where each starts to pass, and which were fixed by the same release.
     Bisect(BisectArgs),
+    /// Feed a findings store from run directories (runs made without
+    /// --store, or whose store was away at their end).
+    Push(PushArgs),
+    /// List the unique bugs in a findings store (or run directories), with
+    /// counts across runs and shards, first and last seen, and the smallest
+    /// reproducer.
+    Findings(FindingsArgs),
     /// Internal: serve one SQLite database at a time over stdin/stdout, for
     /// the crash isolation of the SQLite provider.
     #[command(name = "__sqlite-worker", hide = true)]
@@ -203,6 +210,40 @@ struct ReplayArgs {
     connect: ConnectArgs,
 }
 
+#[derive(Args)]
+struct PushArgs {
+    /// The store (required) and the run directories to push to it.
+    #[command(flatten)]
+    source: StoreSource,
+}
+
+/// What `findings` and `report` read: a store, run directories, or both
+/// (the directories are pushed to the store first).
+#[derive(Args)]
+struct StoreSource {
+    /// The store: an SQLite file (PATH) or postgres://USER@HOST:PORT/DB.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "LANCET_STORE_URL",
+        hide_env_values = true
+    )]
+    store: Option<String>,
+    /// Run directories, or output directories holding runs.
+    #[arg(value_name = "DIR")]
+    runs: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct FindingsArgs {
+    #[command(flatten)]
+    source: StoreSource,
+    /// Print the smallest reproducer of the bug with this signature (or a
+    /// prefix of it) instead of the list.
+    #[arg(long, value_name = "SIGNATURE")]
+    show: Option<String>,
+}
+
 /// Options shared by `fuzz` and `bench`: what to test.
 #[derive(Args, Clone)]
 struct TargetArgs {
@@ -288,6 +329,18 @@ struct FuzzArgs {
     /// $JOB_COMPLETION_INDEX of N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
     shard_count: Option<u32>,
+    /// Also keep the run's findings, bug counts, summary and throughput
+    /// samples in a findings store shared by runs and shards: an SQLite
+    /// file (PATH) or a PostgreSQL database (postgres://USER@HOST:PORT/DB)
+    /// [default: $LANCET_STORE_URL]. Findings are on disk first; a store
+    /// that is away is retried without stopping the run.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "LANCET_STORE_URL",
+        hide_env_values = true
+    )]
+    store: Option<String>,
     /// Regenerate only this thread's database (needs --seed and --database).
     #[arg(long, value_name = "T", requires_all = ["seed", "database"])]
     thread: Option<u32>,
@@ -431,6 +484,11 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
     if args.shard.is_none() {
         args.shard_count = args.shard_count.or(c.shard_count);
     }
+    if !given("store")
+        && matches.value_source("store") != Some(clap::parser::ValueSource::EnvVariable)
+    {
+        args.store = args.store.take().or(c.store);
+    }
     args.timeout = args.timeout.or(c.timeout);
     args.queries = args.queries.or(c.queries);
     if let Some(n) = c
@@ -473,6 +531,8 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay(args),
         Command::Cleanup(args) => commands::cleanup(args),
         Command::Bisect(args) => commands::bisect(args),
+        Command::Push(args) => commands::push(args),
+        Command::Findings(args) => commands::findings(args),
         Command::SqliteWorker(args) => lancet_sqlite::isolated::serve(
             args.sqlite_lib.as_deref(),
             std::time::Duration::from_millis(args.time_limit_ms),

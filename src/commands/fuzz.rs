@@ -8,6 +8,8 @@ use lancet::databases::{Databases, RunToken};
 use lancet::reproducer::FindingWriter;
 use lancet::runner::{self, RunOptions, RunSetup};
 use lancet::shard::Shard;
+use lancet::store::feed::Feeder;
+use lancet::store::{OpenError, Store, StoreLocation};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,6 +23,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.junit {
         lancet::junit::check_target(path)?;
     }
+    let store = open_store(args.store.as_deref())?;
     let provider = make_provider(t)?;
     let known = match &args.known {
         Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,
@@ -85,6 +88,13 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
     databases.set_fault(fault(&t.inject_fault)?);
     let known = replay_known(known, &databases, args.known.as_deref())?;
+    let feeder = match store {
+        Some((location, open)) => Some((
+            location.display(),
+            Feeder::start(location, open, run_dir.clone(), STORE_INTERVAL)?,
+        )),
+        None => None,
+    };
     let mut summary = runner::run(RunSetup {
         provider,
         oracles,
@@ -100,7 +110,49 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
             eprintln!("lancet: {e:#}");
         }
     }
+    if let Some((name, feeder)) = feeder {
+        let outcome = feeder.finish(STORE_GRACE);
+        if outcome.complete {
+            eprintln!(
+                "lancet: store {name}: the run is stored ({} finding(s))",
+                outcome.findings
+            );
+        } else {
+            eprintln!(
+                "lancet: error: the store {name} does not have all of this run: {}\n        \
+                 its findings are on disk; to store them: lancet push --store {name} {}",
+                outcome.error.unwrap_or_default(),
+                run_dir.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
     Ok(ExitCode::from(summary.exit_code()))
+}
+
+/// How often the store is fed during a run.
+const STORE_INTERVAL: Duration = Duration::from_secs(5);
+/// How long the last push at the end of a run may retry a store that is away.
+const STORE_GRACE: Duration = Duration::from_secs(30);
+
+/// Opens `--store` before the run: a malformed location or a store that
+/// refuses lancet ends here (exit 2); one that does not answer yet is
+/// retried by the feeder while the run goes on.
+fn open_store(text: Option<&str>) -> anyhow::Result<Option<(StoreLocation, Option<Store>)>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let location = StoreLocation::parse(text)?;
+    match Store::open(&location) {
+        Ok(store) => Ok(Some((location, Some(store)))),
+        Err(e @ OpenError::Unreachable { .. }) => {
+            eprintln!(
+                "lancet: warning: {e}; the run starts anyway and the store is retried (findings are on disk first)"
+            );
+            Ok(Some((location, None)))
+        }
+        Err(OpenError::Refused(e)) => Err(e),
+    }
 }
 
 /// The shard this run is (`--shard`, or `--shard-count` in a Kubernetes

@@ -17,12 +17,14 @@ mod cleanup;
 mod fuzz;
 mod reduce;
 mod selftest;
+mod store;
 
 pub use bisect::bisect;
 pub use cleanup::cleanup;
 pub use fuzz::{bench, fuzz};
 pub use reduce::{reduce, replay};
 pub use selftest::selftest;
+pub use store::{findings, push};
 
 pub fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
     if name == "all" {

@@ -38,8 +38,8 @@ const OPTIONS: &[&str] = &[
     "sslnegotiation",
 ];
 
-fn invalid(reason: &str) -> anyhow::Error {
-    anyhow!("the --url is not a valid PostgreSQL URL or connection string: {reason}; {EXPECTED}")
+fn invalid(option: &str, reason: &str) -> anyhow::Error {
+    anyhow!("the {option} is not a valid PostgreSQL URL or connection string: {reason}; {EXPECTED}")
 }
 
 /// What is wrong with a string the driver would not parse, in lancet's
@@ -79,6 +79,13 @@ impl ServerUrl {
     /// user info or as `?password=`) or a libpq `key=value` string. The
     /// error never contains the string.
     pub fn parse(url: &str) -> anyhow::Result<ServerUrl> {
+        ServerUrl::parse_option(url, "--url")
+    }
+
+    /// As [`ServerUrl::parse`], for the command-line option `option`
+    /// (`--store`), which errors name.
+    pub fn parse_option(url: &str, option: &str) -> anyhow::Result<ServerUrl> {
+        let invalid = |reason: &str| invalid(option, reason);
         let trimmed = url.trim();
         let is_url = trimmed.starts_with("postgres://") || trimmed.starts_with("postgresql://");
         if !is_url {

@@ -1,0 +1,152 @@
+//! `lancet push` and `lancet findings`: feeding a findings store from run
+//! directories, and listing the unique bugs of everything in a store.
+
+use crate::{FindingsArgs, PushArgs, StoreSource};
+use anyhow::{bail, Context};
+use lancet::store::push::PushState;
+use lancet::store::{Store, StoreLocation};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The run directories in `paths`: each a run directory (with run.json), or
+/// an output directory (`--out`) whose subdirectories are.
+pub fn run_dirs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut dirs = Vec::new();
+    for p in paths {
+        if p.join(lancet::run_files::RUN_FILE).is_file() {
+            dirs.push(p.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(p)
+            .with_context(|| format!("cannot read {} (a run or output directory)", p.display()))?;
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|d| d.join(lancet::run_files::RUN_FILE).is_file())
+            .collect();
+        if found.is_empty() {
+            bail!(
+                "{} is neither a run directory of lancet fuzz (no run.json) nor a directory of runs",
+                p.display()
+            );
+        }
+        found.sort();
+        dirs.extend(found);
+    }
+    Ok(dirs)
+}
+
+/// Opens the store a command reads: `--store`, or a store in memory fed
+/// from run directories; with both, the directories are pushed first.
+pub fn open_source(source: &StoreSource) -> anyhow::Result<Store> {
+    let location = match &source.store {
+        Some(text) => StoreLocation::parse(text)?,
+        None if source.runs.is_empty() => {
+            bail!("give a store (--store URL or $LANCET_STORE_URL) or run directories to read")
+        }
+        None => StoreLocation::Sqlite(PathBuf::from(":memory:")),
+    };
+    let mut store = Store::open(&location).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for dir in run_dirs(&source.runs)? {
+        store.push_run(&dir, &mut PushState::default())?;
+    }
+    Ok(store)
+}
+
+pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
+    let Some(text) = &args.source.store else {
+        bail!("lancet push needs --store URL (or $LANCET_STORE_URL)");
+    };
+    if args.source.runs.is_empty() {
+        bail!("lancet push needs the run directories to push");
+    }
+    let location = StoreLocation::parse(text)?;
+    let mut store = Store::open(&location).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for dir in run_dirs(&args.source.runs)? {
+        let mut state = PushState::default();
+        let pushed = store.push_run(&dir, &mut state)?;
+        println!(
+            "lancet push: {}: {} finding(s) in the store ({} new, {} removed), {} sample(s) sent",
+            dir.display(),
+            state.findings(),
+            pushed.findings,
+            pushed.removed,
+            pushed.samples
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A listing piped into `head` ends quietly when the pipe closes: this
+/// command starts no child process, so the default action is safe here.
+fn quiet_broken_pipe() {
+    // SAFETY: restores the default disposition of one signal before any
+    // thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+fn date(unix: u64) -> String {
+    lancet::utc_time(unix)
+}
+
+pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
+    quiet_broken_pipe();
+    let mut store = open_source(&args.source)?;
+    let runs = store.runs()?;
+    let bugs = store.bugs()?;
+    if let Some(sig) = &args.show {
+        let Some(bug) = bugs.iter().find(|b| b.signature.starts_with(sig.as_str())) else {
+            bail!("no bug with signature {sig} in {}", store.name());
+        };
+        let Some(f) = &bug.smallest else {
+            bail!("bug {} has no reproducer on record", bug.signature);
+        };
+        match store.reproducer(&f.run_id, &f.file)? {
+            Some(sql) => print!("{sql}"),
+            None => bail!("the reproducer of {} is gone from the store", bug.signature),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let shards: std::collections::BTreeSet<String> = runs.iter().map(|r| r.label()).collect();
+    println!(
+        "lancet findings: {} unique bug(s) in {} run(s) ({} shard(s) or runs) of {}",
+        bugs.len(),
+        runs.len(),
+        shards.len(),
+        store.name()
+    );
+    if bugs.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<16} {:>6} {:>4}  {:<14} {:<20} {:<20} {:>5}  smallest reproducer",
+        "signature", "count", "runs", "oracle/kind", "first seen (UTC)", "last seen (UTC)", "stmts"
+    );
+    for b in &bugs {
+        let (stmts, place) = match &b.smallest {
+            Some(f) => (
+                f.statements.to_string(),
+                format!("{}/findings/{}", f.run_id, f.reproducer_file()),
+            ),
+            None => ("-".into(), "(not written: past the flood limit)".into()),
+        };
+        println!(
+            "{:<16} {:>6} {:>4}  {:<14} {:<20} {:<20} {:>5}  {}",
+            b.signature,
+            b.count,
+            b.runs,
+            b.oracle.as_deref().unwrap_or(&b.kind),
+            date(b.first_seen),
+            date(b.last_seen),
+            stmts,
+            place
+        );
+        for g in &b.groups {
+            println!("{:<16} group: {g}", "");
+        }
+    }
+    println!("(lancet findings --show SIGNATURE prints a bug's smallest reproducer)");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,331 @@
+//! Feeding a store from a run directory. The directory is the truth: a
+//! push makes the store's rows for that run match it (findings added,
+//! reduced, or removed by flood control; bug counts; samples; the summary
+//! once there is one), in one transaction, and is idempotent, so a push
+//! that failed or was killed halfway is simply done again.
+
+use super::backend::{Backend, Value};
+use crate::dedup::Index;
+use crate::findings::Finding;
+use crate::run_files::{read_samples, RunRecord};
+use anyhow::Context;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What a feeder already pushed of one run, so that the next push sends
+/// only what changed. A new state (`Default`) pushes everything again.
+#[derive(Default)]
+pub struct PushState {
+    samples_sent: u64,
+    summary_sent: bool,
+    /// Findings in the store, by file name: their signature and whether
+    /// the reduced reproducer was pushed.
+    findings: Option<StoredFindings>,
+    /// Bug counts in the store: (count, not written) by signature.
+    bugs: Option<BTreeMap<String, (u64, u64)>>,
+}
+
+impl PushState {
+    /// Findings of the run the store holds.
+    pub fn findings(&self) -> usize {
+        self.findings.as_ref().map_or(0, BTreeMap::len)
+    }
+}
+
+/// Findings in the store by file name: signature, and whether reduced.
+type StoredFindings = BTreeMap<String, (String, bool)>;
+
+/// What one push sent.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Pushed {
+    pub findings: usize,
+    pub removed: usize,
+    pub samples: usize,
+}
+
+/// One finding as the store keeps it: its smallest reproducer.
+struct FindingRow {
+    file: String,
+    signature: String,
+    kind: String,
+    oracle: Option<String>,
+    found_unix: u64,
+    /// Seed, thread and database: what regenerates it.
+    origin: (u64, u32, u64),
+    statements: usize,
+    bytes: usize,
+    reduced: bool,
+    sql: String,
+    record: String,
+}
+
+/// Reads finding `file` (its `.sql` path in the run's findings/) and its
+/// reduction if there is one. `None` if flood control removed it meanwhile.
+fn read_finding(file: &Path, signature: &str) -> anyhow::Result<Option<FindingRow>> {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let record_path = file.with_extension("json");
+    let found_unix = match std::fs::metadata(&record_path) {
+        Ok(m) => m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", record_path.display())),
+    };
+    let reduced_sql = file.with_extension("reduced.sql");
+    let (sql_path, reduced) = if reduced_sql.exists() {
+        (reduced_sql, true)
+    } else {
+        (file.to_path_buf(), false)
+    };
+    let read = |p: &Path| -> anyhow::Result<Option<String>> {
+        match std::fs::read_to_string(p) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+        }
+    };
+    let (Some(sql), Some(record)) = (read(&sql_path)?, read(&sql_path.with_extension("json"))?)
+    else {
+        return Ok(None);
+    };
+    let finding: Finding = serde_json::from_str(&record)
+        .with_context(|| format!("{} is not a finding record", sql_path.display()))?;
+    Ok(Some(FindingRow {
+        file: name,
+        signature: signature.to_string(),
+        kind: finding.kind.name().to_string(),
+        oracle: finding.oracle.clone(),
+        found_unix,
+        origin: (
+            finding.origin.seed,
+            finding.origin.thread,
+            finding.origin.database,
+        ),
+        statements: finding.setup.len() + finding.queries.len(),
+        bytes: sql.len(),
+        reduced,
+        sql,
+        record,
+    }))
+}
+
+/// Pushes what changed in `run_dir` since `state`; on success `state`
+/// says what the store now holds.
+pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyhow::Result<Pushed> {
+    let record = RunRecord::load(run_dir)?;
+    let run = record.run_id.clone();
+    let summary = if state.summary_sent {
+        None
+    } else {
+        match std::fs::read_to_string(run_dir.join("summary.json")) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e).context("cannot read the run's summary.json"),
+        }
+    };
+    let samples: Vec<_> = read_samples(run_dir)?
+        .into_iter()
+        .filter(|s| s.seq >= state.samples_sent)
+        .collect();
+    let findings_dir = run_dir.join("findings");
+    let entries: Vec<crate::dedup::Entry> = if findings_dir.join("index.json").exists() {
+        Index::load(&findings_dir)?.entries().cloned().collect()
+    } else {
+        Vec::new()
+    };
+    let bugs: BTreeMap<String, (u64, u64)> = entries
+        .iter()
+        .map(|e| (e.signature.clone(), (e.count, e.not_written)))
+        .collect();
+    // Every finding on disk now, by file name, with its signature.
+    let mut on_disk: BTreeMap<String, (std::path::PathBuf, String)> = BTreeMap::new();
+    for e in &entries {
+        for f in &e.findings {
+            if let Some(name) = f.file_name() {
+                let name = name.to_string_lossy().into_owned();
+                on_disk.insert(
+                    name.clone(),
+                    (findings_dir.join(&name), e.signature.clone()),
+                );
+            }
+        }
+    }
+    db.begin()?;
+    let result = (|| -> anyhow::Result<(Pushed, StoredFindings)> {
+        db.execute(
+            "INSERT INTO lancet_runs (run_id, dbms, dbms_version, seed, shard_index, shard_count,
+                 threads, oracles, host, lancet_version, started_unix, summary)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+             ON CONFLICT (run_id) DO UPDATE SET summary = COALESCE(excluded.summary, lancet_runs.summary)",
+            &[
+                run.as_str().into(),
+                record.dbms.as_str().into(),
+                record.dbms_version.as_str().into(),
+                Value::Int(record.seed as i64),
+                u64::from(record.shard.index).into(),
+                u64::from(record.shard.count).into(),
+                u64::from(record.threads).into(),
+                record.oracles.join(",").into(),
+                record.host.as_str().into(),
+                record.lancet_version.as_str().into(),
+                record.started_unix.into(),
+                summary.clone().into(),
+            ],
+        )?;
+        for s in &samples {
+            db.execute(
+                "INSERT INTO lancet_samples (run_id, seq, elapsed, unix, checks, skipped, nonempty,
+                     statements, databases, findings, plans, per_oracle)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                 ON CONFLICT (run_id, seq) DO NOTHING",
+                &[
+                    run.as_str().into(),
+                    s.seq.into(),
+                    s.elapsed.into(),
+                    s.unix.into(),
+                    s.checks.into(),
+                    s.skipped.into(),
+                    s.nonempty.into(),
+                    s.statements.into(),
+                    s.databases.into(),
+                    s.findings.into(),
+                    s.plans.into(),
+                    serde_json::to_string(&s.per_oracle)?.into(),
+                ],
+            )?;
+        }
+        // Signatures and groups are shared by all runs: inserted in
+        // signature order, so that two shards' transactions take their
+        // locks in one order and cannot deadlock.
+        let mut sorted: Vec<&crate::dedup::Entry> = entries.iter().collect();
+        sorted.sort_by(|a, b| a.signature.cmp(&b.signature));
+        if state.bugs.as_ref() != Some(&bugs) {
+            for e in &sorted {
+                db.execute(
+                    "INSERT INTO lancet_signatures (signature, kind, oracle, relation)
+                     VALUES ($1, $2, $3, $4) ON CONFLICT (signature) DO NOTHING",
+                    &[
+                        e.signature.as_str().into(),
+                        e.kind.name().into(),
+                        e.oracle.clone().into(),
+                        e.relation.clone().into(),
+                    ],
+                )?;
+                for label in e.group_labels() {
+                    db.execute(
+                        "INSERT INTO lancet_groups (signature, label) VALUES ($1, $2)
+                         ON CONFLICT (signature, label) DO NOTHING",
+                        &[e.signature.as_str().into(), label.into()],
+                    )?;
+                }
+            }
+            db.execute(
+                "DELETE FROM lancet_run_bugs WHERE run_id = $1",
+                &[run.as_str().into()],
+            )?;
+            for e in &sorted {
+                db.execute(
+                    "INSERT INTO lancet_run_bugs (run_id, signature, count, not_written)
+                     VALUES ($1, $2, $3, $4)",
+                    &[
+                        run.as_str().into(),
+                        e.signature.as_str().into(),
+                        e.count.into(),
+                        e.not_written.into(),
+                    ],
+                )?;
+            }
+        }
+        // The findings the store holds: known from the last push, or read.
+        let mut stored: StoredFindings = match &state.findings {
+            Some(f) => f.clone(),
+            None => db
+                .query(
+                    "SELECT file, signature, reduced FROM lancet_findings WHERE run_id = $1",
+                    &[run.as_str().into()],
+                )?
+                .into_iter()
+                .map(|r| {
+                    (
+                        r[0].text().unwrap_or_default().to_string(),
+                        (r[1].text().unwrap_or_default().to_string(), r[2].int() != 0),
+                    )
+                })
+                .collect(),
+        };
+        let mut pushed = Pushed {
+            samples: samples.len(),
+            ..Pushed::default()
+        };
+        let gone: Vec<String> = stored
+            .keys()
+            .filter(|f| !on_disk.contains_key(*f))
+            .cloned()
+            .collect();
+        for file in gone {
+            db.execute(
+                "DELETE FROM lancet_findings WHERE run_id = $1 AND file = $2",
+                &[run.as_str().into(), file.as_str().into()],
+            )?;
+            stored.remove(&file);
+            pushed.removed += 1;
+        }
+        for (name, (path, signature)) in &on_disk {
+            let reduced_now = path.with_extension("reduced.sql").exists();
+            if stored.get(name) == Some(&(signature.clone(), reduced_now)) {
+                continue;
+            }
+            let Some(row) = read_finding(path, signature)? else {
+                continue;
+            };
+            db.execute(
+                "INSERT INTO lancet_findings (run_id, file, signature, kind, oracle, found_unix,
+                     seed, thread, db, statements, bytes, reduced, sql, record)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                 ON CONFLICT (run_id, file) DO UPDATE SET signature = excluded.signature,
+                     statements = excluded.statements, bytes = excluded.bytes,
+                     reduced = excluded.reduced, sql = excluded.sql, record = excluded.record",
+                &[
+                    run.as_str().into(),
+                    row.file.as_str().into(),
+                    row.signature.as_str().into(),
+                    row.kind.as_str().into(),
+                    row.oracle.clone().into(),
+                    row.found_unix.into(),
+                    Value::Int(row.origin.0 as i64),
+                    u64::from(row.origin.1).into(),
+                    row.origin.2.into(),
+                    (row.statements as u64).into(),
+                    (row.bytes as u64).into(),
+                    Value::Int(i64::from(row.reduced)),
+                    row.sql.as_str().into(),
+                    row.record.as_str().into(),
+                ],
+            )?;
+            if !stored.contains_key(name) {
+                pushed.findings += 1;
+            }
+            stored.insert(name.clone(), (signature.clone(), row.reduced));
+        }
+        Ok((pushed, stored))
+    })();
+    match result {
+        Ok((pushed, stored)) => {
+            db.commit()?;
+            state.samples_sent = samples.last().map_or(state.samples_sent, |s| s.seq + 1);
+            state.summary_sent |= summary.is_some();
+            state.findings = Some(stored);
+            state.bugs = Some(bugs);
+            Ok(pushed)
+        }
+        Err(e) => {
+            db.rollback();
+            Err(e)
+        }
+    }
+}
