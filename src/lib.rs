@@ -15,6 +15,7 @@ pub mod localize;
 pub mod reduce;
 pub mod registry;
 pub mod replay;
+pub mod report;
 pub mod reproducer;
 pub mod run_files;
 pub mod runner;

@@ -48,6 +48,10 @@ enum Command {
     /// counts across runs and shards, first and last seen, and the smallest
     /// reproducer.
     Findings(FindingsArgs),
+    /// Write a campaign report: one self-contained HTML file with plots
+    /// (throughput and findings over time per shard, oracles, groups) and
+    /// the unique bugs with their reproducers.
+    Report(ReportArgs),
     /// Internal: serve one SQLite database at a time over stdin/stdout, for
     /// the crash isolation of the SQLite provider.
     #[command(name = "__sqlite-worker", hide = true)]
@@ -242,6 +246,15 @@ struct FindingsArgs {
     /// prefix of it) instead of the list.
     #[arg(long, value_name = "SIGNATURE")]
     show: Option<String>,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    source: StoreSource,
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", default_value = "lancet-report.html")]
+    output: PathBuf,
 }
 
 /// Options shared by `fuzz` and `bench`: what to test.
@@ -533,6 +546,7 @@ fn main() -> ExitCode {
         Command::Bisect(args) => commands::bisect(args),
         Command::Push(args) => commands::push(args),
         Command::Findings(args) => commands::findings(args),
+        Command::Report(args) => commands::report(args),
         Command::SqliteWorker(args) => lancet_sqlite::isolated::serve(
             args.sqlite_lib.as_deref(),
             std::time::Duration::from_millis(args.time_limit_ms),

@@ -24,7 +24,7 @@ pub use cleanup::cleanup;
 pub use fuzz::{bench, fuzz};
 pub use reduce::{reduce, replay};
 pub use selftest::selftest;
-pub use store::{findings, push};
+pub use store::{findings, push, report};
 
 pub fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
     if name == "all" {

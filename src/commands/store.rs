@@ -1,7 +1,7 @@
 //! `lancet push` and `lancet findings`: feeding a findings store from run
 //! directories, and listing the unique bugs of everything in a store.
 
-use crate::{FindingsArgs, PushArgs, StoreSource};
+use crate::{FindingsArgs, PushArgs, ReportArgs, StoreSource};
 use anyhow::{bail, Context};
 use lancet::store::push::PushState;
 use lancet::store::{Store, StoreLocation};
@@ -148,5 +148,30 @@ pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     println!("(lancet findings --show SIGNATURE prints a bug's smallest reproducer)");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let out = &args.output;
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            bail!(
+                "cannot write {}: directory {} does not exist",
+                out.display(),
+                dir.display()
+            );
+        }
+    }
+    let mut store = open_source(&args.source)?;
+    let data = lancet::report::ReportData::read(&mut store)?;
+    let html = lancet::report::render(&data, lancet::run_files::unix_now())?;
+    lancet::reproducer::write_synced(out, html.as_bytes())?;
+    println!(
+        "lancet report: {} ({} run(s), {} unique bug(s), {} KiB)",
+        out.display(),
+        data.runs.len(),
+        data.bugs.len(),
+        html.len() / 1024
+    );
     Ok(ExitCode::SUCCESS)
 }
