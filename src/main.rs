@@ -403,6 +403,10 @@ struct BenchArgs {
     threads: Vec<u32>,
     #[arg(long, default_value_t = 1, value_name = "S")]
     seed: u64,
+    /// Feed each measurement's run to this findings store, as `fuzz
+    /// --store` does (to measure what the store costs).
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
 }
 
 #[derive(Args)]

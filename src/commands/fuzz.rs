@@ -221,7 +221,9 @@ fn replay_known(
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let t = &args.target;
     let provider = make_provider(t)?;
+    let store = open_store(args.store.as_deref())?.map(|(location, _)| location);
     let token = RunToken::new();
+    let tag = token.to_string();
     let scratch = std::env::temp_dir().join(format!("lancet-bench-{token}"));
     println!(
         "lancet bench: {} ({}), oracle {}, {} s per measurement",
@@ -261,12 +263,27 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut findings = 0;
     'measure: for oracle in &measured {
         for &threads in &args.threads {
-            let run_id = format!("bench-{oracle}-{threads}");
-            let writer = Arc::new(FindingWriter::new(&scratch.join(&run_id).join("findings"))?);
+            let run_id = match store {
+                // Unique in a store that several benches feed.
+                Some(_) => format!("bench-{tag}-{oracle}-{threads}"),
+                None => format!("bench-{oracle}-{threads}"),
+            };
+            let run_dir = scratch.join(&run_id);
+            let writer = Arc::new(FindingWriter::new(&run_dir.join("findings"))?);
+            let feeder = match &store {
+                Some(location) => Some(Feeder::start(
+                    location.clone(),
+                    None,
+                    run_dir.clone(),
+                    STORE_INTERVAL,
+                )?),
+                None => None,
+            };
             let options = RunOptions {
                 timeout: Some(Duration::from_secs(args.seconds)),
                 profile_shapes: true,
                 child: target_child(t)?,
+                run_dir: feeder.as_ref().map(|_| run_dir.clone()),
                 ..plain_options(run_id, args.seed, threads, checks_per_database(t), &scratch)
             };
             let s = runner::run(RunSetup {
@@ -293,6 +310,18 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             );
             for f in &s.failures {
                 println!("         FAILED {f}");
+            }
+            if let Some(feeder) = feeder {
+                if let Ok(json) = serde_json::to_string_pretty(&s) {
+                    let _ = lancet::reproducer::write_synced(
+                        &run_dir.join("summary.json"),
+                        json.as_bytes(),
+                    );
+                }
+                let outcome = feeder.finish(STORE_GRACE);
+                if !outcome.complete {
+                    println!("         STORE {}", outcome.error.unwrap_or_default());
+                }
             }
             findings += s.findings;
             if oracle == &t.oracle && threads == *args.threads.last().unwrap_or(&1) {

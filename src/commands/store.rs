@@ -109,12 +109,13 @@ pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let shards: std::collections::BTreeSet<String> = runs.iter().map(|r| r.label()).collect();
+    let shards = runs.iter().filter(|r| r.shard_count > 1).count();
+    let hosts: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.host.as_str()).collect();
     println!(
-        "lancet findings: {} unique bug(s) in {} run(s) ({} shard(s) or runs) of {}",
+        "lancet findings: {} unique bug(s) in {} run(s) ({shards} of them shards) on {} host(s), from {}",
         bugs.len(),
         runs.len(),
-        shards.len(),
+        hosts.len(),
         store.name()
     );
     if bugs.is_empty() {
