@@ -17,6 +17,28 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// The most rows of a diff a reproducer's header lists per side.
 const MAX_LISTED_ROWS: usize = 20;
 
+/// Text for a comment line: a control character in a value (a newline,
+/// a NUL from `char(0)`) is shown escaped, so that it can neither end the
+/// comment and run as SQL nor make the file unreadable to a client or a
+/// store that refuses NUL.
+fn comment_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            '\t' => out.push('\t'),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Renders the `.sql` reproducer: a comment header with the facts, the setup,
 /// then the queries, each with its row count.
 pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str) -> String {
@@ -26,7 +48,7 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
         if !text.is_empty() {
             out.push(' ');
         }
-        out.push_str(text);
+        out.push_str(&comment_safe(text));
         out.push('\n');
     };
     line(&format!(
@@ -346,11 +368,16 @@ impl WrittenFinding {
     }
 }
 
-/// The first reproducer in a findings directory (not the index, not a
-/// reduced one), in file-name order.
-pub fn first_reproducer(dir: &Path) -> Option<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .ok()?
+/// The findings in a findings directory as files with extension `ext`
+/// (`sql` or `json`): not the index, not reduced ones; in file-name order.
+/// Empty when the directory cannot be read.
+pub fn finding_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let suffix = format!(".{ext}");
+    let reduced = format!(".reduced.{ext}");
+    let mut files: Vec<PathBuf> = listing
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
@@ -358,11 +385,17 @@ pub fn first_reproducer(dir: &Path) -> Option<PathBuf> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            name.ends_with(".sql") && !name.ends_with(".reduced.sql") && !name.starts_with("index.")
+            name.ends_with(&suffix) && !name.ends_with(&reduced) && !name.starts_with("index.")
         })
         .collect();
     files.sort();
-    files.into_iter().next()
+    files
+}
+
+/// The first reproducer in a findings directory (not the index, not a
+/// reduced one), in file-name order.
+pub fn first_reproducer(dir: &Path) -> Option<PathBuf> {
+    finding_files(dir, "sql").into_iter().next()
 }
 
 /// Where findings wait for confirmation, inside the findings directory.
@@ -384,4 +417,16 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     }
     fs::rename(&tmp, path)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+}
+
+#[cfg(test)]
+mod comment_tests {
+    #[test]
+    fn control_characters_stay_inside_the_comment() {
+        assert_eq!(super::comment_safe("(NULL, 'a')"), "(NULL, 'a')");
+        assert_eq!(
+            super::comment_safe("('\0', 'x\ny', '\u{1}')"),
+            "('\\0', 'x\\ny', '\\u{1}')"
+        );
+    }
 }

@@ -72,7 +72,8 @@ fn feed(
     let mut backoff = Duration::from_secs(1);
     let mut next_try = Instant::now() + interval;
     let mut deadline: Option<Instant> = None;
-    let mut away_since: Option<Instant> = None;
+    // A store that did not answer at the start is away already.
+    let mut away_since: Option<Instant> = store.is_none().then(Instant::now);
     loop {
         if deadline.is_none() {
             let wait = next_try.saturating_duration_since(Instant::now());
@@ -99,8 +100,16 @@ fn feed(
                 backoff = Duration::from_secs(1);
                 next_try = Instant::now() + interval;
             }
-            Err(e) => {
+            Err((e, transient)) => {
                 store = None;
+                // At the end, only a store that is away is worth waiting for.
+                if deadline.is_some() && !transient {
+                    return FeedOutcome {
+                        complete: false,
+                        findings: state.findings(),
+                        error: Some(e),
+                    };
+                }
                 if away_since.is_none() {
                     away_since = Some(Instant::now());
                     eprintln!(
@@ -126,21 +135,22 @@ fn feed(
     }
 }
 
-/// One push, opening the store first if needed.
+/// One push, opening the store first if needed. An error says whether
+/// it is the store being away (worth retrying).
 fn try_push(
     location: &StoreLocation,
     store: &mut Option<Store>,
     run_dir: &std::path::Path,
     state: &mut PushState,
-) -> Result<(), String> {
+) -> Result<(), (String, bool)> {
     if store.is_none() {
         *store = Some(Store::open(location).map_err(|e| match e {
-            OpenError::Unreachable { .. } => e.to_string(),
-            OpenError::Refused(e) => format!("{e:#}"),
+            OpenError::Unreachable { .. } => (e.to_string(), true),
+            OpenError::Refused(e) => (format!("{e:#}"), false),
         })?);
     }
     let open = store.as_mut().expect("opened above");
     open.push_run(run_dir, state)
         .map(|_| ())
-        .map_err(|e| format!("{e:#}"))
+        .map_err(|e| (format!("{e:#}"), super::is_transient(&e)))
 }

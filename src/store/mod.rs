@@ -45,8 +45,19 @@ impl StoreLocation {
         {
             return Ok(StoreLocation::Sqlite(PathBuf::from(path)));
         }
-        if t.contains("://") {
-            bail!("the --store URL has a scheme lancet does not know; give an SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DATABASE");
+        if let Some((scheme, _)) = t.split_once("://") {
+            // A scheme of letters is safe to quote; anything else may be a
+            // password typed in the wrong place.
+            let named = if !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '+')
+            {
+                format!(" ({scheme}://)")
+            } else {
+                String::new()
+            };
+            bail!("the --store URL has a scheme lancet does not know{named}; give an SQLite file (PATH or sqlite:PATH) or postgres://USER@HOST:PORT/DATABASE");
         }
         if t.contains('=') && t.contains("host") {
             return Ok(StoreLocation::Postgres(Box::new(

@@ -89,10 +89,15 @@ fn read_finding(file: &Path, signature: &str) -> anyhow::Result<Option<FindingRo
             Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
         }
     };
-    let (Some(sql), Some(record)) = (read(&sql_path)?, read(&sql_path.with_extension("json"))?)
+    let (Some(mut sql), Some(record)) = (read(&sql_path)?, read(&sql_path.with_extension("json"))?)
     else {
         return Ok(None);
     };
+    // PostgreSQL's text holds no NUL; reproducers written before lancet
+    // escaped control characters in their header may have one there.
+    if sql.contains('\0') {
+        sql = sql.replace('\0', "\\0");
+    }
     let finding: Finding = serde_json::from_str(&record)
         .with_context(|| format!("{} is not a finding record", sql_path.display()))?;
     Ok(Some(FindingRow {
@@ -114,6 +119,61 @@ fn read_finding(file: &Path, signature: &str) -> anyhow::Result<Option<FindingRo
     }))
 }
 
+/// Adds the findings on disk that the index does not name to `entries`:
+/// written by a run killed before it saved its index (or, during a run,
+/// between the two), they are findings all the same.
+fn add_unindexed(dir: &Path, entries: &mut Vec<crate::dedup::Entry>) -> anyhow::Result<()> {
+    let indexed: std::collections::BTreeSet<std::ffi::OsString> = entries
+        .iter()
+        .flat_map(|e| {
+            e.findings
+                .iter()
+                .filter_map(|f| f.file_name().map(|n| n.to_owned()))
+        })
+        .collect();
+    let records = crate::reproducer::finding_files(dir, "json");
+    for record in records {
+        let sql = record.with_extension("sql");
+        let Some(name) = sql.file_name().map(|n| n.to_owned()) else {
+            continue;
+        };
+        if indexed.contains(&name) || !sql.exists() {
+            continue;
+        }
+        let Ok(finding) = Finding::load_record(&record) else {
+            continue;
+        };
+        let Some(signature) = finding.signature.clone().or_else(|| {
+            crate::registry::dialect_of(&finding.dbms).map(|d| crate::dedup::signature(&finding, d))
+        }) else {
+            continue;
+        };
+        match entries.iter_mut().find(|e| e.signature == signature) {
+            Some(e) => {
+                e.count += 1;
+                e.findings.push(sql);
+            }
+            None => entries.push(crate::dedup::Entry {
+                signature,
+                kind: finding.kind,
+                oracle: finding.oracle.clone(),
+                relation: finding.relation.clone(),
+                count: 1,
+                reproducer: sql.clone(),
+                statements: finding.setup.len() + finding.queries.len(),
+                bytes: 0,
+                reduced: false,
+                findings: vec![sql],
+                not_written: 0,
+                hidden_by_knobs: Vec::new(),
+                flipped_by_knobs: Vec::new(),
+                fixed_in: None,
+            }),
+        }
+    }
+    Ok(())
+}
+
 /// Pushes what changed in `run_dir` since `state`; on success `state`
 /// says what the store now holds.
 pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyhow::Result<Pushed> {
@@ -133,11 +193,12 @@ pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyh
         .filter(|s| s.seq >= state.samples_sent)
         .collect();
     let findings_dir = run_dir.join("findings");
-    let entries: Vec<crate::dedup::Entry> = if findings_dir.join("index.json").exists() {
+    let mut entries: Vec<crate::dedup::Entry> = if findings_dir.join("index.json").exists() {
         Index::load(&findings_dir)?.entries().cloned().collect()
     } else {
         Vec::new()
     };
+    add_unindexed(&findings_dir, &mut entries)?;
     let bugs: BTreeMap<String, (u64, u64)> = entries
         .iter()
         .map(|e| (e.signature.clone(), (e.count, e.not_written)))
