@@ -17,6 +17,9 @@ use std::fmt::Write as _;
 /// campaign against an old release can hold thousands of signatures.
 const MAX_REPRODUCERS: usize = 500;
 
+/// Groups drawn in the bar chart (largest first).
+const MAX_GROUP_BARS: usize = 15;
+
 /// Everything a report shows, read from a store once.
 pub struct ReportData {
     pub store: String,
@@ -158,11 +161,12 @@ table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #eee; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f6f6; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.t { white-space: nowrap; }
 .plots { display: flex; flex-wrap: wrap; gap: 16px; }
 .plot svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
-details { margin: 0.6em 0; }
-summary { cursor: pointer; }
+section.bug h3 { font-size: 1em; margin: 1.2em 0 0.3em; }
+section.bug p { margin: 0.2em 0; }
 code { font-size: 0.95em; }
 ";
 
@@ -334,12 +338,18 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
             .map(|(g, (n, _))| (short_group(g), *n as f64))
             .collect();
         bars.sort_by(|a, b| b.1.total_cmp(&a.1));
+        // The largest groups are the ones to read first; the table lists all.
+        bars.truncate(MAX_GROUP_BARS);
         let _ = write!(
             h,
             "<p>Signatures that one optimizer knob hides, that one knob change shows, or that one \
              release fixed: likely one bug each.</p><div class=\"plot\">{}</div>\n<table><tr><th>group</th>\
              <th>signatures</th><th>findings</th></tr>",
-            plots::bar_plot("Signatures per group", "signatures", &bars)?
+            plots::bar_plot(
+                &format!("Signatures per group (the {} largest)", bars.len()),
+                "signatures",
+                &bars
+            )?
         );
         for (g, (n, c)) in &groups {
             let _ = write!(
@@ -397,7 +407,7 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
         let _ = writeln!(
             h,
             "<tr><td><a href=\"#bug-{sig}\"><code>{sig}</code></a></td><td>{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+             <td class=\"n\">{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
             esc(b.oracle.as_deref().unwrap_or(&b.kind)),
             b.count,
             b.runs,
@@ -426,7 +436,7 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
         });
         let _ = write!(
             h,
-            "<details id=\"bug-{sig}\"><summary><code>{sig}</code> {} x{}: <code>{}</code></summary>",
+            "<section class=\"bug\" id=\"bug-{sig}\"><h3><code>{sig}</code> {} x{}: <code>{}</code></h3>",
             esc(b.oracle.as_deref().unwrap_or(&b.kind)),
             b.count,
             esc(&where_),
@@ -441,7 +451,7 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
             }
             None => h.push_str("<p>No reproducer on record (all past the flood limit).</p>"),
         }
-        h.push_str("</details>\n");
+        h.push_str("</section>\n");
     }
     h.push_str("</body></html>\n");
     Ok(h)
