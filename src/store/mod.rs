@@ -212,3 +212,57 @@ fn is_conflict(e: &anyhow::Error) -> bool {
             .is_some_and(|db| matches!(db.code().code(), "40P01" | "40001" | "23505"))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_is_migrated_once_and_a_newer_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.sqlite");
+        let location = StoreLocation::parse(path.to_str().unwrap()).unwrap();
+        for _ in 0..2 {
+            let mut store = Store::open(&location).unwrap();
+            let version = store
+                .db()
+                .query("SELECT version FROM lancet_store_version", &[])
+                .unwrap();
+            assert_eq!(version, vec![vec![backend::Value::Int(schema::current())]]);
+        }
+        let mut store = Store::open(&location).unwrap();
+        store
+            .db()
+            .execute("UPDATE lancet_store_version SET version = 99", &[])
+            .unwrap();
+        drop(store);
+        let Err(OpenError::Refused(e)) = Store::open(&location) else {
+            panic!("a store of schema 99 was opened");
+        };
+        assert!(format!("{e:#}").contains("newer lancet"), "{e:#}");
+    }
+
+    #[test]
+    fn store_locations_never_quote_a_password() {
+        for text in [
+            "postgres://u:hunter2@h:5432/db",
+            "postgresql://u:hunter2@h/db",
+            "host=h user=u password=hunter2 dbname=db",
+        ] {
+            let l = StoreLocation::parse(text).unwrap();
+            assert!(!l.display().contains("hunter2"), "{}", l.display());
+        }
+        for bad in [
+            "mysql://u:hunter2@h/db",
+            "postgres://u:hunt@er2@h/db",
+            "x:hunter2://",
+        ] {
+            let e = StoreLocation::parse(bad).err().expect(bad);
+            assert!(!format!("{e:#}").contains("hunter2"), "{e:#}");
+        }
+        assert!(matches!(
+            StoreLocation::parse("sqlite:a.db").unwrap(),
+            StoreLocation::Sqlite(_)
+        ));
+    }
+}

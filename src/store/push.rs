@@ -23,6 +23,36 @@ pub struct PushState {
     findings: Option<StoredFindings>,
     /// Bug counts in the store: (count, not written) by signature.
     bugs: Option<BTreeMap<String, (u64, u64)>>,
+    /// What the run directory looked like at the last push.
+    stamp: Option<Stamp>,
+}
+
+/// The modification times and sizes of what a push reads: equal stamps
+/// mean nothing changed, so a long run's pushes cost nothing while it
+/// finds nothing new. Taken before reading, so that a change made while
+/// a push reads is seen by the next one.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Stamp(Vec<Option<(std::time::SystemTime, u64)>>);
+
+impl Stamp {
+    fn of(run_dir: &Path) -> Stamp {
+        let findings = run_dir.join("findings");
+        Stamp(
+            [
+                findings.clone(),
+                findings.join("index.json"),
+                run_dir.join(crate::run_files::SAMPLES_FILE),
+                run_dir.join("summary.json"),
+            ]
+            .iter()
+            .map(|p| {
+                std::fs::metadata(p)
+                    .ok()
+                    .and_then(|m| Some((m.modified().ok()?, m.len())))
+            })
+            .collect(),
+        )
+    }
 }
 
 impl PushState {
@@ -174,40 +204,47 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<crate::dedup::Entry>) -> anyhow::
     Ok(())
 }
 
-/// Pushes what changed in `run_dir` since `state`; on success `state`
-/// says what the store now holds.
-pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyhow::Result<Pushed> {
-    let record = RunRecord::load(run_dir)?;
-    let run = record.run_id.clone();
-    let summary = if state.summary_sent {
-        None
-    } else {
-        match std::fs::read_to_string(run_dir.join("summary.json")) {
-            Ok(t) => Some(t),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).context("cannot read the run's summary.json"),
-        }
-    };
-    let samples: Vec<_> = read_samples(run_dir)?
-        .into_iter()
-        .filter(|s| s.seq >= state.samples_sent)
-        .collect();
-    let findings_dir = run_dir.join("findings");
-    let mut entries: Vec<crate::dedup::Entry> = if findings_dir.join("index.json").exists() {
-        Index::load(&findings_dir)?.entries().cloned().collect()
-    } else {
-        Vec::new()
-    };
-    add_unindexed(&findings_dir, &mut entries)?;
-    let bugs: BTreeMap<String, (u64, u64)> = entries
-        .iter()
-        .map(|e| (e.signature.clone(), (e.count, e.not_written)))
-        .collect();
-    // Every finding on disk now, by file name, with its signature.
-    let mut on_disk: BTreeMap<String, (std::path::PathBuf, String)> = BTreeMap::new();
-    for e in &entries {
-        for f in &e.findings {
-            if let Some(name) = f.file_name() {
+/// What a push reads of a run directory.
+struct RunSnapshot {
+    record: RunRecord,
+    /// summary.json, if the run ended and the store does not have it yet.
+    summary: Option<String>,
+    /// The samples the store does not have yet.
+    samples: Vec<crate::run_files::Sample>,
+    /// Its bugs, in signature order: shared rows are written in one order
+    /// by every shard, so that two shards' transactions cannot deadlock.
+    entries: Vec<crate::dedup::Entry>,
+    /// Every finding on disk, by file name: its path and signature.
+    on_disk: BTreeMap<String, (std::path::PathBuf, String)>,
+}
+
+impl RunSnapshot {
+    fn read(run_dir: &Path, state: &PushState) -> anyhow::Result<RunSnapshot> {
+        let record = RunRecord::load(run_dir)?;
+        let summary = if state.summary_sent {
+            None
+        } else {
+            match std::fs::read_to_string(run_dir.join("summary.json")) {
+                Ok(t) => Some(t),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e).context("cannot read the run's summary.json"),
+            }
+        };
+        let samples = read_samples(run_dir)?
+            .into_iter()
+            .filter(|s| s.seq >= state.samples_sent)
+            .collect();
+        let findings_dir = run_dir.join("findings");
+        let mut entries: Vec<crate::dedup::Entry> = if findings_dir.join("index.json").exists() {
+            Index::load(&findings_dir)?.entries().cloned().collect()
+        } else {
+            Vec::new()
+        };
+        add_unindexed(&findings_dir, &mut entries)?;
+        entries.sort_by(|a, b| a.signature.cmp(&b.signature));
+        let mut on_disk = BTreeMap::new();
+        for e in &entries {
+            for name in e.findings.iter().filter_map(|f| f.file_name()) {
                 let name = name.to_string_lossy().into_owned();
                 on_disk.insert(
                     name.clone(),
@@ -215,173 +252,238 @@ pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyh
                 );
             }
         }
+        Ok(RunSnapshot {
+            record,
+            summary,
+            samples,
+            entries,
+            on_disk,
+        })
     }
-    db.begin()?;
-    let result = (|| -> anyhow::Result<(Pushed, StoredFindings)> {
+
+    /// (count, not written) by signature.
+    fn bug_counts(&self) -> BTreeMap<String, (u64, u64)> {
+        self.entries
+            .iter()
+            .map(|e| (e.signature.clone(), (e.count, e.not_written)))
+            .collect()
+    }
+}
+
+/// The run's row; its summary once there is one.
+fn write_run(db: &mut Backend, snap: &RunSnapshot) -> anyhow::Result<()> {
+    let r = &snap.record;
+    db.execute(
+        "INSERT INTO lancet_runs (run_id, dbms, dbms_version, seed, shard_index, shard_count,
+             threads, oracles, host, lancet_version, started_unix, summary)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         ON CONFLICT (run_id) DO UPDATE SET summary = COALESCE(excluded.summary, lancet_runs.summary)",
+        &[
+            r.run_id.as_str().into(),
+            r.dbms.as_str().into(),
+            r.dbms_version.as_str().into(),
+            Value::Int(r.seed as i64),
+            u64::from(r.shard.index).into(),
+            u64::from(r.shard.count).into(),
+            u64::from(r.threads).into(),
+            r.oracles.join(",").into(),
+            r.host.as_str().into(),
+            r.lancet_version.as_str().into(),
+            r.started_unix.into(),
+            snap.summary.clone().into(),
+        ],
+    )?;
+    Ok(())
+}
+
+fn write_samples(
+    db: &mut Backend,
+    run: &str,
+    samples: &[crate::run_files::Sample],
+) -> anyhow::Result<()> {
+    for s in samples {
         db.execute(
-            "INSERT INTO lancet_runs (run_id, dbms, dbms_version, seed, shard_index, shard_count,
-                 threads, oracles, host, lancet_version, started_unix, summary)
+            "INSERT INTO lancet_samples (run_id, seq, elapsed, unix, checks, skipped, nonempty,
+                 statements, databases, findings, plans, per_oracle)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-             ON CONFLICT (run_id) DO UPDATE SET summary = COALESCE(excluded.summary, lancet_runs.summary)",
+             ON CONFLICT (run_id, seq) DO NOTHING",
             &[
-                run.as_str().into(),
-                record.dbms.as_str().into(),
-                record.dbms_version.as_str().into(),
-                Value::Int(record.seed as i64),
-                u64::from(record.shard.index).into(),
-                u64::from(record.shard.count).into(),
-                u64::from(record.threads).into(),
-                record.oracles.join(",").into(),
-                record.host.as_str().into(),
-                record.lancet_version.as_str().into(),
-                record.started_unix.into(),
-                summary.clone().into(),
+                run.into(),
+                s.seq.into(),
+                s.elapsed.into(),
+                s.unix.into(),
+                s.checks.into(),
+                s.skipped.into(),
+                s.nonempty.into(),
+                s.statements.into(),
+                s.databases.into(),
+                s.findings.into(),
+                s.plans.into(),
+                serde_json::to_string(&s.per_oracle)?.into(),
             ],
         )?;
-        for s in &samples {
+    }
+    Ok(())
+}
+
+/// The signatures and groups (shared by all runs, so only added) and this
+/// run's bug counts (replaced).
+fn write_bugs(db: &mut Backend, run: &str, entries: &[crate::dedup::Entry]) -> anyhow::Result<()> {
+    for e in entries {
+        db.execute(
+            "INSERT INTO lancet_signatures (signature, kind, oracle, relation)
+             VALUES ($1, $2, $3, $4) ON CONFLICT (signature) DO NOTHING",
+            &[
+                e.signature.as_str().into(),
+                e.kind.name().into(),
+                e.oracle.clone().into(),
+                e.relation.clone().into(),
+            ],
+        )?;
+        for label in e.group_labels() {
             db.execute(
-                "INSERT INTO lancet_samples (run_id, seq, elapsed, unix, checks, skipped, nonempty,
-                     statements, databases, findings, plans, per_oracle)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                 ON CONFLICT (run_id, seq) DO NOTHING",
-                &[
-                    run.as_str().into(),
-                    s.seq.into(),
-                    s.elapsed.into(),
-                    s.unix.into(),
-                    s.checks.into(),
-                    s.skipped.into(),
-                    s.nonempty.into(),
-                    s.statements.into(),
-                    s.databases.into(),
-                    s.findings.into(),
-                    s.plans.into(),
-                    serde_json::to_string(&s.per_oracle)?.into(),
-                ],
+                "INSERT INTO lancet_groups (signature, label) VALUES ($1, $2)
+                 ON CONFLICT (signature, label) DO NOTHING",
+                &[e.signature.as_str().into(), label.into()],
             )?;
         }
-        // Signatures and groups are shared by all runs: inserted in
-        // signature order, so that two shards' transactions take their
-        // locks in one order and cannot deadlock.
-        let mut sorted: Vec<&crate::dedup::Entry> = entries.iter().collect();
-        sorted.sort_by(|a, b| a.signature.cmp(&b.signature));
+    }
+    db.execute(
+        "DELETE FROM lancet_run_bugs WHERE run_id = $1",
+        &[run.into()],
+    )?;
+    for e in entries {
+        db.execute(
+            "INSERT INTO lancet_run_bugs (run_id, signature, count, not_written)
+             VALUES ($1, $2, $3, $4)",
+            &[
+                run.into(),
+                e.signature.as_str().into(),
+                e.count.into(),
+                e.not_written.into(),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Makes the run's findings in the store those on disk: removes the ones
+/// flood control deleted, adds new ones and replaces reduced ones.
+/// `stored` is what the store held and becomes what it holds.
+fn sync_findings(
+    db: &mut Backend,
+    run: &str,
+    on_disk: &BTreeMap<String, (std::path::PathBuf, String)>,
+    stored: &mut StoredFindings,
+) -> anyhow::Result<Pushed> {
+    let mut pushed = Pushed::default();
+    let gone: Vec<String> = stored
+        .keys()
+        .filter(|f| !on_disk.contains_key(*f))
+        .cloned()
+        .collect();
+    for file in gone {
+        db.execute(
+            "DELETE FROM lancet_findings WHERE run_id = $1 AND file = $2",
+            &[run.into(), file.as_str().into()],
+        )?;
+        stored.remove(&file);
+        pushed.removed += 1;
+    }
+    for (name, (path, signature)) in on_disk {
+        let reduced_now = path.with_extension("reduced.sql").exists();
+        if stored.get(name) == Some(&(signature.clone(), reduced_now)) {
+            continue;
+        }
+        let Some(row) = read_finding(path, signature)? else {
+            continue;
+        };
+        db.execute(
+            "INSERT INTO lancet_findings (run_id, file, signature, kind, oracle, found_unix,
+                 seed, thread, db, statements, bytes, reduced, sql, record)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+             ON CONFLICT (run_id, file) DO UPDATE SET signature = excluded.signature,
+                 statements = excluded.statements, bytes = excluded.bytes,
+                 reduced = excluded.reduced, sql = excluded.sql, record = excluded.record",
+            &[
+                run.into(),
+                row.file.as_str().into(),
+                row.signature.as_str().into(),
+                row.kind.as_str().into(),
+                row.oracle.clone().into(),
+                row.found_unix.into(),
+                Value::Int(row.origin.0 as i64),
+                u64::from(row.origin.1).into(),
+                row.origin.2.into(),
+                (row.statements as u64).into(),
+                (row.bytes as u64).into(),
+                Value::Int(i64::from(row.reduced)),
+                row.sql.as_str().into(),
+                row.record.as_str().into(),
+            ],
+        )?;
+        if !stored.contains_key(name) {
+            pushed.findings += 1;
+        }
+        stored.insert(name.clone(), (signature.clone(), row.reduced));
+    }
+    Ok(pushed)
+}
+
+/// The findings of a run the store holds, read from it (a new feeder, or
+/// `lancet push`).
+fn stored_findings(db: &mut Backend, run: &str) -> anyhow::Result<StoredFindings> {
+    Ok(db
+        .query(
+            "SELECT file, signature, reduced FROM lancet_findings WHERE run_id = $1",
+            &[run.into()],
+        )?
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].text().unwrap_or_default().to_string(),
+                (r[1].text().unwrap_or_default().to_string(), r[2].int() != 0),
+            )
+        })
+        .collect())
+}
+
+/// Pushes what changed in `run_dir` since `state`, in one transaction; on
+/// success `state` says what the store now holds.
+pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyhow::Result<Pushed> {
+    let stamp = Stamp::of(run_dir);
+    if state.stamp.as_ref() == Some(&stamp) {
+        return Ok(Pushed::default());
+    }
+    let snap = RunSnapshot::read(run_dir, state)?;
+    let run = snap.record.run_id.as_str();
+    let bugs = snap.bug_counts();
+    db.begin()?;
+    let result = (|| -> anyhow::Result<(Pushed, StoredFindings)> {
+        write_run(db, &snap)?;
+        write_samples(db, run, &snap.samples)?;
         if state.bugs.as_ref() != Some(&bugs) {
-            for e in &sorted {
-                db.execute(
-                    "INSERT INTO lancet_signatures (signature, kind, oracle, relation)
-                     VALUES ($1, $2, $3, $4) ON CONFLICT (signature) DO NOTHING",
-                    &[
-                        e.signature.as_str().into(),
-                        e.kind.name().into(),
-                        e.oracle.clone().into(),
-                        e.relation.clone().into(),
-                    ],
-                )?;
-                for label in e.group_labels() {
-                    db.execute(
-                        "INSERT INTO lancet_groups (signature, label) VALUES ($1, $2)
-                         ON CONFLICT (signature, label) DO NOTHING",
-                        &[e.signature.as_str().into(), label.into()],
-                    )?;
-                }
-            }
-            db.execute(
-                "DELETE FROM lancet_run_bugs WHERE run_id = $1",
-                &[run.as_str().into()],
-            )?;
-            for e in &sorted {
-                db.execute(
-                    "INSERT INTO lancet_run_bugs (run_id, signature, count, not_written)
-                     VALUES ($1, $2, $3, $4)",
-                    &[
-                        run.as_str().into(),
-                        e.signature.as_str().into(),
-                        e.count.into(),
-                        e.not_written.into(),
-                    ],
-                )?;
-            }
+            write_bugs(db, run, &snap.entries)?;
         }
-        // The findings the store holds: known from the last push, or read.
-        let mut stored: StoredFindings = match &state.findings {
+        let mut stored = match &state.findings {
             Some(f) => f.clone(),
-            None => db
-                .query(
-                    "SELECT file, signature, reduced FROM lancet_findings WHERE run_id = $1",
-                    &[run.as_str().into()],
-                )?
-                .into_iter()
-                .map(|r| {
-                    (
-                        r[0].text().unwrap_or_default().to_string(),
-                        (r[1].text().unwrap_or_default().to_string(), r[2].int() != 0),
-                    )
-                })
-                .collect(),
+            None => stored_findings(db, run)?,
         };
-        let mut pushed = Pushed {
-            samples: samples.len(),
-            ..Pushed::default()
-        };
-        let gone: Vec<String> = stored
-            .keys()
-            .filter(|f| !on_disk.contains_key(*f))
-            .cloned()
-            .collect();
-        for file in gone {
-            db.execute(
-                "DELETE FROM lancet_findings WHERE run_id = $1 AND file = $2",
-                &[run.as_str().into(), file.as_str().into()],
-            )?;
-            stored.remove(&file);
-            pushed.removed += 1;
-        }
-        for (name, (path, signature)) in &on_disk {
-            let reduced_now = path.with_extension("reduced.sql").exists();
-            if stored.get(name) == Some(&(signature.clone(), reduced_now)) {
-                continue;
-            }
-            let Some(row) = read_finding(path, signature)? else {
-                continue;
-            };
-            db.execute(
-                "INSERT INTO lancet_findings (run_id, file, signature, kind, oracle, found_unix,
-                     seed, thread, db, statements, bytes, reduced, sql, record)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-                 ON CONFLICT (run_id, file) DO UPDATE SET signature = excluded.signature,
-                     statements = excluded.statements, bytes = excluded.bytes,
-                     reduced = excluded.reduced, sql = excluded.sql, record = excluded.record",
-                &[
-                    run.as_str().into(),
-                    row.file.as_str().into(),
-                    row.signature.as_str().into(),
-                    row.kind.as_str().into(),
-                    row.oracle.clone().into(),
-                    row.found_unix.into(),
-                    Value::Int(row.origin.0 as i64),
-                    u64::from(row.origin.1).into(),
-                    row.origin.2.into(),
-                    (row.statements as u64).into(),
-                    (row.bytes as u64).into(),
-                    Value::Int(i64::from(row.reduced)),
-                    row.sql.as_str().into(),
-                    row.record.as_str().into(),
-                ],
-            )?;
-            if !stored.contains_key(name) {
-                pushed.findings += 1;
-            }
-            stored.insert(name.clone(), (signature.clone(), row.reduced));
-        }
+        let mut pushed = sync_findings(db, run, &snap.on_disk, &mut stored)?;
+        pushed.samples = snap.samples.len();
         Ok((pushed, stored))
     })();
     match result {
         Ok((pushed, stored)) => {
             db.commit()?;
-            state.samples_sent = samples.last().map_or(state.samples_sent, |s| s.seq + 1);
-            state.summary_sent |= summary.is_some();
+            state.samples_sent = snap
+                .samples
+                .last()
+                .map_or(state.samples_sent, |s| s.seq + 1);
+            state.summary_sent |= snap.summary.is_some();
             state.findings = Some(stored);
             state.bugs = Some(bugs);
+            state.stamp = Some(stamp);
             Ok(pushed)
         }
         Err(e) => {
