@@ -32,41 +32,33 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// runs with one seed started in the same second. A shard of a campaign
 /// says which (`-s42-shard2of4-...`).
 pub fn run_id(seed: u64, shard: shard::Shard, token: &databases::RunToken) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, secs) = (now / 86_400, now % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
+    let (y, m, d, h, mi, sec) = utc_fields(run_files::unix_now());
     let part = if shard.is_part() {
         format!("shard{}of{}-", shard.index, shard.count)
     } else {
         String::new()
     };
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-s{seed}-{part}{token}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{sec:02}-s{seed}-{part}{token}")
 }
 
-/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
 /// `2026-11-26 04:15:02`: a time (seconds since 1970) in UTC, for people.
 pub fn utc_time(unix: u64) -> String {
     if unix == 0 {
         return "-".into();
     }
-    let (days, secs) = (unix / 86_400, unix % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    let (y, m, d, h, mi, sec) = utc_fields(unix);
+    format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{sec:02}")
 }
 
+/// Year, month, day, hour, minute and second (UTC) of a time in seconds
+/// since 1970.
+fn utc_fields(unix: u64) -> (i64, u32, u32, u64, u64, u64) {
+    let (days, secs) = (unix / 86_400, unix % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    (y, m, d, secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);

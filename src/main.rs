@@ -221,18 +221,29 @@ struct PushArgs {
     source: StoreSource,
 }
 
-/// What `findings` and `report` read: a store, run directories, or both
-/// (the directories are pushed to the store first).
+/// `--store`: `fuzz`, `push`, `findings` and `report` name a store alike.
 #[derive(Args)]
-struct StoreSource {
-    /// The store: an SQLite file (PATH) or postgres://USER@HOST:PORT/DB.
+struct StoreArg {
+    /// The findings store, shared by runs and shards: an SQLite file (PATH)
+    /// or a PostgreSQL database (postgres://USER@HOST:PORT/DB). A run's
+    /// findings are on its disk first; a store that is away is retried
+    /// without stopping the run.
     #[arg(
-        long,
+        long = "store",
+        id = "store",
         value_name = "URL",
         env = "LANCET_STORE_URL",
         hide_env_values = true
     )]
-    store: Option<String>,
+    url: Option<String>,
+}
+
+/// What `findings` and `report` read: a store, run directories, or both
+/// (the directories are pushed to the store first).
+#[derive(Args)]
+struct StoreSource {
+    #[command(flatten)]
+    store: StoreArg,
     /// Run directories, or output directories holding runs.
     #[arg(value_name = "DIR")]
     runs: Vec<PathBuf>,
@@ -342,18 +353,8 @@ struct FuzzArgs {
     /// $JOB_COMPLETION_INDEX of N.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
     shard_count: Option<u32>,
-    /// Also keep the run's findings, bug counts, summary and throughput
-    /// samples in a findings store shared by runs and shards: an SQLite
-    /// file (PATH) or a PostgreSQL database (postgres://USER@HOST:PORT/DB)
-    /// [default: $LANCET_STORE_URL]. Findings are on disk first; a store
-    /// that is away is retried without stopping the run.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "LANCET_STORE_URL",
-        hide_env_values = true
-    )]
-    store: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
     /// Regenerate only this thread's database (needs --seed and --database).
     #[arg(long, value_name = "T", requires_all = ["seed", "database"])]
     thread: Option<u32>,
@@ -504,7 +505,7 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
     if !given("store")
         && matches.value_source("store") != Some(clap::parser::ValueSource::EnvVariable)
     {
-        args.store = args.store.take().or(c.store);
+        args.store.url = args.store.url.take().or(c.store);
     }
     args.timeout = args.timeout.or(c.timeout);
     args.queries = args.queries.or(c.queries);

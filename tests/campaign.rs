@@ -56,3 +56,40 @@ fn a_malformed_campaign_file_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read the campaign file"));
 }
+
+/// A fleet's campaign file: `shard_count` (the index from the pod's
+/// JOB_COMPLETION_INDEX) and a `store` relative to the file.
+#[test]
+fn a_campaign_file_sets_the_shard_count_and_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "seed = 5\nthreads = 1\nqueries = 200\nshard_count = 3\nstore = \"fleet.sqlite\"\nout = \"{}\"\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let o = lancet()
+        .args([
+            "fuzz",
+            "--config",
+            file.to_str().unwrap(),
+            "--status-interval",
+            "0",
+        ])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .env_remove("LANCET_STORE_URL")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("shard 1/3"), "{err}");
+    assert!(
+        dir.path().join("fleet.sqlite").is_file(),
+        "the store beside the campaign file"
+    );
+    assert!(err.contains("the run is stored"), "{err}");
+}

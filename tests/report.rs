@@ -138,7 +138,11 @@ fn report_errors_are_clear() {
         "/nonexistent/r.html",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot write the report"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(&[
         "report",
         dir.path().to_str().unwrap(),

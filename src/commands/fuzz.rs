@@ -18,12 +18,12 @@ use std::time::Duration;
 pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let t = &args.target;
     if let Some(path) = &args.summary_json {
-        check_writable(path)?;
+        check_writable(path, "summary")?;
     }
     if let Some(path) = &args.junit {
         lancet::junit::check_target(path)?;
     }
-    let store = open_store(args.store.as_deref())?;
+    let store = open_store(args.store.url.as_deref())?;
     let provider = make_provider(t)?;
     let known = match &args.known {
         Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,

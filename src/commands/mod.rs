@@ -213,16 +213,16 @@ pub fn default_seed() -> u64 {
     (nanos ^ (u64::from(std::process::id()) << 32)) % 1_000_000_000_000
 }
 
-/// Checks before anything runs that the summary can be written where
-/// `--summary-json` says (a missing directory would otherwise fail only
-/// after the whole run).
-pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+/// Checks before anything runs that an output file (`--summary-json`, a
+/// report) can be written there: a missing directory would otherwise fail
+/// only after the whole work.
+pub fn check_writable(path: &std::path::Path, what: &str) -> anyhow::Result<()> {
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .map(drop)
-        .with_context(|| format!("cannot write the summary to {}", path.display()))
+        .with_context(|| format!("cannot write the {what} to {}", path.display()))
 }
 
 /// Creates a run's directory and its ledger, after saying what killed

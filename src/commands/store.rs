@@ -19,11 +19,22 @@ pub fn run_dirs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         }
         let entries = std::fs::read_dir(p)
             .with_context(|| format!("cannot read {} (a run or output directory)", p.display()))?;
-        let mut found: Vec<PathBuf> = entries
+        let subdirs: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
-            .filter(|d| d.join(lancet::run_files::RUN_FILE).is_file())
+            .filter(|d| d.is_dir())
             .collect();
+        let (mut found, other): (Vec<PathBuf>, Vec<PathBuf>) = subdirs
+            .into_iter()
+            .partition(|d| d.join(lancet::run_files::RUN_FILE).is_file());
+        if !other.is_empty() && !found.is_empty() {
+            eprintln!(
+                "lancet: {} director(ies) in {} have no run.json and are left out (selftest and \
+                 bench runs, and runs of a lancet from before run.json)",
+                other.len(),
+                p.display()
+            );
+        }
         if found.is_empty() {
             bail!(
                 "{} is neither a run directory of lancet fuzz (no run.json) nor a directory of runs",
@@ -39,7 +50,7 @@ pub fn run_dirs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 /// Opens the store a command reads: `--store`, or a store in memory fed
 /// from run directories; with both, the directories are pushed first.
 pub fn open_source(source: &StoreSource) -> anyhow::Result<Store> {
-    let location = match &source.store {
+    let location = match &source.store.url {
         Some(text) => StoreLocation::parse(text)?,
         None if source.runs.is_empty() => {
             bail!("give a store (--store URL or $LANCET_STORE_URL) or run directories to read")
@@ -54,7 +65,7 @@ pub fn open_source(source: &StoreSource) -> anyhow::Result<Store> {
 }
 
 pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
-    let Some(text) = &args.source.store else {
+    let Some(text) = &args.source.store.url else {
         bail!("lancet push needs --store URL (or $LANCET_STORE_URL)");
     };
     if args.source.runs.is_empty() {
@@ -154,15 +165,7 @@ pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let out = &args.output;
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            bail!(
-                "cannot write {}: directory {} does not exist",
-                out.display(),
-                dir.display()
-            );
-        }
-    }
+    super::check_writable(out, "report")?;
     let mut store = open_source(&args.source)?;
     let data = lancet::report::ReportData::read(&mut store)?;
     let html = lancet::report::render(&data, lancet::run_files::unix_now())?;

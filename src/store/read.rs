@@ -228,24 +228,4 @@ impl Store {
         )?;
         Ok(rows.first().and_then(|r| r[0].text().map(str::to_string)))
     }
-
-    /// How many findings the store holds, and how many rows name each
-    /// (run, file) more than once (always 0: the tests check it).
-    pub fn finding_rows(&mut self) -> anyhow::Result<(u64, u64)> {
-        let total = self
-            .db()
-            .query("SELECT COUNT(*) FROM lancet_findings", &[])?
-            .first()
-            .map_or(0, |r| r[0].int() as u64);
-        let doubled = self
-            .db()
-            .query(
-                "SELECT COUNT(*) FROM (SELECT run_id, file FROM lancet_findings
-                 GROUP BY run_id, file HAVING COUNT(*) > 1) AS d",
-                &[],
-            )?
-            .first()
-            .map_or(0, |r| r[0].int() as u64);
-        Ok((total, doubled))
-    }
 }
