@@ -312,12 +312,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 println!("         FAILED {f}");
             }
             if let Some(feeder) = feeder {
-                if let Ok(json) = serde_json::to_string_pretty(&s) {
-                    let _ = lancet::reproducer::write_synced(
-                        &run_dir.join("summary.json"),
-                        json.as_bytes(),
-                    );
-                }
+                write_summary(&s, &run_dir, None);
                 let outcome = feeder.finish(STORE_GRACE);
                 if !outcome.complete {
                     println!("         STORE {}", outcome.error.unwrap_or_default());

@@ -266,6 +266,16 @@ pub fn publish(
 ) {
     print!("{}", summary.render());
     let _ = std::io::Write::flush(&mut std::io::stdout());
+    write_summary(summary, run_dir, extra);
+}
+
+/// Writes the summary as `summary.json` in the run directory (and to
+/// `extra`); a file that cannot be written gets the summary on stderr.
+pub fn write_summary(
+    summary: &lancet::summary::Summary,
+    run_dir: &std::path::Path,
+    extra: Option<&PathBuf>,
+) {
     let json = match serde_json::to_string_pretty(summary) {
         Ok(j) => j,
         Err(e) => {
