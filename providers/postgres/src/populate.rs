@@ -65,8 +65,12 @@ pub fn populate(
     rng: &mut Rng,
     session: &mut Session,
     flavor: &dyn Flavor,
+    server: &crate::ServerProfile,
 ) -> Result<PgSchema, ExecError> {
-    let mut schema = PgSchema::default();
+    let mut schema = PgSchema {
+        features: server.features(),
+        ..PgSchema::default()
+    };
     let features = flavor.features();
     for stmt in flavor.session_setup() {
         session.execute_sql(StatementKind::Setting, stmt)?;
@@ -119,10 +123,11 @@ pub fn populate(
                 stats_no += 1;
             }
             90..95 => {
-                let (name, _) = crate::knobs::PLANNER_SWITCHES
+                let name = server
+                    .planner
+                    .switches
                     .choose(rng)
-                    .copied()
-                    .unwrap_or(("enable_seqscan", ""));
+                    .map_or("enable_seqscan", String::as_str);
                 out.run(StatementKind::Setting, format!("SET {name} = off"))?;
             }
             _ => {
@@ -203,6 +208,12 @@ fn create_table(
         .as_ref()
         .map(|p| p.columns.clone())
         .unwrap_or_default();
+    // A child inherits its parent's NOT NULL and virtual columns, not its
+    // unique constraints.
+    let mut facts = crate::schema::ColumnFacts {
+        unique: Vec::new(),
+        ..parent.as_ref().map(|p| p.facts.clone()).unwrap_or_default()
+    };
     for k in 0..n {
         let cname = format!("c{}", first_own + k);
         let ty = if partitioned && k == 0 {
@@ -230,7 +241,22 @@ fn create_table(
             } else {
                 literal(rng, cat)
             };
-            def.push_str(&format!(" GENERATED ALWAYS AS ({}) STORED", sql(&e)));
+            // PostgreSQL 18: virtual columns, expanded into every query
+            // that reads them (not in partitioned tables here: a partition
+            // must declare them as its parent does). Only of types without
+            // a length or precision: a value that does not fit fails the
+            // query that reads it (22001), where a stored one fails the
+            // INSERT.
+            let is_virtual = schema.features.virtual_generated_columns
+                && !partitioned
+                && !ty.name.contains('(')
+                && rng.random_bool(0.5);
+            if is_virtual {
+                def.push_str(&format!(" GENERATED ALWAYS AS ({}) VIRTUAL", sql(&e)));
+                facts.virtual_generated.push(cname.clone());
+            } else {
+                def.push_str(&format!(" GENERATED ALWAYS AS ({}) STORED", sql(&e)));
+            }
         } else {
             insertable.push(cname.clone());
         }
@@ -244,6 +270,7 @@ fn create_table(
         }
         if rng.random_bool(0.15) {
             def.push_str(" NOT NULL");
+            facts.not_null.push(cname.clone());
         }
         // A distributed row needs a value in its distribution column.
         let distribution_column = distributed && k == 0;
@@ -251,7 +278,12 @@ fn create_table(
             def.push_str(&format!(" DEFAULT {}", sql(&literal(rng, ty.category))));
         }
         if !partitioned && (!distributed || distribution_column) && rng.random_bool(0.1) {
-            def.push_str(" UNIQUE");
+            if facts.virtual_generated.contains(&cname) {
+                // PostgreSQL refuses unique constraints on virtual columns.
+            } else {
+                def.push_str(" UNIQUE");
+                facts.unique.push(cname.clone());
+            }
         }
         defs.push(def);
         columns.push((cname.clone(), ty.clone()));
@@ -261,6 +293,8 @@ fn create_table(
     if !partitioned && parent.is_none() && rng.random_bool(0.4) {
         let pk = columns[0].0.clone();
         defs.push(format!("PRIMARY KEY ({pk})"));
+        facts.unique.push(pk.clone());
+        facts.not_null.push(pk.clone());
         primary_key = Some(pk);
     }
     if rng.random_bool(0.25) {
@@ -297,6 +331,13 @@ fn create_table(
     if !out.run(StatementKind::CreateTable, stmt)? {
         return Ok(());
     }
+    // The parent's unique columns are no longer unique over the rows its
+    // name reads (the child's rows join them).
+    if let Some(p) = &parent {
+        if let Some(t) = schema.relations.iter_mut().find(|t| t.name == p.name) {
+            t.facts.unique.clear();
+        }
+    }
     let mut table = PgTable {
         name: name.clone(),
         columns: all_cols.clone(),
@@ -307,6 +348,7 @@ fn create_table(
         inheritable: !partitioned && placement == Placement::Plain,
         placement,
         twin: None,
+        facts,
     };
     // The placement call concerns these tables only, not their twins.
     table.placement = flavor.after_create_table(out.session(), schema, &table)?;
@@ -340,6 +382,7 @@ fn create_table(
                     inheritable: false,
                     placement: placement.clone(),
                     twin: None,
+                    facts: Default::default(),
                 });
             }
         }
@@ -357,16 +400,28 @@ fn create_index(
         return Ok(());
     };
     let name = format!("i{i}");
-    let cols = t.bare_columns();
+    let indexable = t.indexable_columns();
+    let cols: Vec<TypedColumn> = t
+        .bare_columns()
+        .into_iter()
+        .filter(|c| {
+            indexable
+                .iter()
+                .any(|(n, _)| c.expr == Expr::column(None, n))
+        })
+        .collect();
+    if indexable.is_empty() {
+        return Ok(());
+    }
     if rng.random_bool(0.15) {
-        let Some((c, _)) = t.columns.choose(rng) else {
+        let Some((c, _)) = indexable.choose(rng) else {
             return Ok(());
         };
         let stmt = format!("CREATE INDEX {name} ON {} USING hash ({c})", t.name);
         out.run(StatementKind::CreateIndex, stmt)?;
         return Ok(());
     }
-    let n = rng.random_range(1..=3.min(t.columns.len()).max(1));
+    let n = rng.random_range(1..=3.min(indexable.len()).max(1));
     // Index expressions and predicates must be immutable: DDL categories only.
     let ddl: Vec<TypedColumn> = cols
         .iter()
@@ -380,7 +435,7 @@ fn create_index(
             let mut g = ExprGen::new(schema, false);
             format!("({})", sql(&g.expr(rng, &ddl, cat, 2)))
         } else {
-            t.columns
+            indexable
                 .choose(rng)
                 .map(|(c, _)| c.clone())
                 .unwrap_or_default()
@@ -405,7 +460,7 @@ fn create_index(
         keys.join(", ")
     );
     if rng.random_bool(0.2) {
-        if let Some((c, _)) = t.columns.choose(rng) {
+        if let Some((c, _)) = indexable.choose(rng) {
             stmt.push_str(&format!(" INCLUDE ({c})"));
         }
     }
@@ -426,11 +481,12 @@ fn statistics(
     let Some(t) = writable(rng, schema) else {
         return Ok(None);
     };
-    if t.columns.len() < 2 {
+    let indexable = t.indexable_columns();
+    if indexable.len() < 2 {
         return Ok(None);
     }
-    let a = &t.columns[0].0;
-    let b = &t.columns[1].0;
+    let a = &indexable[0].0;
+    let b = &indexable[1].0;
     let kinds = *["", " (ndistinct)", " (dependencies)", " (mcv)"]
         .choose(rng)
         .unwrap_or(&"");

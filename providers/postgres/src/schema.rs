@@ -27,6 +27,22 @@ pub struct PgTable {
     /// The plain local copy with the same rows, written by the same
     /// statements (the dist-vs-local oracle reads it), if the flavor keeps twins.
     pub twin: Option<String>,
+    /// What the DDL promises of its columns.
+    pub facts: ColumnFacts,
+}
+
+/// What a table's DDL promises of its columns, for queries that rely on
+/// it (a self-join on a unique key) and DDL that must avoid a column.
+#[derive(Clone, Debug, Default)]
+pub struct ColumnFacts {
+    /// Columns whose values are distinct across every row the table's name
+    /// reads (UNIQUE or a one-column PRIMARY KEY, on a table no other
+    /// inherits from; NULLs may repeat unless NOT NULL).
+    pub unique: Vec<String>,
+    pub not_null: Vec<String>,
+    /// PostgreSQL 18's virtual generated columns: never in an index, a
+    /// unique constraint or extended statistics.
+    pub virtual_generated: Vec<String>,
 }
 
 /// Where a table's rows live on a Citus cluster. Queries must know it:
@@ -69,6 +85,15 @@ impl Placement {
 }
 
 impl PgTable {
+    /// The columns an index or extended statistics may name (not virtual
+    /// generated ones).
+    pub fn indexable_columns(&self) -> Vec<&(String, PgType)> {
+        self.columns
+            .iter()
+            .filter(|(name, _)| !self.facts.virtual_generated.contains(name))
+            .collect()
+    }
+
     /// The columns as `alias.cN`, typed.
     pub fn typed_columns(&self, alias: &str) -> Vec<TypedColumn> {
         self.columns
@@ -99,6 +124,8 @@ pub struct PgSchema {
     /// Values from the tables' rows, as literals of their category, for
     /// comparisons' constants (see [`crate::populate::sample_values`]).
     pub sampled: Sampled,
+    /// What the server's release lets the generator write.
+    pub features: crate::VersionFeatures,
 }
 
 /// Constants taken from the data: a comparison with one selects rows,
@@ -160,9 +187,9 @@ impl PgSchema {
                         .map(|(name, ty)| Column {
                             name: name.clone(),
                             ty: Some(TypeName(ty.name.clone())),
-                            not_null: false,
+                            not_null: t.facts.not_null.contains(name),
                             primary_key: t.primary_key.as_deref() == Some(name),
-                            unique: false,
+                            unique: t.facts.unique.contains(name),
                             collation: None,
                         })
                         .collect(),

@@ -92,6 +92,7 @@ fn schema(relations: &[RelationSpec]) -> PgDatabase {
                 inheritable: false,
                 placement: Placement::Plain,
                 twin: None,
+                facts: Default::default(),
             })
             .collect(),
         ..PgSchema::default()

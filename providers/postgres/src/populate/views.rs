@@ -106,6 +106,7 @@ pub(super) fn create_view(
             inheritable: false,
             placement: Placement::Plain,
             twin: None,
+            facts: Default::default(),
         });
     }
     Ok(())
