@@ -2,9 +2,11 @@
 //! (lancet-testkit: three throwaway PostgreSQL servers on 127.0.0.1 with
 //! Citus preloaded), stopped at the end of each test.
 //!
-//! Citus is not in the package registries the test machines reach: where
-//! it is not installed for the PostgreSQL the testkit finds, every test
-//! here prints one line saying it was skipped, and passes.
+//! Citus 14.0.1 on PostgreSQL 18 by default; the clean run and the knob
+//! check also on Citus 13.2.2 on PostgreSQL 15. Citus is in no package
+//! registry the test machines reach: tests/run.sh builds both lines from
+//! ../shared/vendor/citus (tests/engines.sh). Where one is missing a test
+//! prints one SKIPPED line and passes, except in CI, where it fails.
 
 mod common;
 use common::*;
@@ -145,8 +147,20 @@ fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_r
 }
 
 #[test]
-fn a_clean_run_of_6000_checks_of_all_oracles_has_no_findings_and_touches_nothing_else() {
-    let Some(cluster) = CitusCluster::start_or_skip("citus clean run") else {
+fn a_clean_run_of_6000_checks_of_all_oracles_on_citus_14_has_no_findings_and_touches_nothing_else()
+{
+    clean_run(18, "6000");
+}
+
+#[test]
+fn a_short_clean_run_on_citus_13_2_has_no_findings_and_touches_nothing_else() {
+    clean_run(15, "2000");
+}
+
+/// A run of every oracle on the Citus line of PostgreSQL `major` (18: 14.0.1,
+/// 15: 13.2.2): no finding, few checks skipped, a foreign database untouched.
+fn clean_run(major: u32, checks: &str) {
+    let Some(cluster) = CitusCluster::start_or_skip_major("citus clean run", major) else {
         return;
     };
     // A database lancet did not create, on every node, with data.
@@ -174,7 +188,7 @@ fn a_clean_run_of_6000_checks_of_all_oracles_has_no_findings_and_touches_nothing
             "--seed",
             "1",
             "--queries",
-            "6000",
+            checks,
             "--no-reduce",
             "--summary-json",
             summary.to_str().unwrap(),
@@ -183,14 +197,17 @@ fn a_clean_run_of_6000_checks_of_all_oracles_has_no_findings_and_touches_nothing
     let s = read_json(&summary);
     assert_eq!(out.status.code(), Some(0), "findings on Citus: {s}");
     assert_eq!(s["findings"], 0);
-    assert!(s["checks"].as_u64().unwrap() >= 6000);
-    // At most 12% of checks skipped on expected errors (Citus refuses
-    // some joins of distributed tables; with transform and stepwise in
-    // the rotation, seed 1 skipped just under 10% at one commit and 10.1%
-    // at the next, whose stepwise steps changed).
+    assert!(s["checks"].as_u64().unwrap() >= checks.parse::<u64>().unwrap());
+    // At most 12% of checks skipped on expected errors on Citus 14 (Citus
+    // refuses some joins of distributed tables; with transform and
+    // stepwise in the rotation, seed 1 skipped 8.8% on Citus 14.0.1); 15%
+    // on Citus 13.2 over PostgreSQL 15, which also refuses outer joins with
+    // pseudoconstant quals (XX000; 13.7% at seed 1). The bound catches a
+    // generator that floods Citus with shapes it refuses.
+    let bound = if major >= 17 { 12 } else { 15 };
     let skipped = s["skipped_checks"].as_u64().unwrap();
     assert!(
-        skipped * 100 <= s["checks"].as_u64().unwrap() * 12,
+        skipped * 100 <= s["checks"].as_u64().unwrap() * bound,
         "{skipped} checks skipped: {s}"
     );
     for node in cluster.nodes() {
@@ -403,10 +420,19 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// changes no result: generated queries over generated databases give the
 /// same rows (as multisets) with the knob as without it.
 #[test]
-fn citus_knobs_are_valid_settings_and_change_no_result() {
+fn citus_14_knobs_are_valid_settings_and_change_no_result() {
+    citus_knobs_change_no_result(18);
+}
+
+#[test]
+fn citus_13_2_knobs_are_valid_settings_and_change_no_result() {
+    citus_knobs_change_no_result(15);
+}
+
+fn citus_knobs_change_no_result(major: u32) {
     use lancet_core::rng::database_rng;
     use lancet_core::{DatabaseId, KnobSetting, Provider, Session};
-    let Some(cluster) = CitusCluster::start_or_skip("citus knobs") else {
+    let Some(cluster) = CitusCluster::start_or_skip_major("citus knobs", major) else {
         return;
     };
     let provider = lancet_postgres::PostgresProvider::connect_flavor(

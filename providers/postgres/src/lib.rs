@@ -49,6 +49,8 @@ pub struct Features {
     pub inheritance: bool,
     pub partitioning: bool,
     pub views: bool,
+    /// PostgreSQL 18's virtual generated columns, where the server has them.
+    pub virtual_generated_columns: bool,
 }
 
 impl Default for Features {
@@ -57,6 +59,7 @@ impl Default for Features {
             inheritance: true,
             partitioning: true,
             views: true,
+            virtual_generated_columns: true,
         }
     }
 }

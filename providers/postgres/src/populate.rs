@@ -67,11 +67,13 @@ pub fn populate(
     flavor: &dyn Flavor,
     server: &crate::ServerProfile,
 ) -> Result<PgSchema, ExecError> {
+    let features = flavor.features();
+    let mut version = server.features();
+    version.virtual_generated_columns &= features.virtual_generated_columns;
     let mut schema = PgSchema {
-        features: server.features(),
+        features: version,
         ..PgSchema::default()
     };
-    let features = flavor.features();
     for stmt in flavor.session_setup() {
         session.execute_sql(StatementKind::Setting, stmt)?;
     }
