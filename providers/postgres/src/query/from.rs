@@ -109,11 +109,26 @@ impl PgQueryGenerator {
                 .choose(rng)
                 .unwrap_or(&JoinKind::Inner)
             };
+            // An outer join whose preserved side is recurring (reference,
+            // local or plain tables) and whose other side is a distributed
+            // table: its ON gets only the join's equality. Citus 13.2.2 and
+            // 14.0.1 prune shards by a constant condition on the
+            // distribution column in such an ON and lose the preserved rows
+            // those shards would have kept (`ref LEFT JOIN dist ON r.k =
+            // d.k AND d.k IN (7, 1)` gives 7 rows of 13; README, Citus bugs).
+            let mut recurring_outer = false;
             if citus {
                 let newest = match &factor {
                     TableFactor::Table { .. } => placed.last().map(|(_, t)| t.clone()),
                     _ => None,
                 };
+                let before = &placed[..placed.len().saturating_sub(usize::from(newest.is_some()))];
+                let scope_distributed = before.iter().any(|(_, t)| t.placement.is_distributed());
+                let new_distributed = newest
+                    .as_ref()
+                    .is_some_and(|t| t.placement.is_distributed());
+                recurring_outer = (kind == JoinKind::Left && new_distributed && !scope_distributed)
+                    || (kind == JoinKind::Right && scope_distributed && !new_distributed);
                 match citus_join(
                     rng,
                     &placed,
@@ -229,6 +244,12 @@ impl PgQueryGenerator {
             };
             // Citus refuses outer joins whose ON reads no column.
             let constraint = match constraint {
+                JoinConstraint::On(on) if recurring_outer => {
+                    match equal_pair(rng, &scope_cols, &cols) {
+                        Some(eq) => JoinConstraint::On(eq),
+                        None => JoinConstraint::On(on),
+                    }
+                }
                 JoinConstraint::On(on)
                     if citus
                         && matches!(kind, JoinKind::Left | JoinKind::Right | JoinKind::Full)
