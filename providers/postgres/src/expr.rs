@@ -403,13 +403,7 @@ impl<'s> ExprGen<'s> {
     /// `c = x OR c = y [OR c = z]` over one column, constants sampled from
     /// the data where there are some (PostgreSQL 18's OR-to-ANY rewrite).
     fn or_list(&mut self, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
-        let Some(c) = cols
-            .iter()
-            .filter(|c| c.category != Category::Bytea)
-            .collect::<Vec<_>>()
-            .choose(rng)
-            .map(|c| (*c).clone())
-        else {
+        let Some(c) = comparable_column(rng, cols) else {
             return self.comparison(rng, cols, d);
         };
         let n = rng.random_range(2..=3);
@@ -560,13 +554,7 @@ impl<'s> ExprGen<'s> {
         let Some((table, alias, inner)) = self.subquery_source(rng) else {
             return self.comparison(rng, cols, d);
         };
-        let Some(item) = inner
-            .iter()
-            .filter(|c| c.category != Category::Bytea)
-            .collect::<Vec<_>>()
-            .choose(rng)
-            .map(|c| (*c).clone())
-        else {
+        let Some(item) = comparable_column(rng, &inner) else {
             return self.comparison(rng, cols, d);
         };
         let q = self.subquery(rng, cols, item.expr.clone(), table, &alias, &inner, d);
@@ -585,4 +573,13 @@ impl<'s> ExprGen<'s> {
         let q = self.subquery(rng, cols, Expr::CountStar, table, &alias, &inner, d);
         Expr::Subquery(Box::new(q))
     }
+}
+
+/// A column of `cols` that `=` compares (not bytea), drawn at random.
+fn comparable_column(rng: &mut Rng, cols: &[TypedColumn]) -> Option<TypedColumn> {
+    cols.iter()
+        .filter(|c| c.category != Category::Bytea)
+        .collect::<Vec<_>>()
+        .choose(rng)
+        .map(|c| (*c).clone())
 }
