@@ -123,16 +123,7 @@ fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_r
     );
     // The reduced file runs with psql on the coordinator, with its
     // create_distributed_table calls.
-    let psql = cluster.coordinator.bindir().join("psql");
-    let run_psql = std::process::Command::new(psql)
-        .args(["-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
-        .args([
-            "-p",
-            &cluster.coordinator.port().to_string(),
-            "-U",
-            "postgres",
-        ])
-        .args(["-d", "postgres"])
+    let run_psql = coordinator_psql(&cluster)
         .args(["-c", "CREATE SCHEMA lancet_repro"])
         .args(["-c", "SET search_path TO lancet_repro"])
         .args(["-f", reduced.to_str().unwrap()])
@@ -242,6 +233,16 @@ fn clean_run(major: u32, checks: &str) {
     assert_no_lancet_databases(&cluster);
 }
 
+/// `psql` as the superuser on the coordinator's `postgres` database, stopping
+/// at the first error.
+fn coordinator_psql(cluster: &CitusCluster) -> std::process::Command {
+    let mut c = std::process::Command::new(cluster.coordinator.bindir().join("psql"));
+    c.args(["-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
+        .args(["-p", &cluster.coordinator.port().to_string()])
+        .args(["-U", "postgres", "-d", "postgres"]);
+    c
+}
+
 /// Whether `psql` shows the disagreement a Citus reproducer records: the
 /// file runs whole on the coordinator in a fresh schema, and the rows of
 /// query 1 and query 2 break the oracle's relation. Relations psql cannot
@@ -262,25 +263,8 @@ fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
     let script = text.replace("\n-- query ", "\n\\echo LANCET-QUERY\n-- query ");
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), script).unwrap();
-    let psql = cluster.coordinator.bindir().join("psql");
-    let out = std::process::Command::new(psql)
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-q",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            "127.0.0.1",
-        ])
-        .args([
-            "-p",
-            &cluster.coordinator.port().to_string(),
-            "-U",
-            "postgres",
-        ])
-        .args(["-d", "postgres"])
+    let out = coordinator_psql(cluster)
+        .args(["-A", "-t", "-q"])
         .args([
             "-c",
             "DROP SCHEMA IF EXISTS lancet_repro, lancet_twin CASCADE",
