@@ -92,8 +92,8 @@ fn the_github_workflow_starts_citus_and_runs_the_gate_as_written() {
         return;
     }
     let workflow = std::fs::read_to_string(WORKFLOW).unwrap();
-    // README shows the cluster and lancet steps as they are in the file.
-    let readme = std::fs::read_to_string("README.md").unwrap();
+    // docs/ci-gate.md shows the cluster and lancet steps as they are in the file.
+    let readme = std::fs::read_to_string("docs/ci-gate.md").unwrap();
     let section = readme
         .split_once("### A CI job for an extension: Citus")
         .map(|(_, s)| s)
@@ -105,7 +105,7 @@ fn the_github_workflow_starts_citus_and_runs_the_gate_as_written() {
         .unwrap();
     assert!(
         workflow.contains(shown),
-        "README's workflow excerpt is not in {WORKFLOW}"
+        "docs/ci-gate.md's workflow excerpt is not in {WORKFLOW}"
     );
     let cluster = step_script(&workflow, "A coordinator and two workers");
     let gate = step_script(&workflow, "lancet");
