@@ -270,6 +270,42 @@ impl Finding {
         }
     }
 
+    /// The crash (or hang) met while this finding was replayed: the
+    /// setup statements that had run, then the statement that lost the
+    /// connection, in the context it ran in if it was one of the check's
+    /// queries.
+    pub fn lost_in_replay(&self, lost: &crate::replay::LostInReplay) -> Finding {
+        let kind = if lost.error.kind == FailureKind::Hang {
+            FindingKind::Hang
+        } else {
+            FindingKind::Crash
+        };
+        let failing = match self.queries.iter().find(|q| q.sql == lost.sql) {
+            Some(q) if self.kind.is_relation() => FoundQuery {
+                role: FoundQuery::failing(String::new()).role,
+                row_count: None,
+                ..q.clone()
+            },
+            _ => FoundQuery::failing(lost.sql.clone()),
+        };
+        Finding {
+            kind,
+            relation: None,
+            setup: self.setup[..lost.setup_run.min(self.setup.len())].to_vec(),
+            queries: vec![failing],
+            diff: None,
+            error: Some(lost.error.clone()),
+            case: None,
+            confirmed: false,
+            reduction: None,
+            signature: None,
+            hidden_by_knobs: Vec::new(),
+            flipped_by_knobs: Vec::new(),
+            timing: None,
+            ..self.clone()
+        }
+    }
+
     /// Says that the failing statement ran with `knobs` off: the
     /// reproducer then sets them first, with the client's commands.
     pub fn set_failing_knobs(&mut self, provider: &dyn Provider, knobs: KnobSetting) {

@@ -8,7 +8,8 @@ use anyhow::{bail, Context};
 use lancet_core::compare::same_diff;
 use lancet_core::fault::Fault;
 use lancet_core::{
-    run_check_with_knobs_off, Case, CheckOutcome, FailureKind, KnobSetting, Oracle, Session,
+    run_check_with_knobs_off, Case, CheckOutcome, DbError, ExecError, FailureKind, KnobSetting,
+    Oracle, Session,
 };
 
 /// What replaying one reproducer showed.
@@ -20,6 +21,25 @@ pub enum Replayed {
     StillFails { why: String, same: bool },
     /// The reproducer runs and the relation holds.
     Passes(String),
+}
+
+/// The connection died while a reproducer was replayed: the server
+/// crashed, restarted or killed the session. Not a verdict on the
+/// reproducer, and a crash of its own: `setup_run` setup statements had
+/// run when `sql` lost the connection.
+#[derive(Debug, thiserror::Error)]
+#[error("the connection was lost while replaying ({error}) in: {sql}")]
+pub struct LostInReplay {
+    pub setup_run: usize,
+    pub sql: String,
+    pub error: DbError,
+}
+
+impl LostInReplay {
+    /// Whether a failure of `error`'s kind is a lost session.
+    fn is_lost(error: &DbError) -> bool {
+        matches!(error.kind, FailureKind::ConnectionLost | FailureKind::Hang)
+    }
 }
 
 /// Replays `finding` on a fresh database (through the planted fault the
@@ -47,13 +67,23 @@ pub fn replay_with_knobs_off(
     also_off: &KnobSetting,
 ) -> anyhow::Result<Replayed> {
     for (i, stmt) in finding.setup.iter().enumerate() {
-        session.connection().execute(stmt).map_err(|e| {
-            anyhow::anyhow!(
+        match session.connection().execute(stmt) {
+            Ok(()) => {}
+            Err(error) if LostInReplay::is_lost(&error) => {
+                return Err(LostInReplay {
+                    setup_run: i,
+                    sql: stmt.clone(),
+                    error,
+                }
+                .into())
+            }
+            Err(e) => bail!(
                 "setup statement {} fails now, so the reproducer no longer runs: {e}\n  {stmt}",
                 i + 1
-            )
-        })?;
+            ),
+        }
     }
+    let setup_run = finding.setup.len();
     match finding.kind {
         FindingKind::Logic | FindingKind::Performance => {
             let (oracle, case) = oracle_and_case(finding)?;
@@ -81,6 +111,14 @@ pub fn replay_with_knobs_off(
                     }
                     CheckOutcome::Skipped(e) => {
                         bail!("a query fails now with an error lancet expects: {e}")
+                    }
+                    CheckOutcome::Failed(ExecError::Lost { sql, error }) => {
+                        return Err(LostInReplay {
+                            setup_run,
+                            sql,
+                            error,
+                        }
+                        .into())
                     }
                     CheckOutcome::Failed(e) => bail!("a query fails now: {e}"),
                 },
@@ -110,6 +148,14 @@ pub fn replay_with_knobs_off(
                     } else {
                         Replayed::Passes(format!("no crash; the statement fails with {e}"))
                     }
+                }
+                Err(error) if LostInReplay::is_lost(&error) => {
+                    return Err(LostInReplay {
+                        setup_run,
+                        sql: stmt.sql.clone(),
+                        error,
+                    }
+                    .into())
                 }
                 // The recorded error, not any error: a reproducer that now
                 // fails otherwise (a syntax error, a missing table) shows

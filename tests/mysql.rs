@@ -226,12 +226,71 @@ fn a_killed_connection_is_a_crash_finding_and_the_run_goes_on() {
         "the run went on: {s}"
     );
     let findings = run_dir(out_dir.path()).join("findings");
+    let kinds: Vec<String> = finding_files(&findings, "json")
+        .iter()
+        .map(|f| {
+            let j = read_json(f);
+            format!("{} {}", j["kind"], j["error"])
+        })
+        .collect();
     assert!(
-        finding_files(&findings, "json")
-            .iter()
-            .any(|f| read_json(f)["kind"] == "crash"),
-        "a crash finding on disk"
+        kinds.iter().any(|k| k.starts_with("\"crash\"")),
+        "a crash finding on disk; found {kinds:?}\n{stderr}"
     );
+    assert_eq!(db.databases("lancet_").unwrap(), Vec::<String>::new());
+}
+
+/// A session killed while a disagreement is being confirmed on a fresh
+/// database is a crash finding of its own, with the statement it was
+/// running; the disagreement is tried again rather than dropped.
+#[test]
+fn a_connection_killed_during_confirmation_is_a_crash_finding() {
+    let Some(db) = server() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let child = lancet()
+        .args(["fuzz", "--dbms", "mysql", "--url", &db.url()])
+        .args(["--oracle", "tlp-where", "--threads", "1", "--seed", "5"])
+        .args(["--inject-fault", "drop-row", "--timeout", "12"])
+        .args(["--status-interval", "0", "--no-reduce", "--out"])
+        .arg(out_dir.path())
+        .arg("--summary-json")
+        .arg(&summary)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Confirmation databases carry the letter c after the run's token.
+    let confirming = "SELECT ID FROM information_schema.PROCESSLIST \
+                      WHERE DB REGEXP '^lancet_[a-z0-9]+c[0-9]*_[0-9]+_[0-9]+$'";
+    let start = Instant::now();
+    let mut killed = 0;
+    while start.elapsed() < Duration::from_secs(15) && killed < 3 {
+        for id in db
+            .sql(confirming)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.is_empty())
+        {
+            killed += usize::from(db.sql(&format!("KILL {id}")).is_ok());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(killed > 0, "no confirmation session to kill");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let findings = run_dir(out_dir.path()).join("findings");
+    let crashes: Vec<serde_json::Value> = finding_files(&findings, "json")
+        .iter()
+        .map(|f| read_json(f))
+        .filter(|j| j["kind"] == "crash")
+        .collect();
+    assert!(!crashes.is_empty(), "a crash finding on disk\n{stderr}");
+    for c in &crashes {
+        let sql = c["queries"][0]["sql"].as_str().unwrap_or_default();
+        assert!(!sql.is_empty(), "the crash names its statement: {c}");
+    }
     assert_eq!(db.databases("lancet_").unwrap(), Vec::<String>::new());
 }
 

@@ -54,4 +54,5 @@ while IFS= read -r line; do
   case "$line" in LANCET_*=*) export "${line?}" ;; esac
 done < <(bash tests/engines.sh)
 
-cargo test --release --workspace "$@"
+# Every test binary runs even after a failure: one CI run shows them all.
+cargo test --release --workspace --no-fail-fast "$@"

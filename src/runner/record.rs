@@ -8,7 +8,7 @@ use super::worker::wait_for_dbms;
 use super::Shared;
 use crate::databases::Purpose;
 use crate::findings::{Finding, FindingKind};
-use crate::replay::{replay_on, Replayed};
+use crate::replay::{replay_on, LostInReplay, Replayed};
 use crate::reproducer::WrittenFinding;
 use std::sync::atomic::Ordering;
 
@@ -54,7 +54,7 @@ fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyho
         (written.sql, true)
     } else {
         let pending = writer.write_pending(&finding, comment, &client)?;
-        finding.confirmed = confirm(shared, thread, &finding);
+        finding.confirmed = confirm(shared, thread, &finding)?;
         if finding.confirmed {
             let written = writer.promote(&pending, &finding, comment, &client)?;
             file_finding(shared, &finding, &written)?;
@@ -108,20 +108,33 @@ fn file_finding(
     Ok(())
 }
 
+/// How many fresh databases a confirmation may try when the connection
+/// is lost under it (a crash or restart of the server, a killed session).
+const CONFIRM_ATTEMPTS: usize = 2;
+
 /// Replays a finding on a fresh database through the same connection
 /// stack and the same check executor as the run: a logic finding must
 /// break the same relation with the same rows again, an error finding
 /// must fail again with the same code. Anything else is not reported as a
-/// DBMS bug.
-fn confirm(shared: &Shared, thread: u32, finding: &Finding) -> bool {
+/// DBMS bug. A connection lost during the replay is a crash finding of its
+/// own (recorded here, never dropped), and the replay is tried again on
+/// another fresh database.
+fn confirm(shared: &Shared, thread: u32, finding: &Finding) -> anyhow::Result<bool> {
     let databases = &shared.databases;
-    let Ok(mut scratch) = wait_for_dbms(shared, thread, || {
-        databases.create(Purpose::Confirm, thread, databases.next_index())
-    }) else {
-        return false;
-    };
-    matches!(
-        replay_on(finding, scratch.session()),
-        Ok(Replayed::StillFails { same: true, .. })
-    )
+    for _ in 0..CONFIRM_ATTEMPTS {
+        let Ok(mut scratch) = wait_for_dbms(shared, thread, || {
+            databases.create(Purpose::Confirm, thread, databases.next_index())
+        }) else {
+            return Ok(false);
+        };
+        match replay_on(finding, scratch.session()) {
+            Ok(Replayed::StillFails { same, .. }) => return Ok(same),
+            Ok(Replayed::Passes(_)) => return Ok(false),
+            Err(e) => match e.downcast_ref::<LostInReplay>() {
+                Some(lost) => record(shared, thread, finding.lost_in_replay(lost))?,
+                None => return Ok(false),
+            },
+        }
+    }
+    Ok(false)
 }
