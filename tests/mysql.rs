@@ -184,23 +184,40 @@ fn the_pqs_evaluator_agrees_with_mariadb_on_20000_checks() {
     assert!(s["checks"].as_u64().unwrap() >= 20_000, "{s}");
 }
 
+/// Starts a one-thread TLP WHERE run on `db` writing into `out` (and its
+/// summary to `out/summary.json`), with `extra` arguments.
+fn spawn_tlp_run(db: &MariaDbServer, out: &Path, extra: &[&str]) -> std::process::Child {
+    lancet()
+        .args(["fuzz", "--dbms", "mysql", "--url", &db.url()])
+        .args(["--oracle", "tlp-where", "--threads", "1"])
+        .args(["--status-interval", "0", "--no-reduce", "--out"])
+        .arg(out)
+        .arg("--summary-json")
+        .arg(out.join("summary.json"))
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_killed_connection_is_a_crash_finding_and_the_run_goes_on() {
     let Some(db) = server() else { return };
     let out_dir = tempfile::tempdir().unwrap();
     let summary = out_dir.path().join("summary.json");
-    let child = lancet()
-        .args(["fuzz", "--dbms", "mysql", "--url", &db.url()])
-        .args(["--oracle", "tlp-where", "--threads", "1", "--seed", "3"])
-        .args(["--timeout", "20", "--status-interval", "0"])
-        .args(["--checks-per-database", "100000", "--no-reduce", "--out"])
-        .arg(out_dir.path())
-        .arg("--summary-json")
-        .arg(&summary)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_tlp_run(
+        &db,
+        out_dir.path(),
+        &[
+            "--seed",
+            "3",
+            "--timeout",
+            "20",
+            "--checks-per-database",
+            "100000",
+        ],
+    );
     let start = Instant::now();
     let mut killed = false;
     while start.elapsed() < Duration::from_secs(15) && !killed {
@@ -247,19 +264,18 @@ fn a_killed_connection_is_a_crash_finding_and_the_run_goes_on() {
 fn a_connection_killed_during_confirmation_is_a_crash_finding() {
     let Some(db) = server() else { return };
     let out_dir = tempfile::tempdir().unwrap();
-    let summary = out_dir.path().join("summary.json");
-    let child = lancet()
-        .args(["fuzz", "--dbms", "mysql", "--url", &db.url()])
-        .args(["--oracle", "tlp-where", "--threads", "1", "--seed", "5"])
-        .args(["--inject-fault", "drop-row", "--timeout", "12"])
-        .args(["--status-interval", "0", "--no-reduce", "--out"])
-        .arg(out_dir.path())
-        .arg("--summary-json")
-        .arg(&summary)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_tlp_run(
+        &db,
+        out_dir.path(),
+        &[
+            "--seed",
+            "5",
+            "--inject-fault",
+            "drop-row",
+            "--timeout",
+            "12",
+        ],
+    );
     // Confirmation databases carry the letter c after the run's token.
     let confirming = "SELECT ID FROM information_schema.PROCESSLIST \
                       WHERE DB REGEXP '^lancet_[a-z0-9]+c[0-9]*_[0-9]+_[0-9]+$'";
