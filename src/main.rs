@@ -3,7 +3,7 @@
 
 mod commands;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use lancet::registry::{self};
 use std::path::PathBuf;
@@ -53,9 +53,9 @@ enum Command {
     /// the unique bugs with their reproducers.
     Report(ReportArgs),
     /// Internal: serve one SQLite database at a time over stdin/stdout, for
-    /// the crash isolation of the SQLite provider.
-    #[command(name = "__sqlite-worker", hide = true)]
-    SqliteWorker(SqliteWorkerArgs),
+    /// the crash isolation of engines that run inside lancet.
+    #[command(name = "__engine-worker", hide = true)]
+    EngineWorker(EngineWorkerArgs),
     /// Internal: run whole databases for a worker thread of a campaign
     /// (crash isolation of fuzzing; see `runner::child`).
     #[command(name = "__database-runner", hide = true)]
@@ -89,9 +89,11 @@ struct BisectArgs {
 }
 
 #[derive(Args)]
-struct SqliteWorkerArgs {
+struct EngineWorkerArgs {
     #[arg(long)]
-    sqlite_lib: Option<PathBuf>,
+    dbms: String,
+    #[arg(long)]
+    library: Option<PathBuf>,
     #[arg(long)]
     time_limit_ms: u64,
     #[arg(long)]
@@ -121,7 +123,7 @@ and drops each database it lists as created and not dropped, if it still exists 
 recorded at creation (its oid) and is owned by the role of --url. Prints one line per database.")]
 struct CleanupArgs {
     /// The DBMS whose databases to drop.
-    #[arg(long, default_value = "postgres", value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    #[arg(long, default_value = registry::DEFAULT_SERVER_DBMS, value_parser = clap::builder::PossibleValuesParser::new(registry::names()))]
     dbms: String,
     /// The server [default: $LANCET_PG_URL].
     #[arg(long, value_name = "URL")]
@@ -161,7 +163,7 @@ struct ReduceArgs {
     #[command(flatten)]
     connect: ConnectArgs,
     /// The DBMS a foreign SQL file is for (its dialect, and where --check-differs runs it).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(registry::names()))]
     dbms: Option<String>,
     /// A shell command that exits 0 while the candidate file is still interesting.
     #[arg(long, value_name = "CMD", conflicts_with = "check_differs")]
@@ -272,7 +274,7 @@ struct ReportArgs {
 #[derive(Args, Clone)]
 struct TargetArgs {
     /// The DBMS to test.
-    #[arg(long, default_value = "sqlite", value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    #[arg(long, default_value = registry::DEFAULT_DBMS, value_parser = clap::builder::PossibleValuesParser::new(registry::names()))]
     dbms: String,
     /// The oracle to use, or `all` for a weighted rotation of every oracle.
     #[arg(long, default_value = "all", value_parser = oracle_names(), long_help = oracle_help())]
@@ -413,7 +415,7 @@ struct BenchArgs {
 #[derive(Args)]
 struct SelftestArgs {
     /// The DBMS to test.
-    #[arg(long, default_value = "sqlite", value_parser = clap::builder::PossibleValuesParser::new(registry::DBMS_NAMES))]
+    #[arg(long, default_value = registry::DEFAULT_DBMS, value_parser = clap::builder::PossibleValuesParser::new(registry::names()))]
     dbms: String,
     /// Extra expected-error rules (TOML, see configs/expected-errors/),
     /// added to the provider's built-in ones.
@@ -461,7 +463,7 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
     };
     let c = lancet::campaign::Campaign::load(&path)?;
     let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
-    let names = registry::DBMS_NAMES;
+    let names = registry::names();
     if let Some(d) = c.dbms.filter(|_| !given("dbms")) {
         if !names.contains(&d.as_str()) {
             bail!(
@@ -527,8 +529,23 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
     Ok(())
 }
 
+/// `lancet __engine-worker`: serves one engine's databases to a parent
+/// lancet over stdin and stdout (see `lancet_engine::isolation`).
+fn engine_worker(args: &EngineWorkerArgs) -> anyhow::Result<()> {
+    let dbms = registry::describe(&args.dbms)?;
+    let engine = dbms
+        .in_process
+        .as_ref()
+        .with_context(|| format!("{} does not run inside lancet", dbms.label))?;
+    let served = (engine.worker)(
+        args.library.as_deref(),
+        std::time::Duration::from_millis(args.time_limit_ms),
+    )?;
+    lancet_engine::isolation::serve(served, args.memory_limit, args.progress_file.as_deref())
+}
+
 fn main() -> ExitCode {
-    lancet_sqlite::isolated::keep_freed_memory();
+    lancet_engine::isolation::keep_freed_memory();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     use clap::{CommandFactory, FromArgMatches};
     let matches = Cli::command().get_matches();
@@ -552,13 +569,7 @@ fn main() -> ExitCode {
         Command::Push(args) => commands::push(args),
         Command::Findings(args) => commands::findings(args),
         Command::Report(args) => commands::report(args),
-        Command::SqliteWorker(args) => lancet_sqlite::isolated::serve(
-            args.sqlite_lib.as_deref(),
-            std::time::Duration::from_millis(args.time_limit_ms),
-            args.memory_limit,
-            args.progress_file.as_deref(),
-        )
-        .map(|()| ExitCode::SUCCESS),
+        Command::EngineWorker(args) => engine_worker(&args).map(|()| ExitCode::SUCCESS),
         Command::DatabaseRunner => lancet::runner::child::serve().map(|()| ExitCode::SUCCESS),
     };
     match result {

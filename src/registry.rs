@@ -1,45 +1,102 @@
-//! The providers lancet knows, by `--dbms` name. The one place that names
-//! concrete providers; oracles and the runner see only the trait.
+//! The DBMSs lancet knows, by `--dbms` name: a list of the descriptions
+//! their provider crates export. The one place that names concrete
+//! providers; nothing else in the binary branches on a DBMS.
 
 use anyhow::Context;
-use lancet_core::{ExpectedErrors, Provider};
-use std::path::Path;
+use lancet_core::{Dialect, ExpectedErrors, Provider};
+use lancet_engine::isolation::WorkerProgram;
+use lancet_engine::{DbmsDescription, OpenOptions, Workers};
+use std::path::{Path, PathBuf};
 
-/// `--dbms` names, the default first.
-pub const DBMS_NAMES: &[&str] = &["sqlite", "postgres", "citus", "mysql"];
+/// Every DBMS, the default first. A new DBMS is one line here.
+pub const DBMS: &[&DbmsDescription] = &[
+    &lancet_sqlite::description::SQLITE,
+    &lancet_postgres::description::POSTGRES,
+    &lancet_postgres::description::CITUS,
+    &lancet_mysql::description::MYSQL,
+];
+
+/// The `--dbms` default: the first of [`DBMS`].
+pub const DEFAULT_DBMS: &str = DBMS[0].name;
+
+/// The first server DBMS of [`DBMS`]: the default of commands that only
+/// servers need (`cleanup`).
+pub const DEFAULT_SERVER_DBMS: &str = first_server();
+
+const fn first_server() -> &'static str {
+    let mut i = 0;
+    while i < DBMS.len() {
+        if DBMS[i].server.is_some() {
+            return DBMS[i].name;
+        }
+        i += 1;
+    }
+    DEFAULT_DBMS
+}
+
+/// The `--dbms` names, for the command line.
+pub fn names() -> Vec<&'static str> {
+    DBMS.iter().map(|d| d.name).collect()
+}
+
+/// The description of `--dbms name`.
+pub fn describe(name: &str) -> anyhow::Result<&'static DbmsDescription> {
+    DBMS.iter()
+        .copied()
+        .find(|d| d.name == name)
+        .with_context(|| {
+            format!(
+                "unknown DBMS '{name}'; lancet knows: {}",
+                names().join(", ")
+            )
+        })
+}
+
+/// The SQL dialect of a `--dbms` name, as a finding's record names it:
+/// the dialect of the provider that wrote it, if lancet has that provider.
+pub fn dialect_of(dbms: &str) -> Option<Dialect> {
+    describe(dbms).ok().map(|d| d.dialect)
+}
+
+/// The sqlparser dialect that reads SQL printed in `dialect`; sqlparser's
+/// generic one for a dialect no DBMS here prints.
+pub fn parser_dialect(dialect: Dialect) -> Box<dyn sqlparser::dialect::Dialect> {
+    match DBMS.iter().find(|d| d.dialect.name() == dialect.name()) {
+        Some(d) => (d.parser_dialect)(),
+        None => Box::new(sqlparser::dialect::GenericDialect {}),
+    }
+}
 
 /// Settings a provider may take from the command line or a config file.
 #[derive(Clone, Debug, Default)]
 pub struct ProviderOptions {
     /// Extra expected-error rules (TOML) added to the provider's own.
-    pub expected_errors: Option<std::path::PathBuf>,
-    /// SQLite only: a libsqlite3 shared library to load and test instead
-    /// of the bundled SQLite.
-    pub sqlite_lib: Option<std::path::PathBuf>,
-    /// Server DBMSs: the server's URL (`--url`, else `LANCET_PG_URL`).
+    pub expected_errors: Option<PathBuf>,
+    /// Another build of an in-process engine, and the option that named
+    /// it (`--sqlite-lib`): it must be that DBMS's option.
+    pub library: Option<(String, PathBuf)>,
+    /// Server DBMSs: the server's URL (`--url`, else the DBMS's variable).
     pub url: Option<String>,
-    /// SQLite: run databases in worker processes started this way (crash
-    /// isolation); `None` runs the library inside this process.
-    pub sqlite_worker: Option<lancet_sqlite::isolated::WorkerProgram>,
-    /// SQLite: the address-space limit of a worker process, in bytes.
-    pub sqlite_worker_memory: Option<u64>,
+    /// In-process engines: run databases in worker processes started this
+    /// way (crash isolation); `None` runs the engine inside this process.
+    pub workers: Option<Workers>,
 }
 
-/// The SQL dialect of a `--dbms` name, as a finding's record names it:
-/// the dialect of the provider that wrote it, if lancet has that provider.
-pub fn dialect_of(dbms: &str) -> Option<lancet_core::Dialect> {
-    match dbms {
-        "sqlite" => Some(lancet_sqlite::dialect::DIALECT),
-        "postgres" | "citus" => Some(lancet_postgres::dialect::DIALECT),
-        "mysql" => Some(lancet_mysql::dialect::DIALECT),
-        _ => None,
+/// Worker processes for `dbms` unless `in_process` asks otherwise: every
+/// engine that runs inside lancet gets them; a server needs none.
+pub fn workers(
+    dbms: &str,
+    in_process: bool,
+    memory_limit: Option<u64>,
+) -> anyhow::Result<Option<Workers>> {
+    if in_process || describe(dbms)?.in_process.is_none() {
+        return Ok(None);
     }
+    Ok(Some(Workers {
+        program: WorkerProgram::current_exe()?,
+        memory_limit,
+    }))
 }
-
-/// The environment variable that gives PostgreSQL's URL when `--url` does not.
-pub const PG_URL_VAR: &str = "LANCET_PG_URL";
-/// The environment variable that gives MySQL's or MariaDB's URL when `--url` does not.
-pub const MYSQL_URL_VAR: &str = "LANCET_MYSQL_URL";
 
 fn load_expected(path: &Path) -> anyhow::Result<ExpectedErrors> {
     let text = std::fs::read_to_string(path)
@@ -47,77 +104,36 @@ fn load_expected(path: &Path) -> anyhow::Result<ExpectedErrors> {
     ExpectedErrors::from_toml(&text, &path.display().to_string())
 }
 
-/// Creates the provider named `name`.
+/// Creates the provider of `--dbms name`.
 pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn Provider>> {
-    let extra = match &options.expected_errors {
+    let dbms = describe(name)?;
+    let expected_errors = match &options.expected_errors {
         Some(path) => Some(load_expected(path)?),
         None => None,
     };
-    if options.sqlite_lib.is_some() && name != "sqlite" {
-        anyhow::bail!("--sqlite-lib applies to --dbms sqlite only, not '{name}'");
-    }
-    if options.url.is_some() && name == "sqlite" {
-        anyhow::bail!("--url is for server DBMSs; SQLite is embedded and needs none");
-    }
-    match name {
-        "postgres" | "citus" => {
-            let url = match &options.url {
-                Some(u) => u.clone(),
-                None => std::env::var(PG_URL_VAR).map_err(|_| {
-                    anyhow::anyhow!(
-                        "--dbms {name} needs a server: give --url postgres://USER@HOST:PORT/DATABASE \
-                         (or set {PG_URL_VAR}, or `url` in a --config file){}",
-                        if name == "citus" { "; for Citus, the coordinator's URL" } else { "" }
-                    )
-                })?,
-            };
-            let mut p = if name == "citus" {
-                lancet_postgres::PostgresProvider::connect_flavor(
-                    &url,
-                    Box::new(lancet_postgres::citus::Citus::new()),
-                )?
-            } else {
-                lancet_postgres::PostgresProvider::connect(&url)?
-            };
-            if let Some(extra) = extra {
-                p = p.with_expected_errors(extra);
-            }
-            Ok(Box::new(p))
+    if let Some((option, _)) = &options.library {
+        if dbms.library_option != Some(option.as_str()) {
+            let owner = DBMS
+                .iter()
+                .find(|d| d.library_option == Some(option.as_str()));
+            anyhow::bail!(
+                "{option} applies to --dbms {} only, not '{name}'",
+                owner.map_or("(none)", |d| d.name)
+            );
         }
-        "mysql" => {
-            let url = match &options.url {
-                Some(u) => u.clone(),
-                None => std::env::var(MYSQL_URL_VAR).map_err(|_| {
-                    anyhow::anyhow!(
-                        "--dbms mysql needs a server: give --url mysql://USER:PASSWORD@HOST:PORT/DATABASE \
-                         (or set {MYSQL_URL_VAR}, or `url` in a --config file)"
-                    )
-                })?,
-            };
-            let mut p = lancet_mysql::MySqlProvider::connect(&url)?;
-            if let Some(extra) = extra {
-                p = p.with_expected_errors(extra);
-            }
-            Ok(Box::new(p))
-        }
-        "sqlite" => {
-            let mut p = lancet_sqlite::SqliteProvider::new()?;
-            if let Some(extra) = extra {
-                p = p.with_expected_errors(extra);
-            }
-            if let Some(path) = &options.sqlite_lib {
-                p = p.with_library(path)?;
-            }
-            if let Some(program) = &options.sqlite_worker {
-                p = p.with_isolation(program.clone(), options.sqlite_worker_memory)?;
-            }
-            Ok(Box::new(p))
-        }
-        other => anyhow::bail!(
-            "unknown DBMS '{other}'; lancet knows: {}",
-            DBMS_NAMES.join(", ")
-        ),
     }
+    if options.url.is_some() && dbms.server.is_none() {
+        anyhow::bail!(
+            "--url is for server DBMSs; {} runs inside lancet and needs none",
+            dbms.label
+        );
+    }
+    (dbms.open)(&OpenOptions {
+        url: options.url.clone(),
+        library: options.library.as_ref().map(|(_, p)| p.clone()),
+        expected_errors,
+        workers: options.workers.clone(),
+    })
 }
 
 #[cfg(test)]

@@ -3,21 +3,13 @@
 //! findings (reading an edited reproducer), deduplication and the reducer.
 
 use lancet_core::Dialect;
-use sqlparser::dialect::{
-    Dialect as SpDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
-};
+use sqlparser::dialect::Dialect as SpDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-/// The sqlparser dialect for one of ours, by its name: the dialects are
-/// the providers', and core knows nothing of sqlparser. A dialect sqlparser
-/// has no counterpart for is read with its generic dialect.
+/// The sqlparser dialect that reads one of ours (each DBMS's description
+/// names it; core knows nothing of sqlparser).
 pub fn parser_dialect(d: Dialect) -> Box<dyn SpDialect> {
-    match d.name() {
-        "sqlite" => Box::new(SQLiteDialect {}),
-        "postgres" => Box::new(PostgreSqlDialect {}),
-        "mysql" => Box::new(MySqlDialect {}),
-        _ => Box::new(GenericDialect {}),
-    }
+    crate::registry::parser_dialect(d)
 }
 
 /// Splits a script into statements at top-level semicolons, dropping

@@ -6,7 +6,9 @@ use super::provider_for;
 use crate::{BisectArgs, ConnectArgs, IsolationArgs};
 use anyhow::{bail, Context};
 use lancet::findings::Finding;
+use lancet::registry;
 use lancet::replay::{replay, Replayed};
+use lancet_engine::{BuildVersion, DbmsDescription};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,14 +16,19 @@ use std::process::ExitCode;
 /// One build of the ladder.
 struct Build {
     path: PathBuf,
-    /// `sqlite3_libversion_number()`, for ordering.
-    number: i32,
-    /// `3.35.4`.
-    version: String,
+    /// Its engine version, for ordering and naming.
+    version: BuildVersion,
 }
 
-/// The shared libraries in `dir`, in version order.
-fn ladder(dir: &Path) -> anyhow::Result<Vec<Build>> {
+/// The shared libraries of `dbms`'s engine in `dir`, in version order.
+fn ladder(dbms: &DbmsDescription, dir: &Path) -> anyhow::Result<Vec<Build>> {
+    let build_version = dbms.in_process.as_ref().map(|e| e.build_version);
+    let (Some(build_version), Some(option)) = (build_version, dbms.library_option) else {
+        bail!(
+            "bisect replays builds of an engine loaded from shared libraries; {} has none",
+            dbms.label
+        );
+    };
     let entries = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read the build directory {}", dir.display()))?;
     let mut builds = Vec::new();
@@ -34,24 +41,23 @@ fn ladder(dir: &Path) -> anyhow::Result<Vec<Build>> {
         if !is_lib {
             continue;
         }
-        let lib = lancet_sqlite::SqliteLibrary::load(&path)
-            .with_context(|| format!("{} is not a usable libsqlite3", path.display()))?;
-        let number = lib.version_number();
-        builds.push(Build {
-            path,
-            number,
-            version: format!(
-                "{}.{}.{}",
-                number / 1_000_000,
-                number / 1000 % 1000,
-                number % 1000
-            ),
-        });
+        let version = build_version(&path).with_context(|| {
+            format!(
+                "{} is not a usable {} build (as {option} takes)",
+                path.display(),
+                dbms.label
+            )
+        })?;
+        builds.push(Build { path, version });
     }
     if builds.is_empty() {
-        bail!("no libsqlite3 shared library (*.so) in {}", dir.display());
+        bail!(
+            "no {} shared library (*.so) in {}",
+            dbms.label,
+            dir.display()
+        );
     }
-    builds.sort_by_key(|b| b.number);
+    builds.sort_by_key(|b| b.version.order);
     Ok(builds)
 }
 
@@ -71,24 +77,30 @@ fn verdict(builds: &[Build], outcomes: &[Outcome]) -> (String, Option<String>) {
     match last_fail {
         None => ("passes on every build it runs on".to_string(), None),
         Some(i) if i + 1 == builds.len() => (
-            format!("still fails on the newest build ({})", builds[i].version),
+            format!(
+                "still fails on the newest build ({})",
+                builds[i].version.text
+            ),
             Some("still open".to_string()),
         ),
         Some(i) => match outcomes[i + 1..].iter().position(|o| *o == Outcome::Passes) {
             Some(j) => {
-                let fixed = &builds[i + 1 + j].version;
+                let fixed = &builds[i + 1 + j].version.text;
                 (
                     format!(
                         "last fails on {}, first passes on {fixed}",
-                        builds[i].version
+                        builds[i].version.text
                     ),
-                    Some(format!("fixed after {}, by {fixed}", builds[i].version)),
+                    Some(format!(
+                        "fixed after {}, by {fixed}",
+                        builds[i].version.text
+                    )),
                 )
             }
             None => (
                 format!(
                     "last fails on {}; does not run on the newer builds",
-                    builds[i].version
+                    builds[i].version.text
                 ),
                 None,
             ),
@@ -97,29 +109,36 @@ fn verdict(builds: &[Build], outcomes: &[Outcome]) -> (String, Option<String>) {
 }
 
 pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
-    let builds = ladder(&args.sqlite_libs)?;
+    let mut findings = Vec::new();
+    for file in &args.files {
+        let finding = Finding::load(file)
+            .with_context(|| format!("cannot read the reproducer {}", file.display()))?;
+        findings.push(finding);
+    }
+    // One engine's builds: the DBMS of the first reproducer, and every
+    // other must be for it too.
+    let dbms_name = findings.first().map_or("", |f| f.dbms.as_str());
+    let dbms = registry::describe(dbms_name)?;
+    for (file, finding) in args.files.iter().zip(&findings) {
+        if finding.dbms != dbms.name {
+            bail!(
+                "{}: bisect replays {} builds; this reproducer is for {}",
+                file.display(),
+                dbms.label,
+                finding.dbms
+            );
+        }
+    }
+    let builds = ladder(dbms, &args.sqlite_libs)?;
     println!(
         "lancet bisect: {} build(s): {}",
         builds.len(),
         builds
             .iter()
-            .map(|b| b.version.as_str())
+            .map(|b| b.version.text.as_str())
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut findings = Vec::new();
-    for file in &args.files {
-        let finding = Finding::load(file)
-            .with_context(|| format!("cannot read the reproducer {}", file.display()))?;
-        if finding.dbms != "sqlite" {
-            bail!(
-                "{}: bisect replays SQLite builds; this reproducer is for {}",
-                file.display(),
-                finding.dbms
-            );
-        }
-        findings.push(finding);
-    }
     let mut still_open = 0;
     let mut groups: BTreeMap<String, Vec<&Path>> = BTreeMap::new();
     for (file, finding) in args.files.iter().zip(&findings) {
@@ -135,7 +154,7 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
                     worker_memory_mib: args.isolation.worker_memory_mib,
                 },
             };
-            let databases = provider_for("sqlite", &connect)?;
+            let databases = provider_for(dbms.name, &connect)?;
             let outcome = match replay(finding, &databases) {
                 Ok(Replayed::StillFails { .. }) => Outcome::Fails,
                 Ok(Replayed::Passes(_)) => Outcome::Passes,

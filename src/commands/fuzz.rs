@@ -65,7 +65,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
             run_id.clone(),
             seed,
             threads,
-            checks_per_database(t),
+            checks_per_database(t)?,
             &run_dir,
         )
     };
@@ -284,7 +284,13 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 profile_shapes: true,
                 child: target_child(t)?,
                 run_dir: feeder.as_ref().map(|_| run_dir.clone()),
-                ..plain_options(run_id, args.seed, threads, checks_per_database(t), &scratch)
+                ..plain_options(
+                    run_id,
+                    args.seed,
+                    threads,
+                    checks_per_database(t)?,
+                    &scratch,
+                )
             };
             let s = runner::run(RunSetup {
                 provider: provider.clone(),

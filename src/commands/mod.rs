@@ -74,25 +74,31 @@ pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Prov
         &t.dbms,
         &ProviderOptions {
             expected_errors: t.expected_errors.clone(),
-            sqlite_lib: t.sqlite_lib.clone(),
+            library: library_arg(&t.sqlite_lib),
             url: t.url.clone(),
-            sqlite_worker: sqlite_worker(&t.dbms, &t.isolation)?,
-            sqlite_worker_memory: Some(t.isolation.worker_memory_mib << 20),
+            workers: workers(&t.dbms, &t.isolation)?,
         },
     )
     .map(Arc::from)
 }
 
-/// How SQLite worker processes are started (lancet itself), unless
-/// `--in-process` or another DBMS.
-pub fn sqlite_worker(
+/// `--sqlite-lib PATH` as the registry takes an engine build: the option
+/// and its path (the registry checks that the DBMS takes that option).
+pub fn library_arg(sqlite_lib: &Option<PathBuf>) -> Option<(String, PathBuf)> {
+    sqlite_lib.clone().map(|p| ("--sqlite-lib".to_string(), p))
+}
+
+/// Worker processes for an engine that runs inside lancet, unless
+/// `--in-process`.
+pub fn workers(
     dbms: &str,
     isolation: &IsolationArgs,
-) -> anyhow::Result<Option<lancet_sqlite::isolated::WorkerProgram>> {
-    if dbms != "sqlite" || isolation.in_process {
-        return Ok(None);
-    }
-    lancet_sqlite::isolated::WorkerProgram::current_exe().map(Some)
+) -> anyhow::Result<Option<lancet_engine::Workers>> {
+    registry::workers(
+        dbms,
+        isolation.in_process,
+        Some(isolation.worker_memory_mib << 20),
+    )
 }
 
 pub fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
@@ -165,9 +171,11 @@ pub fn plain_options(
 /// embedded engine cost nothing to make; a server's cost about 100 ms to
 /// create and drop (measured with `lancet bench` on PostgreSQL 15: 1,415
 /// TLP WHERE checks/s at 500 checks per database, 1,899 at 2,000).
-pub fn checks_per_database(t: &TargetArgs) -> u64 {
-    t.checks_per_database
-        .unwrap_or(if t.dbms == "sqlite" { 500 } else { 2_000 })
+pub fn checks_per_database(t: &TargetArgs) -> anyhow::Result<u64> {
+    Ok(match t.checks_per_database {
+        Some(n) => n,
+        None => registry::describe(&t.dbms)?.checks_per_database,
+    })
 }
 
 /// [`database_child`] for a fuzzing or bench target.
@@ -181,14 +189,18 @@ pub fn target_child(t: &TargetArgs) -> anyhow::Result<Option<lancet::runner::chi
 }
 
 /// How a run's worker threads start child processes for their databases
-/// (SQLite, unless `--in-process`): the crash isolation of fuzzing.
+/// (an engine that runs inside lancet, unless `--in-process`): the crash
+/// isolation of fuzzing.
 pub fn database_child(
     dbms: &str,
-    sqlite_lib: Option<&std::path::Path>,
+    library: Option<&std::path::Path>,
     expected_errors: Option<&std::path::Path>,
     isolation: &IsolationArgs,
 ) -> anyhow::Result<Option<lancet::runner::child::ChildProgram>> {
-    if sqlite_worker(dbms, isolation)?.is_none() {
+    let Some(engine) = &registry::describe(dbms)?.in_process else {
+        return Ok(None);
+    };
+    if isolation.in_process {
         return Ok(None);
     }
     let program = std::env::current_exe()
@@ -196,12 +208,11 @@ pub fn database_child(
     Ok(Some(lancet::runner::child::ChildProgram {
         program,
         dbms: dbms.to_string(),
-        sqlite_lib: sqlite_lib.map(Into::into),
+        library: library_arg(&library.map(Into::into)),
         expected_errors: expected_errors.map(Into::into),
         memory_limit: Some(isolation.worker_memory_mib << 20),
-        time_limit: lancet_sqlite::connection::DEFAULT_TIME_LIMIT,
-        hang_after: lancet_sqlite::connection::DEFAULT_TIME_LIMIT
-            + std::time::Duration::from_secs(10),
+        time_limit: engine.time_limit,
+        hang_after: engine.time_limit + std::time::Duration::from_secs(10),
     }))
 }
 
@@ -302,10 +313,9 @@ pub fn provider_for(dbms: &str, connect: &ConnectArgs) -> anyhow::Result<Databas
     let provider = registry::provider(
         dbms,
         &ProviderOptions {
-            sqlite_lib: connect.sqlite_lib.clone(),
+            library: library_arg(&connect.sqlite_lib),
             url: connect.url.clone(),
-            sqlite_worker: sqlite_worker(dbms, &connect.isolation)?,
-            sqlite_worker_memory: Some(connect.isolation.worker_memory_mib << 20),
+            workers: workers(dbms, &connect.isolation)?,
             ..ProviderOptions::default()
         },
     )?;

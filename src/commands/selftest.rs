@@ -17,8 +17,7 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         &ProviderOptions {
             expected_errors: args.expected_errors.clone(),
             url: args.url.clone(),
-            sqlite_worker: super::sqlite_worker(&args.dbms, &args.isolation)?,
-            sqlite_worker_memory: Some(args.isolation.worker_memory_mib << 20),
+            workers: super::workers(&args.dbms, &args.isolation)?,
             ..ProviderOptions::default()
         },
     )?);

@@ -10,6 +10,7 @@
 
 pub mod connection;
 pub mod database;
+pub mod description;
 pub mod dialect;
 pub mod expr;
 pub mod knobs;

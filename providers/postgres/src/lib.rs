@@ -17,6 +17,7 @@
 pub mod citus;
 pub mod connection;
 pub mod database;
+pub mod description;
 pub mod dialect;
 pub mod expr;
 pub mod knobs;

@@ -19,12 +19,12 @@
 pub mod connection;
 pub mod data_gen;
 pub mod database;
+pub mod description;
 pub mod dialect;
 pub mod dynamic;
 pub mod eval;
 pub mod expr_gen;
 pub mod functions;
-pub mod isolated;
 pub mod knobs;
 pub mod literals;
 pub mod operators;
@@ -42,6 +42,8 @@ use lancet_core::{
 
 pub use connection::SqliteConnection;
 pub use dynamic::{DynamicConnection, SqliteLibrary};
+use lancet_engine::isolation::{WorkerPool, WorkerSpec};
+use lancet_engine::Workers;
 pub use query_gen::SqliteQueryGenerator;
 use std::path::Path;
 use std::sync::Arc;
@@ -60,7 +62,7 @@ pub struct SqliteProvider {
     /// A libsqlite3 loaded at run time, used instead of the bundled one.
     library: Option<Arc<SqliteLibrary>>,
     /// Child processes that run the databases, when crash isolation is on.
-    workers: Option<Arc<isolated::WorkerPool>>,
+    workers: Option<Arc<WorkerPool>>,
 }
 
 impl SqliteProvider {
@@ -89,23 +91,20 @@ impl SqliteProvider {
         Ok(self)
     }
 
-    /// Runs every database in a child process started from `program` (see
-    /// [`isolated`]), so that a crash of the library is a finding instead
-    /// of the end of lancet. Call after [`SqliteProvider::with_library`]
-    /// and [`SqliteProvider::with_time_limit`]: the children use both.
-    /// `memory_limit` caps each child's address space, in bytes.
-    pub fn with_isolation(
-        mut self,
-        program: isolated::WorkerProgram,
-        memory_limit: Option<u64>,
-    ) -> anyhow::Result<Self> {
-        let pool = isolated::WorkerPool::start(
-            program,
-            self.library.as_ref().map(|lib| lib.path()),
-            self.time_limit,
-            memory_limit,
-            self.version,
-        )?;
+    /// Runs every database in a child process (see
+    /// [`lancet_engine::isolation`]), so that a crash of the library is a
+    /// finding instead of the end of lancet. Call after
+    /// [`SqliteProvider::with_library`] and
+    /// [`SqliteProvider::with_time_limit`]: the children use both.
+    pub fn with_isolation(mut self, workers: &Workers) -> anyhow::Result<Self> {
+        let spec = WorkerSpec {
+            dbms: description::SQLITE.name.to_string(),
+            label: description::SQLITE.label,
+            library: self.library.as_ref().map(|lib| lib.path().to_path_buf()),
+            time_limit: self.time_limit,
+            memory_limit: workers.memory_limit,
+        };
+        let pool = WorkerPool::start(workers.program.clone(), &spec, &self.version.to_string())?;
         self.workers = Some(Arc::new(pool));
         Ok(self)
     }

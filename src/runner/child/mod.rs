@@ -10,7 +10,7 @@
 //!
 //! Running the whole loop in the child costs nothing per statement (no
 //! round trip to the parent), unlike a child that serves statements one at
-//! a time; that one ([`lancet_sqlite::isolated`]) still serves confirmation,
+//! a time; that one ([`lancet_engine::isolation`]) still serves confirmation,
 //! replay and reduction, which run few statements.
 //!
 //! Messages are JSON lines: [`ToChild`] on the child's stdin, [`FromChild`]
@@ -43,7 +43,8 @@ pub struct ChildProgram {
     pub program: PathBuf,
     /// The provider, as the command line gave it (built in-process there).
     pub dbms: String,
-    pub sqlite_lib: Option<PathBuf>,
+    /// Another build of the engine, and the option that named it.
+    pub library: Option<(String, PathBuf)>,
     pub expected_errors: Option<PathBuf>,
     /// The child's address-space limit, in bytes.
     pub memory_limit: Option<u64>,
@@ -159,7 +160,7 @@ impl ChildRunner {
         })?;
         let to_child = child.stdin.take().context("runner stdin")?;
         let from_child = LineReader::new(child.stdout.take().context("runner stdout")?);
-        let stderr_tail = lancet_sqlite::isolated::keep_stderr_tail(
+        let stderr_tail = lancet_engine::isolation::keep_stderr_tail(
             child.stderr.take().context("runner stderr")?,
         );
         let mut runner = ChildRunner {
@@ -401,7 +402,7 @@ impl ChildRunner {
                 }
             }
         };
-        lancet_sqlite::isolated::death_error(
+        lancet_engine::isolation::death_error(
             "the database runner process",
             status,
             &self.stderr_tail,
@@ -443,7 +444,7 @@ impl LineReader {
                     .map(Some)
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e));
             }
-            let read = lancet_sqlite::isolated::read_within(
+            let read = lancet_engine::isolation::read_within(
                 &mut self.from_child,
                 &mut self.chunk,
                 deadline,

@@ -148,13 +148,13 @@ impl ChildSetup {
     fn new(start: &ChildStart, recorder: &Arc<FlightRecorder>) -> anyhow::Result<ChildSetup> {
         let program = &start.program;
         if let Some(bytes) = program.memory_limit {
-            lancet_sqlite::isolated::limit_memory(bytes);
+            lancet_engine::isolation::limit_memory(bytes);
         }
         let provider = registry::provider(
             &program.dbms,
             &ProviderOptions {
                 expected_errors: program.expected_errors.clone(),
-                sqlite_lib: program.sqlite_lib.clone(),
+                library: program.library.clone(),
                 ..ProviderOptions::default()
             },
         )?;

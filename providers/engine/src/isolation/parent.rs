@@ -22,10 +22,16 @@ struct WorkerProcess {
     /// The index of the query of a batch the child is running (see
     /// [`serve`]); its file is unlinked once both have it open.
     progress: std::fs::File,
+    /// The engine's name, for messages ("SQLite").
+    label: &'static str,
 }
 
 impl WorkerProcess {
-    fn spawn(program: &WorkerProgram, args: &[OsString]) -> anyhow::Result<(WorkerProcess, i32)> {
+    fn spawn(
+        program: &WorkerProgram,
+        label: &'static str,
+        args: &[OsString],
+    ) -> anyhow::Result<(WorkerProcess, String)> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let progress_path = std::env::temp_dir().join(format!(
             "lancet-worker-{}-{}.progress",
@@ -58,7 +64,7 @@ impl WorkerProcess {
                 let _ = std::fs::remove_file(&progress_path);
                 return Err(e).with_context(|| {
                     format!(
-                        "cannot start an SQLite worker process ({})",
+                        "cannot start a {label} worker process ({})",
                         program.program.display()
                     )
                 });
@@ -71,13 +77,13 @@ impl WorkerProcess {
         // The child has opened it (or failed): the name is not needed.
         let _ = std::fs::remove_file(&progress_path);
         let version = match hello {
-            Ok(Some(b)) if b.len() == 4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
             other => {
                 let _ = child.kill();
                 let status = child.wait().ok();
                 let said = stderr_tail.lock().map(|t| t.clone()).unwrap_or_default();
                 anyhow::bail!(
-                    "an SQLite worker process did not start ({}): {}{}",
+                    "a {label} worker process did not start ({}): {}{}",
                     status.map_or("no status".to_string(), describe_exit),
                     match other {
                         Err(e) => e.to_string(),
@@ -112,6 +118,7 @@ impl WorkerProcess {
                 chunk: vec![0u8; 256 * 1024].into_boxed_slice(),
                 stderr_tail,
                 progress,
+                label,
             },
             version,
         ))
@@ -160,7 +167,8 @@ impl WorkerProcess {
                     kind: FailureKind::Hang,
                     code: None,
                     message: format!(
-                        "the SQLite worker process did not answer within {} s; it was killed",
+                        "the {} worker process did not answer within {} s; it was killed",
+                        self.label,
                         wait.as_secs()
                     ),
                 })
@@ -172,61 +180,71 @@ impl WorkerProcess {
     fn died(&mut self) -> DbError {
         // Its output closed; it is exiting or has exited.
         let status = self.child.wait();
-        death_error("the SQLite worker process", status, &self.stderr_tail)
+        death_error(
+            &format!("the {} worker process", self.label),
+            status,
+            &self.stderr_tail,
+        )
     }
 }
 
-impl Drop for WorkerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// What worker processes run: an engine (by its `--dbms` name, `label`
+/// for messages), the engine build to load, and the limits they keep.
+#[derive(Clone, Debug)]
+pub struct WorkerSpec {
+    pub dbms: String,
+    pub label: &'static str,
+    /// A shared library of the engine to load instead of the built-in one.
+    pub library: Option<PathBuf>,
+    pub time_limit: Duration,
+    /// The most memory a child may map, in bytes.
+    pub memory_limit: Option<u64>,
 }
 
-/// Starts children and keeps idle ones for reuse.
+/// Idle children kept for the next database.
 pub struct WorkerPool {
     program: WorkerProgram,
-    /// The worker's own options (library, time limit, memory limit).
+    label: &'static str,
     args: Vec<OsString>,
-    /// The statement time limit the children apply, for the hang timeout.
     time_limit: Duration,
     idle: Mutex<Vec<WorkerProcess>>,
 }
 
 impl WorkerPool {
-    /// A pool whose children load `library` (or use the bundled SQLite)
-    /// and interrupt statements after `time_limit`. Starts one child at
-    /// once, so that a worker that cannot start is an error now, and checks
-    /// it runs the SQLite version `expected_version`.
+    /// A pool of children that run `spec`; starts one at once, to fail
+    /// early if the worker cannot start or does not run the engine version
+    /// `expected_version` the parent's generators target.
     pub fn start(
         program: WorkerProgram,
-        library: Option<&Path>,
-        time_limit: Duration,
-        memory_limit: Option<u64>,
-        expected_version: i32,
+        spec: &WorkerSpec,
+        expected_version: &str,
     ) -> anyhow::Result<WorkerPool> {
         let mut args: Vec<OsString> = vec![
+            "--dbms".into(),
+            spec.dbms.clone().into(),
             "--time-limit-ms".into(),
-            time_limit.as_millis().to_string().into(),
+            spec.time_limit.as_millis().to_string().into(),
         ];
-        if let Some(lib) = library {
-            args.push("--sqlite-lib".into());
+        if let Some(lib) = &spec.library {
+            args.push("--library".into());
             args.push(lib.as_os_str().to_owned());
         }
-        if let Some(bytes) = memory_limit {
+        if let Some(bytes) = spec.memory_limit {
             args.push("--memory-limit".into());
             args.push(bytes.to_string().into());
         }
         keep_freed_memory();
-        let (first, version) = WorkerProcess::spawn(&program, &args)?;
+        let (first, version) = WorkerProcess::spawn(&program, spec.label, &args)?;
         anyhow::ensure!(
             version == expected_version,
-            "the SQLite worker process runs SQLite {version}, not {expected_version} as lancet does"
+            "the {} worker process runs version {version}, not {expected_version} as lancet does",
+            spec.label
         );
         Ok(WorkerPool {
             program,
+            label: spec.label,
             args,
-            time_limit,
+            time_limit: spec.time_limit,
             idle: Mutex::new(vec![first]),
         })
     }
@@ -240,7 +258,7 @@ impl WorkerPool {
             let reused = self.idle.lock().ok().and_then(|mut idle| idle.pop());
             let mut process = match reused {
                 Some(p) => p,
-                None => WorkerProcess::spawn(&self.program, &self.args)?.0,
+                None => WorkerProcess::spawn(&self.program, self.label, &self.args)?.0,
             };
             match process.call(&Request::Open, wait) {
                 Ok(Reply::Done) => {
@@ -251,11 +269,14 @@ impl WorkerPool {
                     })
                 }
                 Ok(Reply::Error(e)) => return Err(e.into()),
-                Ok(_) => anyhow::bail!("an SQLite worker answered Open with something else"),
-                Err(e) => log::debug!("an idle SQLite worker is gone: {e}"),
+                Ok(_) => anyhow::bail!("a {} worker answered Open with something else", self.label),
+                Err(e) => log::debug!("an idle {} worker is gone: {e}", self.label),
             }
         }
-        anyhow::bail!("SQLite worker processes die as soon as they open a database")
+        anyhow::bail!(
+            "{} worker processes die as soon as they open a database",
+            self.label
+        )
     }
 
     fn give_back(&self, mut process: WorkerProcess) {
@@ -287,7 +308,10 @@ impl IsolatedConnection {
             return Err(DbError {
                 kind: FailureKind::ConnectionLost,
                 code: None,
-                message: "the SQLite worker process of this database is gone".into(),
+                message: format!(
+                    "the {} worker process of this database is gone",
+                    self.pool.label
+                ),
             });
         };
         let reply = process.call(request, wait);
@@ -345,7 +369,10 @@ impl Connection for IsolatedConnection {
                 .collect(),
             Ok(_) => vec![Err(DbError::statement(
                 None,
-                "an SQLite worker answered a batch with something else",
+                format!(
+                    "a {} worker answered a batch with something else",
+                    self.pool.label
+                ),
             ))],
             Err(e) => {
                 // The child died or hung in the middle of the batch: the

@@ -30,11 +30,17 @@ pub fn keep_freed_memory() {
     }
 }
 
+/// What a worker process serves: its engine's version (checked by the
+/// parent against its own) and how to open a fresh, empty database.
+pub struct WorkerEngine {
+    pub version: String,
+    pub open: Box<dyn FnMut() -> anyhow::Result<Box<dyn Connection>>>,
+}
+
 /// The worker process's main loop: serves requests from stdin until it
-/// closes. `library` is `--sqlite-lib`, if given.
+/// closes, on the databases `engine` opens.
 pub fn serve(
-    library: Option<&Path>,
-    time_limit: Duration,
+    mut engine: WorkerEngine,
     memory_limit: Option<u64>,
     progress: Option<&Path>,
 ) -> anyhow::Result<()> {
@@ -48,11 +54,6 @@ pub fn serve(
         limit_memory(bytes);
     }
     keep_freed_memory();
-    let library = library.map(SqliteLibrary::load).transpose()?;
-    let version = match &library {
-        Some(lib) => lib.version_number(),
-        None => rusqlite::version_number(),
-    };
     let mut input = BufReader::new(io::stdin().lock());
     // Straight to file descriptor 1: Rust's stdout is line-buffered, which
     // would split binary frames at every newline byte into extra writes.
@@ -61,23 +62,18 @@ pub fn serve(
         .try_clone_to_owned()
         .context("cannot use the worker's standard output")?;
     let mut output = BufWriter::with_capacity(256 * 1024, std::fs::File::from(stdout));
-    write_frame(&mut output, &version.to_le_bytes())?;
+    write_frame(&mut output, engine.version.as_bytes())?;
     let mut conn: Option<Box<dyn Connection>> = None;
     let mut reply = Vec::with_capacity(4096);
     while let Some(frame) = read_frame(&mut input)? {
         reply.clear();
         let (&tag, body) = frame
             .split_first()
-            .context("empty request to an SQLite worker process")?;
+            .context("empty request to an engine worker process")?;
         let result: Result<Option<Vec<Row>>, DbError> = match tag {
             b'O' => {
                 conn = None;
-                let opened: anyhow::Result<Box<dyn Connection>> = match &library {
-                    Some(lib) => DynamicConnection::open(Arc::clone(lib), time_limit)
-                        .map(|c| Box::new(c) as Box<dyn Connection>),
-                    None => SqliteConnection::open_with_time_limit(time_limit)
-                        .map(|c| Box::new(c) as Box<dyn Connection>),
-                };
+                let opened = (engine.open)();
                 match opened {
                     Ok(c) => {
                         conn = Some(c);
@@ -148,7 +144,7 @@ pub fn serve(
                         }
                         c.set_knobs(&KnobSetting { changes }).map(|()| None)
                     }
-                    t => anyhow::bail!("unknown request {t} to an SQLite worker process"),
+                    t => anyhow::bail!("unknown request {t} to an engine worker process"),
                 },
             },
         };

@@ -52,7 +52,7 @@ impl<'a> Fields<'a> {
         if self.rest.len() < n {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                "truncated frame from an SQLite worker process",
+                "truncated frame from an engine worker process",
             ));
         }
         let (head, tail) = self.rest.split_at(n);
@@ -221,7 +221,7 @@ pub(super) fn decode_reply(body: &[u8]) -> io::Result<Reply> {
                         t => {
                             return Err(io::Error::new(
                                 io::ErrorKind::InvalidData,
-                                format!("unknown value tag {t} from an SQLite worker process"),
+                                format!("unknown value tag {t} from an engine worker process"),
                             ))
                         }
                     });
@@ -232,7 +232,7 @@ pub(super) fn decode_reply(body: &[u8]) -> io::Result<Reply> {
         }
         t => Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("unknown reply {t} from an SQLite worker process"),
+            format!("unknown reply {t} from an engine worker process"),
         )),
     }
 }

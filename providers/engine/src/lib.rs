@@ -1,0 +1,12 @@
+//! Between a provider crate and the lancet binary: the one value a
+//! provider exports to describe its DBMS ([`DbmsDescription`]), which the
+//! binary keeps in a list (`src/registry.rs`), and the worker processes
+//! any engine that runs inside lancet gets for crash isolation
+//! ([`isolation`]). Nothing here names a DBMS.
+
+pub mod description;
+pub mod isolation;
+
+pub use description::{
+    BuildVersion, DbmsDescription, InProcessEngine, OpenOptions, ServerAccess, Workers,
+};

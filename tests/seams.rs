@@ -1,0 +1,110 @@
+//! The seams between the binary, core, oracles and providers, checked on
+//! the source: a new DBMS is one crate and one line in `src/registry.rs`,
+//! so nothing else in the binary, core or the oracles names a DBMS or a
+//! provider crate.
+
+use std::path::{Path, PathBuf};
+
+/// Files that may name a provider, and why.
+const MAY_NAME_PROVIDERS: &[(&str, &str)] = &[
+    ("src/registry.rs", "the list of DBMSs"),
+    (
+        "src/store/mod.rs",
+        "the findings store keeps its records on a PostgreSQL server of its own, whose URL it \
+         reads as the PostgreSQL provider does",
+    ),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// A file's code without its unit tests (which may use a concrete DBMS as
+/// a fixture) and without comments.
+fn code_of(text: &str) -> String {
+    let code = match text.find("#[cfg(test)]") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn only_the_registry_names_a_dbms() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "core/src", "oracles/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut names: Vec<String> = lancet::registry::names()
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    names.push("\"mariadb\"".into());
+    let crates = ["lancet_sqlite", "lancet_postgres", "lancet_mysql"];
+    let mut offences = Vec::new();
+    for file in &files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        let exempt = MAY_NAME_PROVIDERS.iter().any(|(f, _)| *f == rel);
+        for (i, line) in code.lines().enumerate() {
+            let named = names.iter().find(|n| line.contains(n.as_str()));
+            let crate_named = crates.iter().find(|c| line.contains(*c));
+            if exempt {
+                continue;
+            }
+            if let Some(what) = named.map(String::as_str).or(crate_named.copied()) {
+                offences.push(format!("{rel}:{}: names {what}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "outside src/registry.rs nothing may name a DBMS (its description says what \
+         the binary needs):\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn every_dbms_is_described_consistently() {
+    for d in lancet::registry::DBMS {
+        assert_eq!(
+            lancet::registry::describe(d.name).unwrap().name,
+            d.name,
+            "two DBMSs share a name"
+        );
+        if let Some(option) = d.library_option {
+            assert!(option.starts_with("--"), "{}: {option}", d.name);
+            assert!(
+                d.in_process.is_some(),
+                "{}: a library option needs an in-process engine",
+                d.name
+            );
+        }
+        assert!(
+            d.server.is_some() != d.in_process.is_some(),
+            "{}: a DBMS is either a server or an engine inside lancet",
+            d.name
+        );
+        assert!(d.checks_per_database > 0, "{}", d.name);
+    }
+    assert_eq!(
+        lancet::registry::DBMS[0].name,
+        lancet::registry::DEFAULT_DBMS
+    );
+}
