@@ -7,6 +7,7 @@ pub mod cleanup;
 pub mod databases;
 pub mod dedup;
 pub mod findings;
+pub mod judge;
 pub mod junit;
 pub mod known;
 pub mod ledger;

@@ -5,7 +5,7 @@
 use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, FindingKind};
 use anyhow::{bail, Context};
-use lancet_core::compare::same_diff;
+use crate::judge::{Judgment, Symptom};
 use lancet_core::fault::Fault;
 use lancet_core::{
     run_check_with_knobs_off, Case, CheckOutcome, DbError, ExecError, FailureKind, KnobSetting,
@@ -84,93 +84,67 @@ pub fn replay_with_knobs_off(
         }
     }
     let setup_run = finding.setup.len();
-    match finding.kind {
+    let symptom = Symptom::of(finding);
+    let judged = match finding.kind {
         FindingKind::Logic | FindingKind::Performance => {
             let (oracle, case) = oracle_and_case(finding)?;
-            let counts = |queries: &[lancet_core::RanQuery]| {
-                queries
-                    .iter()
-                    .map(|q| q.rows.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" vs ")
+            let outcome = run_check_with_knobs_off(session, &*oracle, case, also_off)?;
+            let counts = match &outcome {
+                CheckOutcome::Disagreed { queries, .. } | CheckOutcome::Agreed { queries, .. } => {
+                    queries
+                        .iter()
+                        .map(|q| q.rows.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" vs ")
+                }
+                _ => String::new(),
             };
-            Ok(
-                match run_check_with_knobs_off(session, &*oracle, case, also_off)? {
-                    CheckOutcome::Disagreed {
-                        disagreement,
-                        queries,
-                    } => Replayed::StillFails {
-                        why: format!("{} ({} rows)", disagreement.relation, counts(&queries)),
-                        same: finding
-                            .diff
-                            .as_ref()
-                            .is_some_and(|f| same_diff(f, &disagreement.diff)),
-                    },
-                    CheckOutcome::Agreed { queries, .. } => {
-                        Replayed::Passes(format!("the relation holds ({} rows)", counts(&queries)))
+            match (symptom.judge_check(&outcome, &counts), outcome) {
+                (Some(judged), _) => judged,
+                (None, CheckOutcome::Skipped(e)) => {
+                    bail!("a query fails now with an error lancet expects: {e}")
+                }
+                (None, CheckOutcome::Failed(ExecError::Lost { sql, error })) => {
+                    return Err(LostInReplay {
+                        setup_run,
+                        sql,
+                        error,
                     }
-                    CheckOutcome::Skipped(e) => {
-                        bail!("a query fails now with an error lancet expects: {e}")
-                    }
-                    CheckOutcome::Failed(ExecError::Lost { sql, error }) => {
-                        return Err(LostInReplay {
-                            setup_run,
-                            sql,
-                            error,
-                        }
-                        .into())
-                    }
-                    CheckOutcome::Failed(e) => bail!("a query fails now: {e}"),
-                },
-            )
+                    .into())
+                }
+                (None, CheckOutcome::Failed(e)) => bail!("a query fails now: {e}"),
+                (None, _) => bail!("the check could not be judged"),
+            }
         }
         FindingKind::UnexpectedError | FindingKind::Crash | FindingKind::Hang => {
             let stmt = finding
                 .queries
                 .first()
                 .context("the record has no failing statement")?;
-            let expected = finding.error.as_ref();
-            let still = |why: String| Replayed::StillFails { why, same: true };
-            Ok(match session.connection().query(&stmt.sql) {
-                Err(e) if finding.kind == FindingKind::Hang => {
-                    if e.kind == FailureKind::Hang {
-                        still(format!("the DBMS hangs again: {e}"))
-                    } else {
-                        Replayed::Passes(format!("no hang; the statement ends with {e}"))
-                    }
-                }
-                Ok(_) if finding.kind == FindingKind::Hang => {
-                    Replayed::Passes("no hang; the statement succeeds now".into())
-                }
-                Err(e) if finding.kind == FindingKind::Crash => {
-                    if e.kind == FailureKind::ConnectionLost {
-                        still(format!("the connection is lost again: {e}"))
-                    } else {
-                        Replayed::Passes(format!("no crash; the statement fails with {e}"))
-                    }
-                }
-                Err(error) if LostInReplay::is_lost(&error) => {
+            let result = session.connection().query(&stmt.sql);
+            match &result {
+                // An error finding whose statement now loses the
+                // connection: a crash of its own, not a verdict.
+                Err(error)
+                    if finding.kind == FindingKind::UnexpectedError
+                        && LostInReplay::is_lost(error) =>
+                {
                     return Err(LostInReplay {
                         setup_run,
                         sql: stmt.sql.clone(),
-                        error,
+                        error: error.clone(),
                     }
                     .into())
                 }
-                // The recorded error, not any error: a reproducer that now
-                // fails otherwise (a syntax error, a missing table) shows
-                // another problem, and the recorded bug is gone.
-                Err(e) if expected.is_some_and(|x| x.same_error(&e)) => {
-                    still(format!("fails again: {e}"))
-                }
-                Err(e) => Replayed::Passes(format!(
-                    "fails with another error now: {e} (recorded: {})",
-                    expected.map_or("none".to_string(), |x| x.to_string())
-                )),
-                Ok(_) => Replayed::Passes("the statement succeeds now".into()),
-            })
+                _ => symptom.judge_statement(&result),
+            }
         }
-    }
+    };
+    Ok(match judged {
+        Judgment::Exactly(why) => Replayed::StillFails { why, same: true },
+        Judgment::SameBug(why) | Judgment::Other(why) => Replayed::StillFails { why, same: false },
+        Judgment::Passes(why) => Replayed::Passes(why),
+    })
 }
 
 /// The oracle a logic finding names and its case.

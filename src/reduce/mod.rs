@@ -18,17 +18,15 @@ pub mod ddmin;
 pub mod foreign;
 pub mod sql_text;
 mod target;
-pub use target::Direction;
+pub use crate::judge::Direction;
+use crate::judge::Symptom;
 use target::Target;
 
 use crate::databases::{Databases, Purpose};
 use crate::findings::{found_queries, Finding, FindingKind, FoundQuery, ReductionInfo};
-use lancet_core::compare::RowDiff;
 use lancet_core::{
-    run_check, run_check_with_knobs_off, Case, CheckOutcome, Disagreement, FailureKind, Oracle,
-    Session, Value,
+    run_check, run_check_with_knobs_off, Case, CheckOutcome, Disagreement, Oracle, Session,
 };
-use std::cmp::Ordering as CmpOrdering;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -103,29 +101,14 @@ impl<'a> Reducer<'a> {
             }
             _ => None,
         };
+        let symptom = Symptom::of(original);
         let target = match original.kind {
-            FindingKind::Logic => {
-                let oracle = &*logic.as_ref().expect("a logic finding's oracle").0;
-                let diff = original
-                    .diff
-                    .as_ref()
-                    .ok_or_else(|| anyhow::anyhow!("the logic finding has no diff"))?;
-                Target::Logic {
-                    oracle,
-                    relation: original.relation.clone().unwrap_or_default(),
-                    direction: Direction::of(diff),
-                    hiding_knob: crate::localize::first_knob_that_hides(original, self.databases),
-                }
-            }
-            FindingKind::UnexpectedError => Target::Error {
-                code: original.error.as_ref().and_then(|e| e.code.clone()),
-                message: original
-                    .error
-                    .as_ref()
-                    .map(|e| lancet_core::connection::message_shape(&e.message))
-                    .unwrap_or_default(),
+            FindingKind::Logic => Target::Logic {
+                oracle: &*logic.as_ref().expect("a logic finding's oracle").0,
+                symptom,
+                hiding_knob: crate::localize::first_knob_that_hides(original, self.databases),
             },
-            FindingKind::Crash => Target::Crash,
+            FindingKind::UnexpectedError | FindingKind::Crash => Target::Failure(symptom),
             FindingKind::Performance => anyhow::bail!("a performance finding is not reduced"),
             FindingKind::Hang => {
                 anyhow::bail!("a hang is not reduced: each candidate could hang the server again")
@@ -232,7 +215,7 @@ impl<'a> Reducer<'a> {
                     }
                     break;
                 },
-                (Target::Error { .. }, _) => {
+                (Target::Failure(Symptom::Error(_)), _) => {
                     if let Some(stmt) = &mut statement {
                         'stmt: loop {
                             for cand in sql_text::statement_variants(

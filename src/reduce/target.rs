@@ -1,65 +1,26 @@
-//! What a reduction candidate must still show to count: the same broken
-//! relation in the same direction (and hidden by the same knob), the
-//! same error code and message shape, or a crash; and the replays that
+//! What a reduction candidate must still show to count (the judgment of
+//! [`crate::judge`]: the same broken relation in the same direction, and
+//! hidden by the same knob; the same error; a crash), and the replays that
 //! decide it on a fresh database.
 
 use super::*;
+use crate::judge::Symptom;
 
-/// What a candidate must show to count.
+/// What a candidate must show to count: the finding's [`Symptom`], judged
+/// as every replay judges it ([`crate::judge`]), at the same bug or closer.
 pub(super) enum Target<'o> {
     Logic {
         oracle: &'o dyn Oracle,
-        relation: String,
-        direction: Direction,
+        symptom: Symptom,
         /// A knob that, turned off alone, hides the original's
         /// disagreement: a candidate must stay hidden by it, or it shows
         /// another bug under the same relation.
         hiding_knob: Option<String>,
     },
-    Error {
-        code: Option<String>,
-        /// The error message's shape ([`lancet_core::connection::message_shape`]): a candidate
-        /// must fail with the same code *and* the same message, or it
-        /// fails for another reason (a syntax error, a missing column).
-        message: String,
-    },
-    Crash,
-}
-
-/// Which way a relation broke: which side has rows the other lacks, and for
-/// two single values (NoREC's counts, aggregates) which one is larger.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Direction {
-    first_has_extra: bool,
-    second_has_extra: bool,
-    values: Option<CmpOrdering>,
-}
-
-impl Direction {
-    pub fn of(diff: &RowDiff) -> Direction {
-        let single = |side: &[(Vec<Value>, usize)]| match side {
-            [(row, 1)] if row.len() == 1 => as_number(&row[0]),
-            _ => None,
-        };
-        let values = match (single(&diff.only_in_first), single(&diff.only_in_second)) {
-            (Some(a), Some(b)) => a.partial_cmp(&b),
-            _ => None,
-        };
-        Direction {
-            first_has_extra: !diff.only_in_first.is_empty(),
-            second_has_extra: !diff.only_in_second.is_empty(),
-            values,
-        }
-    }
-}
-
-fn as_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Integer(i) => Some(*i as f64),
-        Value::Real(r) => Some(*r),
-        Value::Decimal(d) => d.parse().ok(),
-        _ => None,
-    }
+    /// An error (the same kind, code and message shape: SQLite's one code
+    /// for a syntax error and many bugs is told apart by the message) or
+    /// a crash.
+    Failure(Symptom),
 }
 
 /// What a logic candidate showed when it counted.
@@ -95,8 +56,7 @@ impl Reducer<'_> {
         target: &Target,
     ) -> Option<Shown> {
         let Target::Logic {
-            relation,
-            direction,
+            symptom,
             hiding_knob,
             ..
         } = target
@@ -109,11 +69,18 @@ impl Reducer<'_> {
             for stmt in &setup {
                 session.connection().execute(stmt).ok()?;
             }
-            match run_check(session, oracle, case).ok()? {
+            let outcome = run_check(session, oracle, case).ok()?;
+            if !symptom
+                .judge_check(&outcome, "")
+                .is_some_and(|j| j.same_bug())
+            {
+                return None;
+            }
+            match outcome {
                 CheckOutcome::Disagreed {
                     disagreement: d,
                     queries,
-                } if d.relation == *relation && Direction::of(&d.diff) == *direction => {
+                } => {
                     if let Some(knob) = hiding_knob {
                         let off = lancet_core::KnobSetting::with(&[knob.as_str()]);
                         match run_check_with_knobs_off(session, oracle, case, &off).ok()? {
@@ -142,15 +109,11 @@ impl Reducer<'_> {
                     return false;
                 }
             }
-            let outcome = conn.query(statement);
-            match (target, outcome) {
-                (Target::Error { code, message }, Err(e)) => {
-                    e.kind == FailureKind::Statement
-                        && e.code == *code
-                        && lancet_core::connection::message_shape(&e.message) == *message
+            match target {
+                Target::Failure(symptom) => {
+                    symptom.judge_statement(&conn.query(statement)).same_bug()
                 }
-                (Target::Crash, Err(e)) => e.kind == FailureKind::ConnectionLost,
-                _ => false,
+                Target::Logic { .. } => false,
             }
         })
         .unwrap_or(false)
@@ -162,6 +125,8 @@ mod message_tests {
     use super::super::Reducer;
     use super::Target;
     use crate::databases::{Databases, RunToken};
+    use crate::judge::Symptom;
+    use lancet_core::DbError;
     use lancet_core::connection::message_shape;
     use std::sync::Arc;
 
@@ -174,10 +139,10 @@ mod message_tests {
         let databases = Databases::new(provider, RunToken::new(), None);
         let reducer = Reducer::new(&databases);
         let setup = vec!["CREATE TABLE t0(c0)".to_string()];
-        let target = Target::Error {
-            code: Some("SQLITE_ERROR".into()),
-            message: message_shape("no such column: c9"),
-        };
+        let target = Target::Failure(Symptom::Error(DbError::statement(
+            Some("SQLITE_ERROR".into()),
+            "no such column: c9",
+        )));
         assert!(reducer.fails(&setup, "SELECT c9 FROM t0", &target));
         assert!(reducer.fails(&setup, "SELECT c7 FROM t0", &target));
         assert!(!reducer.fails(&setup, "SELECT c9 FROM", &target));
