@@ -4,8 +4,8 @@
 
 use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, FindingKind};
-use anyhow::{bail, Context};
 use crate::judge::{Judgment, Symptom};
+use anyhow::{bail, Context};
 use lancet_core::fault::Fault;
 use lancet_core::{
     run_check_with_knobs_off, Case, CheckOutcome, DbError, ExecError, FailureKind, KnobSetting,
@@ -121,6 +121,13 @@ pub fn replay_with_knobs_off(
                 .queries
                 .first()
                 .context("the record has no failing statement")?;
+            // A statement that failed under knobs runs under them again.
+            if !stmt.context.knobs.is_default() {
+                session
+                    .connection()
+                    .set_knobs(&stmt.context.knobs)
+                    .map_err(|e| anyhow::anyhow!("the recorded knobs cannot be set now: {e}"))?;
+            }
             let result = session.connection().query(&stmt.sql);
             match &result {
                 // An error finding whose statement now loses the

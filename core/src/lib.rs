@@ -59,5 +59,5 @@ pub use provider::{
 };
 pub use rng::Rng;
 pub use schema::Schema;
-pub use session::{statement_shape, DataReader, ExecError, Session, ShapeTimes};
+pub use session::{statement_shape, DataReader, ExecError, Loss, Session, ShapeTimes};
 pub use value::{Row, Value};

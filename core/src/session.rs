@@ -111,6 +111,19 @@ pub struct Session<'e> {
     /// The temporary tables [`Session::materialize`] made: name and
     /// statement, in order.
     materialized: Vec<(String, String)>,
+    /// The first statement that lost the connection, wherever it ran: a
+    /// loss inside a step whose errors are not findings (reading plans)
+    /// shows only at the next statement, which did not cause it.
+    first_loss: Option<Loss>,
+}
+
+/// A statement that lost the connection (or hung), with the knobs in
+/// force when it ran.
+#[derive(Clone, Debug)]
+pub struct Loss {
+    pub sql: String,
+    pub knobs: KnobSetting,
+    pub error: DbError,
 }
 
 impl<'e> Session<'e> {
@@ -127,7 +140,14 @@ impl<'e> Session<'e> {
             shapes: None,
             fetched: std::collections::HashMap::new(),
             materialized: Vec::new(),
+            first_loss: None,
         }
+    }
+
+    /// The first statement of this session that lost the connection: the
+    /// one a crash finding names, whatever statement reported the loss.
+    pub fn first_loss(&self) -> Option<&Loss> {
+        self.first_loss.as_ref()
     }
 
     /// Writes every statement run (and errors, as comments) to `log`.
@@ -247,6 +267,17 @@ impl<'e> Session<'e> {
         self.note_shape(sql, took);
         self.stats.statements += 1;
         self.log_result(result.as_ref().err());
+        if let Err(e) = &result {
+            if matches!(e.kind, FailureKind::ConnectionLost | FailureKind::Hang)
+                && self.first_loss.is_none()
+            {
+                self.first_loss = Some(Loss {
+                    sql: sql.to_string(),
+                    knobs: self.knobs.clone(),
+                    error: e.clone(),
+                });
+            }
+        }
         result
     }
 

@@ -126,8 +126,8 @@ mod message_tests {
     use super::Target;
     use crate::databases::{Databases, RunToken};
     use crate::judge::Symptom;
-    use lancet_core::DbError;
     use lancet_core::connection::message_shape;
+    use lancet_core::DbError;
     use std::sync::Arc;
 
     /// SQLite gives one generic code (SQLITE_ERROR) for a missing column,

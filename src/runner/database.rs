@@ -9,7 +9,7 @@ use super::OracleSet;
 use crate::findings::{Finding, FindingSource, Origin};
 use lancet_core::rng::database_rng;
 use lancet_core::ShapeTimes;
-use lancet_core::{run_check, CheckOutcome, GenerateContext, Provider, Session};
+use lancet_core::{run_check, CheckOutcome, ExecError, GenerateContext, Provider, Session};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -103,8 +103,8 @@ pub fn run_database(
     let generated = match populated {
         Ok(generated) => generated,
         Err(e) => {
-            let finding =
-                Finding::failure(&plan.source, None, origin(0), session.setup().to_vec(), e);
+            let setup = session.setup().to_vec();
+            let finding = failure_finding(plan, session, None, origin(0), setup, e);
             finish_log(progress, session);
             return Ok(DatabaseEnd::Found(Box::new(finding)));
         }
@@ -164,18 +164,22 @@ pub fn run_database(
                     )),
                     // The failing statement may read tables the session
                     // materialized for earlier checks: they follow the setup.
-                    Ok(CheckOutcome::Failed(e)) => Some(Finding::failure(
-                        &plan.source,
-                        Some(oracle.name()),
-                        origin(check),
-                        session
+                    Ok(CheckOutcome::Failed(e)) => {
+                        let setup = session
                             .setup()
                             .iter()
                             .cloned()
                             .chain(session.materializations().map(str::to_string))
-                            .collect(),
-                        e,
-                    )),
+                            .collect();
+                        Some(failure_finding(
+                            plan,
+                            session,
+                            Some(oracle.name()),
+                            origin(check),
+                            setup,
+                            e,
+                        ))
+                    }
                     // The oracle cannot build queries from the case it just
                     // drew: a bug of lancet's, not of the DBMS.
                     Err(e) => {
@@ -202,6 +206,35 @@ pub fn run_database(
     }
     finish_log(progress, session);
     Ok(DatabaseEnd::Done { cases })
+}
+
+/// A failure finding. A lost connection names the statement that lost it
+/// first, with the knobs it ran under: a loss met while plans were read
+/// for a knob check shows only at the next statement, which did not
+/// cause it.
+fn failure_finding(
+    plan: &DatabasePlan,
+    session: &Session,
+    oracle: Option<&str>,
+    origin: Origin,
+    setup: Vec<String>,
+    e: ExecError,
+) -> Finding {
+    let (e, knobs) = match (e, session.first_loss()) {
+        (ExecError::Lost { .. }, Some(loss)) => (
+            ExecError::Lost {
+                sql: loss.sql.clone(),
+                error: loss.error.clone(),
+            },
+            Some(loss.knobs.clone()),
+        ),
+        (e, _) => (e, None),
+    };
+    let mut finding = Finding::failure(&plan.source, oracle, origin, setup, e);
+    if let Some(knobs) = knobs {
+        finding.set_failing_knobs(plan.provider, knobs);
+    }
+    finding
 }
 
 /// Flushes a database's statement log; a log that cannot be written (a
