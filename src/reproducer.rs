@@ -5,7 +5,7 @@
 //! client; the JSON record beside it carries the same facts for lancet.
 //! [`FindingWriter`] puts both on disk, synced, before a run goes on.
 
-use crate::findings::Finding;
+use crate::findings::{Finding, FindingKind};
 use anyhow::Context;
 use lancet_core::knobs::describe_changes;
 use lancet_core::value::format_row;
@@ -86,7 +86,15 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
     }
     line(&format!(
         "confirmed on a fresh database: {}",
-        if f.confirmed { "yes" } else { "no" }
+        match (f.confirmed, f.kind) {
+            (true, _) => "yes",
+            // A crash or hang stands without a replay, which would only take
+            // the server down again.
+            (false, FindingKind::Crash | FindingKind::Hang) => {
+                "not replayed (a crash or hang would take the server down again)"
+            }
+            (false, _) => "no",
+        }
     ));
     if let Some(r) = &f.reduction {
         line(&format!(

@@ -118,7 +118,11 @@ fn create_table(
             def.push_str(&format!(" AS ({}) {storage}", sql(&e)));
             generated.push(col.clone());
         } else {
-            if rng.random_bool(0.2) {
+            // Never a NOT NULL DATE or DATETIME: MySQL and MariaDB read
+            // `c IS NULL` on such a column as `c = '0000-00-00'` (documented
+            // ODBC compatibility) in WHERE but not under NOT, so the
+            // partitions of such a predicate overlap by design.
+            if rng.random_bool(0.2) && ty.category != Category::Date {
                 def.push_str(" NOT NULL");
             }
             if rng.random_bool(0.15) && !ty.is_lob {
