@@ -198,7 +198,7 @@ impl Finding {
             error: None,
             case: None,
             confirmed: false,
-            fault: source.fault.map(|f| f.name().to_string()),
+            fault: source.fault.as_ref().map(|f| f.name().to_string()),
             reduction: None,
             signature: None,
             hidden_by_knobs: Vec::new(),

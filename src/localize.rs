@@ -65,8 +65,11 @@ pub fn knobs_that_flip(finding: &Finding) -> Vec<String> {
     let Some(case) = &finding.case else {
         return Vec::new();
     };
-    match case.settings() {
-        Ok([defaults, changed]) if defaults.is_default() => changed.changes.clone(),
+    let Ok(inputs) = case.inputs::<lancet_oracles::knobs::Settings>() else {
+        return Vec::new();
+    };
+    match &inputs.settings[..] {
+        [defaults, changed] if defaults.is_default() => changed.changes.clone(),
         _ => Vec::new(),
     }
 }

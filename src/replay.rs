@@ -212,7 +212,7 @@ pub fn check_case(finding: &Finding, dialect: lancet_core::Dialect) -> anyhow::R
 /// The planted fault recorded in a finding, unless `without` is set.
 pub fn recorded_fault(finding: &Finding, without: bool) -> anyhow::Result<Option<Fault>> {
     match (&finding.fault, without) {
-        (Some(name), false) => match Fault::parse(name) {
+        (Some(name), false) => match lancet_oracles::fault(name) {
             Some(f) => Ok(Some(f)),
             None => bail!("the record names an unknown planted fault '{name}'"),
         },

@@ -4,10 +4,10 @@
 //! README).
 
 use lancet_core::rng::database_rng;
-use lancet_core::transform::{apply_chain, Containment};
 use lancet_core::{
     run_check, CheckOutcome, DatabaseId, GenerateContext, Oracle, PlanCoverage, Provider, Session,
 };
+use lancet_oracles::transform::rewrite::{apply_chain, Containment};
 use lancet_oracles::transform::Transform;
 use lancet_sqlite::dialect::DIALECT;
 use lancet_sqlite::SqliteProvider;
@@ -66,7 +66,10 @@ fn chains_cover_every_step_and_relation_and_run_cleanly() {
                 continue;
             };
             cases += 1;
-            let chain = case.steps().expect("a transform case has steps");
+            let inputs = case
+                .inputs::<lancet_oracles::transform::Chain>()
+                .expect("a transform case has steps");
+            let chain = &inputs.steps;
             lengths += chain.len();
             for s in chain {
                 *steps.entry(s.name()).or_default() += 1;
@@ -174,8 +177,10 @@ fn stepwise_queries_deepen_mostly_over_steps_with_rows_and_run_cleanly() {
                 continue;
             };
             cases += 1;
-            let (steps, _) = case.named_steps().expect("a stepwise case has steps");
-            materialized += steps.len();
+            let inputs = case
+                .inputs::<lancet_oracles::stepwise::Steps>()
+                .expect("a stepwise case has steps");
+            materialized += inputs.steps.len();
             match run_check(&mut session, &Stepwise, &case).expect("runs its own case") {
                 CheckOutcome::Agreed { nonempty: n, .. } => {
                     agreed += 1;

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 mod exprs;
 mod rename;
+mod walk;
 pub use rename::RenameTables;
 
 /// A type as written in DDL or a CAST, verbatim (`INTEGER`, `VARCHAR(10)`,

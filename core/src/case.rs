@@ -2,69 +2,134 @@
 //! finding so that the reducer can simplify it and the oracle rebuild its
 //! queries from it.
 //!
-//! A case is tagged with the oracle that drew it, and its oracle-specific
-//! part is a variant ([`CaseInputs`]) rather than a set of optional fields:
-//! an oracle asks for the part it needs and gets a [`CaseError`] (never a
-//! panic) from a case that lacks it, such as an old or hand-edited record.
+//! A case is tagged with the oracle that drew it. Core knows only what
+//! every reducer works on: the base query and, for the oracles that have
+//! one (TLP, NoREC, PQS), a predicate. Whatever else an oracle draws
+//! (pivot rows, knob settings, twin tables, transformation chains, steps)
+//! is a type the oracle defines in its own file ([`OracleInputs`]); it
+//! travels through cases and records as that type and is stored under its
+//! `kind`, so a new kind of oracle adds no variant here. An oracle asks for
+//! its inputs and gets a [`CaseError`] (never a panic) from a case that
+//! lacks them, such as an old or hand-edited record.
 
 use crate::ast::{Expr, Select};
-use crate::knobs::KnobSetting;
 use crate::value::Row;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::any::Any;
+use std::borrow::Cow;
+use std::fmt::Debug;
+use std::sync::Arc;
 
 /// One check's inputs. Stored with every finding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(from = "CaseRecord")]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "CaseRecord", into = "CaseRecord")]
 pub struct Case {
     /// The oracle that drew this case (`--oracle` name). Queries are built
     /// only by that oracle.
     pub oracle: String,
     /// The base query (`SELECT c FROM f [WHERE w]` for TLP).
     pub query: Select,
+    /// The predicate the oracle partitions on, moves or rectified (TLP,
+    /// NoREC, PQS); the reducer simplifies it like the query.
+    pub predicate: Option<Expr>,
     /// What else the oracle drew.
-    pub inputs: CaseInputs,
+    pub inputs: Inputs,
 }
 
-/// The oracle-specific part of a case.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum CaseInputs {
-    /// The base query is all there is.
+/// The inputs an oracle draws beyond the base query and predicate, of a
+/// type it defines. `KIND` names them in records (`"kind": "pivot"`); the
+/// type's fields are stored beside it.
+pub trait OracleInputs:
+    Serialize + DeserializeOwned + Clone + Debug + PartialEq + Send + Sync + 'static
+{
+    const KIND: &'static str;
+    /// What they are, for messages about a case that lacks them.
+    const WHAT: &'static str = Self::KIND;
+}
+
+/// An oracle's own inputs: the value it drew, or the fields a record
+/// stored, read as the oracle's type when it asks for them.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs(Repr);
+
+#[derive(Clone, Debug, Default)]
+enum Repr {
     #[default]
-    Query,
-    /// A predicate the oracle partitions on or moves (TLP, NoREC).
-    Predicate { predicate: Expr },
-    /// PQS: the rectified predicate, TRUE on the pivot row that the base
-    /// query's result must contain.
-    Pivot { predicate: Expr, pivot: Row },
-    /// Optimizer configurations to run the base query under, in order (the
-    /// first is the reference).
-    Settings { settings: Vec<KnobSetting> },
-    /// Each table the query may read and its twin, a copy with the same
-    /// rows in another placement (dist-vs-local runs the query over both).
-    Twins { tables: Vec<(String, String)> },
-    /// A chain of transformations of the base query (the transform
-    /// oracle), applied in order.
-    Transforms { steps: Vec<crate::transform::Step> },
-    /// The earlier steps of a stepwise query, in order (each reads base
-    /// tables and earlier steps, named `lancet_step<id>`); the base query
-    /// is the last step. `cte`: the one-statement form writes them as a
-    /// WITH chain, else as nested derived tables.
-    Steps { steps: Vec<NamedStep>, cte: bool },
+    None,
+    Drawn(Arc<dyn DrawnInputs>),
+    Stored {
+        kind: String,
+        fields: serde_json::Map<String, serde_json::Value>,
+    },
 }
 
-/// One step of a stepwise query.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NamedStep {
-    /// Later steps read it as the table `lancet_step<id>`.
-    pub id: usize,
-    pub query: crate::ast::Query,
+/// [`OracleInputs`] with their type erased, so that a case carries any.
+trait DrawnInputs: Debug + Send + Sync {
+    fn kind(&self) -> &'static str;
+    fn fields(&self) -> serde_json::Map<String, serde_json::Value>;
+    fn as_any(&self) -> &dyn Any;
 }
 
-impl NamedStep {
-    /// The name later steps read it by.
-    pub fn table_name(id: usize) -> String {
-        format!("lancet_step{id}")
+impl<T: OracleInputs> DrawnInputs for T {
+    fn kind(&self) -> &'static str {
+        T::KIND
+    }
+    fn fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(fields)) => fields,
+            Ok(other) => [("value".to_string(), other)].into_iter().collect(),
+            Err(e) => [("unserializable".to_string(), e.to_string().into())]
+                .into_iter()
+                .collect(),
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Inputs {
+    /// No inputs beyond the query and predicate.
+    pub fn none() -> Inputs {
+        Inputs(Repr::None)
+    }
+
+    /// An oracle's drawn inputs.
+    pub fn of<I: OracleInputs>(inputs: I) -> Inputs {
+        Inputs(Repr::Drawn(Arc::new(inputs)))
+    }
+
+    /// The kind of the inputs, if there are any.
+    pub fn kind(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::None => None,
+            Repr::Drawn(d) => Some(d.kind()),
+            Repr::Stored { kind, .. } => Some(kind),
+        }
+    }
+
+    fn fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        match &self.0 {
+            Repr::None => serde_json::Map::new(),
+            Repr::Drawn(d) => d.fields(),
+            Repr::Stored { fields, .. } => fields.clone(),
+        }
+    }
+}
+
+impl PartialEq for Inputs {
+    fn eq(&self, other: &Inputs) -> bool {
+        self.kind() == other.kind() && self.fields() == other.fields()
+    }
+}
+
+impl PartialEq for Case {
+    fn eq(&self, other: &Case) -> bool {
+        self.oracle == other.oracle
+            && self.query == other.query
+            && self.predicate == other.predicate
+            && self.inputs == other.inputs
     }
 }
 
@@ -83,11 +148,29 @@ pub enum CaseError {
 }
 
 impl Case {
-    pub fn new(oracle: &str, query: Select, inputs: CaseInputs) -> Case {
+    /// A case of just a base query.
+    pub fn new(oracle: &str, query: Select) -> Case {
         Case {
             oracle: oracle.to_string(),
             query,
-            inputs,
+            predicate: None,
+            inputs: Inputs::none(),
+        }
+    }
+
+    /// A case of a base query and a predicate.
+    pub fn with_predicate_of(oracle: &str, query: Select, predicate: Expr) -> Case {
+        Case {
+            predicate: Some(predicate),
+            ..Case::new(oracle, query)
+        }
+    }
+
+    /// This case with the oracle's own inputs.
+    pub fn and_inputs<I: OracleInputs>(self, inputs: I) -> Case {
+        Case {
+            inputs: Inputs::of(inputs),
+            ..self
         }
     }
 
@@ -107,65 +190,41 @@ impl Case {
 
     /// The predicate of a TLP, NoREC or PQS case.
     pub fn predicate(&self) -> Result<&Expr, CaseError> {
-        match &self.inputs {
-            CaseInputs::Predicate { predicate } | CaseInputs::Pivot { predicate, .. } => {
-                Ok(predicate)
+        self.predicate
+            .as_ref()
+            .ok_or_else(|| self.missing("predicate"))
+    }
+
+    /// The oracle's own inputs: borrowed as drawn, or read from the
+    /// fields a record stored.
+    pub fn inputs<I: OracleInputs>(&self) -> Result<Cow<'_, I>, CaseError> {
+        match &self.inputs.0 {
+            Repr::Drawn(d) => d
+                .as_any()
+                .downcast_ref::<I>()
+                .map(Cow::Borrowed)
+                .ok_or_else(|| self.missing(I::WHAT)),
+            Repr::Stored { kind, fields } if kind == I::KIND => {
+                serde_json::from_value(serde_json::Value::Object(fields.clone()))
+                    .map(Cow::Owned)
+                    .map_err(|e| self.unfit(format!("its {} do not read: {e}", I::WHAT)))
             }
-            _ => Err(self.missing("predicate")),
-        }
-    }
-
-    /// The pivot row of a PQS case.
-    pub fn pivot(&self) -> Result<&Row, CaseError> {
-        match &self.inputs {
-            CaseInputs::Pivot { pivot, .. } => Ok(pivot),
-            _ => Err(self.missing("pivot row")),
-        }
-    }
-
-    /// The optimizer configurations of a knob case.
-    pub fn settings(&self) -> Result<&[KnobSetting], CaseError> {
-        match &self.inputs {
-            CaseInputs::Settings { settings } => Ok(settings),
-            _ => Err(self.missing("optimizer settings")),
-        }
-    }
-
-    /// The tables of a dist-vs-local case and their twins.
-    pub fn twins(&self) -> Result<&[(String, String)], CaseError> {
-        match &self.inputs {
-            CaseInputs::Twins { tables } => Ok(tables),
-            _ => Err(self.missing("twin tables")),
-        }
-    }
-
-    /// The transformation chain of a transform case.
-    pub fn steps(&self) -> Result<&[crate::transform::Step], CaseError> {
-        match &self.inputs {
-            CaseInputs::Transforms { steps } => Ok(steps),
-            _ => Err(self.missing("transformation steps")),
-        }
-    }
-
-    /// The earlier steps of a stepwise case, and whether they are written
-    /// as CTEs.
-    pub fn named_steps(&self) -> Result<(&[NamedStep], bool), CaseError> {
-        match &self.inputs {
-            CaseInputs::Steps { steps, cte } => Ok((steps, *cte)),
-            _ => Err(self.missing("steps")),
+            _ => Err(self.missing(I::WHAT)),
         }
     }
 
     /// The same case with another predicate (where it has one).
     pub fn with_predicate(&self, p: Expr) -> Case {
         let mut c = self.clone();
-        match &mut c.inputs {
-            CaseInputs::Predicate { predicate } | CaseInputs::Pivot { predicate, .. } => {
-                *predicate = p
-            }
-            _ => {}
+        if c.predicate.is_some() {
+            c.predicate = Some(p);
         }
         c
+    }
+
+    /// The same case with other inputs of the oracle.
+    pub fn with_inputs<I: OracleInputs>(&self, inputs: I) -> Case {
+        self.clone().and_inputs(inputs)
     }
 
     /// The error for a case that does not fit its oracle.
@@ -184,34 +243,84 @@ impl Case {
     }
 }
 
-/// A case as records store it, in either form: the tagged one, or the
-/// untagged one of records written before (`predicate` and `pivot` beside
-/// `query`, the oracle named only by the finding).
-#[derive(Deserialize)]
+/// A case as records store it: `inputs` is an object tagged by `kind`
+/// (`query`, `predicate`, or an oracle's own kind) holding the predicate
+/// and the oracle's fields. Records written before cases were tagged
+/// have `predicate` and `pivot` beside `query` and name the oracle only
+/// in the finding; they still load.
+#[derive(Serialize, Deserialize)]
 struct CaseRecord {
     #[serde(default)]
     oracle: String,
     query: Select,
-    #[serde(default)]
-    inputs: Option<CaseInputs>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    inputs: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(default, skip_serializing)]
     predicate: Option<Expr>,
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     pivot: Option<Row>,
 }
 
+/// The kind of a case with a predicate and no inputs of its oracle's own.
+const PREDICATE_KIND: &str = "predicate";
+/// The kind of a case of only a base query.
+const QUERY_KIND: &str = "query";
+
 impl From<CaseRecord> for Case {
     fn from(r: CaseRecord) -> Case {
-        let inputs = match (r.inputs, r.predicate, r.pivot) {
-            (Some(inputs), _, _) => inputs,
-            (None, Some(predicate), Some(pivot)) => CaseInputs::Pivot { predicate, pivot },
-            (None, Some(predicate), None) => CaseInputs::Predicate { predicate },
-            (None, None, _) => CaseInputs::Query,
+        let mut case = Case::new(&r.oracle, r.query);
+        match r.inputs {
+            Some(mut fields) => {
+                let kind = match fields.remove("kind") {
+                    Some(serde_json::Value::String(k)) => k,
+                    _ => QUERY_KIND.to_string(),
+                };
+                // A predicate that does not read stays in the fields, where
+                // the oracle reports it as unfit rather than missing.
+                if let Some(p) = fields.get("predicate") {
+                    if let Ok(p) = serde_json::from_value::<Expr>(p.clone()) {
+                        case.predicate = Some(p);
+                        fields.remove("predicate");
+                    }
+                }
+                if kind != QUERY_KIND && kind != PREDICATE_KIND {
+                    case.inputs = Inputs(Repr::Stored { kind, fields });
+                }
+            }
+            None => {
+                case.predicate = r.predicate;
+                if let Some(pivot) = r.pivot {
+                    let fields = [("pivot".to_string(), serde_json::json!(pivot))];
+                    case.inputs = Inputs(Repr::Stored {
+                        kind: "pivot".to_string(),
+                        fields: fields.into_iter().collect(),
+                    });
+                }
+            }
+        }
+        case
+    }
+}
+
+impl From<Case> for CaseRecord {
+    fn from(c: Case) -> CaseRecord {
+        let kind = match (c.inputs.kind(), &c.predicate) {
+            (Some(kind), _) => kind.to_string(),
+            (None, Some(_)) => PREDICATE_KIND.to_string(),
+            (None, None) => QUERY_KIND.to_string(),
         };
-        Case {
-            oracle: r.oracle,
-            query: r.query,
-            inputs,
+        let mut fields = serde_json::Map::new();
+        fields.insert("kind".to_string(), kind.into());
+        if let Some(p) = &c.predicate {
+            fields.insert("predicate".to_string(), serde_json::json!(p));
+        }
+        fields.extend(c.inputs.fields());
+        CaseRecord {
+            oracle: c.oracle,
+            query: c.query,
+            inputs: Some(fields),
+            predicate: None,
+            pivot: None,
         }
     }
 }
@@ -262,33 +371,71 @@ pub enum ItemPolicy {
 mod tests {
     use super::*;
 
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Pivot {
+        pivot: Row,
+    }
+    impl OracleInputs for Pivot {
+        const KIND: &'static str = "pivot";
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Other {
+        n: u32,
+    }
+    impl OracleInputs for Other {
+        const KIND: &'static str = "other";
+    }
+
     #[test]
-    fn records_of_both_forms_load() {
+    fn records_of_every_form_load() {
         let query = serde_json::to_value(Select::default()).expect("serializes");
         let predicate = serde_json::to_value(Expr::int(1)).expect("serializes");
         let old = serde_json::json!({"query": query, "predicate": predicate, "pivot": null});
         let case: Case = serde_json::from_value(old).expect("an untagged record loads");
         assert_eq!(case.predicate(), Ok(&Expr::int(1)));
-        assert!(case.pivot().is_err());
+        assert!(case.inputs::<Pivot>().is_err());
         assert_eq!(case.oracle, "");
-        let row = serde_json::to_value(vec![crate::value::Value::Integer(1)]).expect("serializes");
+        let row = vec![crate::value::Value::Integer(1)];
         let old = serde_json::json!({"query": query, "predicate": predicate, "pivot": row});
         let case: Case = serde_json::from_value(old).expect("an untagged PQS record loads");
-        assert_eq!(case.pivot(), Ok(&vec![crate::value::Value::Integer(1)]));
-        let c = Case::new(
-            "norec",
-            Select::default(),
-            CaseInputs::Predicate {
-                predicate: Expr::int(1),
-            },
-        );
+        assert_eq!(case.inputs::<Pivot>().expect("a pivot").pivot, row);
+        // The tagged form written before inputs were the oracles' own types.
+        let tagged = serde_json::json!({"oracle": "pqs", "query": query,
+            "inputs": {"kind": "pivot", "predicate": predicate, "pivot": row}});
+        let case: Case = serde_json::from_value(tagged.clone()).expect("a tagged record loads");
+        assert_eq!(case.predicate(), Ok(&Expr::int(1)));
+        assert_eq!(serde_json::to_value(&case).expect("serializes"), tagged);
+        let c = Case::with_predicate_of("norec", Select::default(), Expr::int(1));
         let text = serde_json::to_string(&c).expect("serializes");
+        assert!(text.contains(r#""kind":"predicate""#), "{text}");
         let back: Case = serde_json::from_str(&text).expect("round trip");
         assert_eq!(back, c);
         assert!(back.check_oracle("norec").is_ok());
         assert!(matches!(
             back.check_oracle("pqs"),
             Err(CaseError::OtherOracle { .. })
+        ));
+    }
+
+    #[test]
+    fn drawn_and_stored_inputs_read_alike() {
+        let c = Case::new("x", Select::default()).and_inputs(Other { n: 7 });
+        assert_eq!(c.inputs::<Other>().expect("drawn").n, 7);
+        assert!(matches!(
+            c.inputs::<Pivot>(),
+            Err(CaseError::Missing { .. })
+        ));
+        let back: Case =
+            serde_json::from_str(&serde_json::to_string(&c).expect("serializes")).expect("loads");
+        assert_eq!(back.inputs::<Other>().expect("stored").n, 7);
+        assert_eq!(back, c);
+        let broken = serde_json::json!({"oracle": "x", "query": Select::default(),
+            "inputs": {"kind": "other", "n": "seven"}});
+        let case: Case = serde_json::from_value(broken).expect("loads");
+        assert!(matches!(
+            case.inputs::<Other>(),
+            Err(CaseError::Unfit { .. })
         ));
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::case::{Case, CaseError};
 use crate::connection::DbError;
+use crate::fault::{FaultedQuery, FaultedResult};
 use crate::knobs::KnobSetting;
 use crate::oracle::{Disagreement, Oracle, QueryContext, Verdict};
 use crate::session::{ExecError, Session};
@@ -115,9 +116,22 @@ pub fn run_check_with_knobs_off(
         // A batch is one round trip: its time is shared by its queries
         // (the performance oracle runs one query per batch).
         let each = (session.stats.dbms_time.saturating_sub(before)) / (sqls.len().max(1) as u32);
+        let fault = session.fault().cloned();
         for ((q, sql), outcome) in batch.iter().zip(sqls).zip(outcomes) {
             match outcome {
-                Ok(rows) => {
+                Ok(mut rows) => {
+                    let mut time = each;
+                    if let Some(fault) = &fault {
+                        let query = FaultedQuery {
+                            query: q,
+                            sql: &sql,
+                        };
+                        let mut result = FaultedResult {
+                            rows: &mut rows,
+                            time: &mut time,
+                        };
+                        fault.perturb(&query, &mut result);
+                    }
                     ran.push(RanQuery {
                         role: q.role.clone(),
                         sql,
@@ -126,7 +140,7 @@ pub fn run_check_with_knobs_off(
                         statement: false,
                     });
                     results.push(rows);
-                    times.push(each);
+                    times.push(time);
                 }
                 Err(e) => {
                     failed = Some(e);

@@ -37,11 +37,10 @@ pub mod rng;
 pub mod schema;
 pub mod session;
 pub mod shrink;
-pub mod transform;
 pub mod value;
 
 pub use ast::*;
-pub use case::{Case, CaseError, CaseInputs, CasePolicy, ItemPolicy, NamedStep};
+pub use case::{Case, CaseError, CasePolicy, Inputs, ItemPolicy, OracleInputs};
 pub use check::{run_check, run_check_with_knobs_off, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
 pub use dialect::{Dialect, SqlDialect};

@@ -241,6 +241,11 @@ pub trait Oracle: Send + Sync {
     }
     /// The planted fault `selftest` proves this oracle catches.
     fn planted_fault(&self) -> crate::fault::Fault {
-        crate::fault::Fault::DropRow { period: 5 }
+        std::sync::Arc::new(crate::fault::DropRow { period: 5 })
+    }
+    /// Every planted fault this oracle is known to catch (`--inject-fault`
+    /// names them): its own, and others its relation sees.
+    fn faults(&self) -> Vec<crate::fault::Fault> {
+        vec![self.planted_fault()]
     }
 }

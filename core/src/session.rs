@@ -115,6 +115,8 @@ pub struct Session<'e> {
     /// loss inside a step whose errors are not findings (reading plans)
     /// shows only at the next statement, which did not cause it.
     first_loss: Option<Loss>,
+    /// The planted fault applied to oracles' queries ([`crate::run_check`]).
+    fault: Option<crate::fault::Fault>,
 }
 
 /// A statement that lost the connection (or hung), with the knobs in
@@ -141,7 +143,20 @@ impl<'e> Session<'e> {
             fetched: std::collections::HashMap::new(),
             materialized: Vec::new(),
             first_loss: None,
+            fault: None,
         }
+    }
+
+    /// Plants `fault` in the results of the oracles' queries this session
+    /// runs (`selftest`, and the replay of a finding made with one).
+    pub fn with_fault(mut self, fault: Option<crate::fault::Fault>) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    /// The planted fault, if there is one.
+    pub fn fault(&self) -> Option<&crate::fault::Fault> {
+        self.fault.as_ref()
     }
 
     /// The first statement of this session that lost the connection: the

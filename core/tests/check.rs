@@ -3,9 +3,9 @@
 //! anything else is a finding, and the defaults are back afterwards.
 
 use lancet_core::{
-    run_check, Case, CaseError, CaseInputs, CheckOutcome, Connection, DbError, ExecError,
-    ExpectedErrors, GenerateContext, KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row,
-    Select, Session, Value, Verdict,
+    run_check, Case, CaseError, CheckOutcome, Connection, DbError, ExecError, ExpectedErrors,
+    GenerateContext, KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row, Select, Session,
+    Value, Verdict,
 };
 use lancet_testkit::standard::STANDARD;
 use std::sync::{Arc, Mutex};
@@ -95,7 +95,7 @@ fn case(table: &str) -> Case {
         }),
         ..Select::default()
     };
-    Case::new("under-knobs", query, CaseInputs::Query)
+    Case::new("under-knobs", query)
 }
 
 fn session<'e>(seen: &Seen, error: Option<DbError>, expected: &'e ExpectedErrors) -> Session<'e> {

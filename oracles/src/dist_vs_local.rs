@@ -17,13 +17,26 @@
 
 use crate::partition::{base_where, item, multiset_verdict, some_columns};
 use crate::tlp_where::select_items;
+use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, Expr, GenerateContext, ItemPolicy, Oracle,
-    OracleQuery, Query, QueryContext, RenameTables, Row, Select, TableSet, Verdict,
+    Case, CaseError, CasePolicy, Expr, GenerateContext, ItemPolicy, Oracle, OracleQuery, Query,
+    QueryContext, RenameTables, Row, Select, TableSet, Verdict,
 };
 use rand::Rng as _;
 
 pub struct DistVsLocal;
+
+/// What dist-vs-local draws beside its query: each table the query may
+/// read and its twin, a copy with the same rows in another placement.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Twins {
+    pub tables: Vec<(String, String)>,
+}
+
+impl lancet_core::OracleInputs for Twins {
+    const KIND: &'static str = "twins";
+    const WHAT: &'static str = "twin tables";
+}
 
 const RELATION: &str =
     "RS(Q over the tables) = RS(Q over their local twins), as multisets of whole rows";
@@ -103,7 +116,7 @@ impl Oracle for DistVsLocal {
                 ..Select::default()
             },
         };
-        Some(Case::new(self.name(), query, CaseInputs::Twins { tables }))
+        Some(Case::new(self.name(), query).and_inputs(Twins { tables }))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
@@ -115,7 +128,8 @@ impl Oracle for DistVsLocal {
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        let twins = case.twins()?;
+        let inputs = case.inputs::<Twins>()?;
+        let twins = &inputs.tables;
         let original = Query::select(case.query.clone());
         let mut on_twins = original.clone();
         on_twins.rename_tables(&|name| {
@@ -139,8 +153,34 @@ impl Oracle for DistVsLocal {
 
     /// A row lost only by queries that read no twin: a fault of the
     /// distributed path alone, which no other oracle sees.
-    fn planted_fault(&self) -> lancet_core::fault::Fault {
-        lancet_core::fault::Fault::DropRowOffTwins { period: 3 }
+    fn planted_fault(&self) -> Fault {
+        std::sync::Arc::new(DropRowOffTwins { period: 3 })
+    }
+}
+
+/// Drops the first row of one query in `period` among those that read no
+/// twin table ([`lancet_core::TWIN_SCHEMA`]): a fault of one execution path
+/// only (Citus's distributed tables), which only dist-vs-local can see.
+#[derive(Debug)]
+pub struct DropRowOffTwins {
+    pub period: u64,
+}
+
+impl PlantedFault for DropRowOffTwins {
+    fn name(&self) -> &'static str {
+        "drop-row-off-twins"
+    }
+    fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
+        let twin = format!("{}.", lancet_core::TWIN_SCHEMA);
+        let reads_twin = q
+            .query
+            .query
+            .table_names()
+            .iter()
+            .any(|t| t.starts_with(&twin));
+        if !r.rows.is_empty() && !reads_twin && q.hit(self.period) {
+            r.rows.remove(0);
+        }
     }
 }
 
@@ -167,13 +207,13 @@ mod tests {
                 }),
                 ..Select::default()
             },
-            CaseInputs::Twins {
-                tables: vec![
-                    ("t0".into(), "lancet_twin.t0".into()),
-                    ("t1".into(), "lancet_twin.t1".into()),
-                ],
-            },
         )
+        .and_inputs(Twins {
+            tables: vec![
+                ("t0".into(), "lancet_twin.t0".into()),
+                ("t1".into(), "lancet_twin.t1".into()),
+            ],
+        })
     }
 
     #[test]
@@ -194,7 +234,7 @@ mod tests {
     #[test]
     fn a_case_without_twins_is_refused() {
         let mut c = case();
-        c.inputs = CaseInputs::Query;
+        c.inputs = lancet_core::Inputs::none();
         assert!(DistVsLocal.queries(&c).is_err());
     }
 

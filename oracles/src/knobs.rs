@@ -20,15 +20,29 @@
 
 use crate::partition::{exact_groups, item, multiset_verdict, some_columns, verdict_from_diff};
 use lancet_core::compare::multiset_diff;
+use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext,
-    ItemPolicy, Knob, KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row, Select,
-    SelectItem, SetOperator, TableFactor, Verdict,
+    Case, CaseError, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext, ItemPolicy, Knob,
+    KnobSetting, Oracle, OracleQuery, Query, QueryContext, Row, Select, SelectItem, SetOperator,
+    TableFactor, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
 pub struct Knobs;
+
+/// What the knob oracles (knobs, perf) draw beside their query: the
+/// optimizer configurations to run it under, in order, the first the
+/// reference.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Settings {
+    pub settings: Vec<KnobSetting>,
+}
+
+impl lancet_core::OracleInputs for Settings {
+    const KIND: &'static str = "settings";
+    const WHAT: &'static str = "optimizer settings";
+}
 
 const RELATION: &str =
     "RS(Q under the default configuration) = RS(Q with knobs changed), as multisets";
@@ -85,7 +99,7 @@ pub(crate) fn plan_guided_case(
     }
     let select = Knobs.query(cx)?;
     let settings = plan_guided_settings(cx, &Query::select(select.clone()), alternatives)?;
-    Some(Case::new(oracle, select, CaseInputs::Settings { settings }))
+    Some(Case::new(oracle, select).and_inputs(Settings { settings }))
 }
 
 /// The defaults and up to `alternatives` configurations whose plans for
@@ -237,7 +251,8 @@ impl Oracle for Knobs {
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        let settings = case.settings()?;
+        let inputs = case.inputs::<Settings>()?;
+        let settings = &inputs.settings;
         if settings.len() < 2 {
             return Err(case.unfit("fewer than two configurations"));
         }
@@ -276,13 +291,11 @@ impl Oracle for Knobs {
             ItemPolicy::Free
         };
         let mut out = lancet_core::shrink::case_variants(case, &CasePolicy::with_items(items));
-        let Ok(settings) = case.settings() else {
+        let Ok(inputs) = case.inputs::<Settings>() else {
             return out;
         };
-        let with = |settings: Vec<KnobSetting>| Case {
-            inputs: CaseInputs::Settings { settings },
-            ..case.clone()
-        };
+        let settings = &inputs.settings;
+        let with = |settings: Vec<KnobSetting>| case.with_inputs(Settings { settings });
         if settings.len() > 2 {
             for i in 1..settings.len() {
                 let mut fewer = settings.to_vec();
@@ -303,8 +316,27 @@ impl Oracle for Knobs {
         out
     }
 
-    fn planted_fault(&self) -> lancet_core::fault::Fault {
-        lancet_core::fault::Fault::DropRowUnderDefaultKnobs { period: 5 }
+    fn planted_fault(&self) -> Fault {
+        std::sync::Arc::new(DropRowUnderDefaultKnobs { period: 5 })
+    }
+}
+
+/// Drops the first row of one query in `period` while every knob is on: a
+/// fault of an optimization, which turning off any knob hides (what
+/// root-cause localization looks for).
+#[derive(Debug)]
+pub struct DropRowUnderDefaultKnobs {
+    pub period: u64,
+}
+
+impl PlantedFault for DropRowUnderDefaultKnobs {
+    fn name(&self) -> &'static str {
+        "drop-row-under-default-knobs"
+    }
+    fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
+        if !r.rows.is_empty() && !q.knobs_off() && q.hit(self.period) {
+            r.rows.remove(0);
+        }
     }
 }
 
@@ -314,11 +346,7 @@ mod tests {
     use lancet_core::Value;
 
     fn case(settings: Vec<KnobSetting>) -> Case {
-        Case::new(
-            "knobs",
-            Select::default(),
-            CaseInputs::Settings { settings },
-        )
+        Case::new("knobs", Select::default()).and_inputs(Settings { settings })
     }
 
     #[test]
@@ -357,7 +385,7 @@ mod tests {
         let settings: Vec<Vec<KnobSetting>> = Knobs
             .shrink(&c)
             .into_iter()
-            .filter_map(|v| v.settings().ok().map(|s| s.to_vec()))
+            .filter_map(|v| v.inputs::<Settings>().ok().map(|s| s.settings.clone()))
             .collect();
         assert!(settings.contains(&vec![KnobSetting::defaults(), KnobSetting::with(&["b"])]));
         assert!(settings.contains(&vec![KnobSetting::defaults(), KnobSetting::with(&["a"])]));

@@ -15,6 +15,7 @@ pub mod tlp_having;
 pub mod tlp_where;
 pub mod transform;
 
+use lancet_core::fault::Fault;
 use lancet_core::Oracle;
 
 /// An oracle and its weight in the `all` rotation.
@@ -53,4 +54,24 @@ pub fn by_name(name: &str) -> Option<Box<dyn Oracle>> {
         .into_iter()
         .find(|r| r.oracle.name() == name)
         .map(|r| r.oracle)
+}
+
+/// Every planted fault lancet knows: core's generic ones and each
+/// oracle's, once each, in that order (`--inject-fault` names one; a
+/// finding's record names the fault it was made under).
+pub fn faults() -> Vec<Fault> {
+    let mut out = lancet_core::fault::generic_faults();
+    for r in all() {
+        for f in r.oracle.faults() {
+            if !out.iter().any(|o| o.name() == f.name()) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// The planted fault named `name`, if lancet has one.
+pub fn fault(name: &str) -> Option<Fault> {
+    faults().into_iter().find(|f| f.name() == name)
 }

@@ -12,7 +12,7 @@
 //! then confirmed by timing the pair again on a fresh database. Results
 //! that differ are a logic finding, as for the knob differential.
 
-use crate::knobs::{plan_guided_case, query_under};
+use crate::knobs::{plan_guided_case, query_under, Settings};
 use crate::partition::{multiset_verdict, verdict_from_diff};
 use lancet_core::compare::{multiset_diff, RowDiff};
 use lancet_core::oracle::Timing;
@@ -63,8 +63,8 @@ impl Oracle for Perf {
     /// The two configurations alternately, [`RUNS`] times each.
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        let settings = case.settings()?;
-        let [a, b] = settings else {
+        let inputs = case.inputs::<Settings>()?;
+        let [a, b] = &inputs.settings[..] else {
             return Err(case.unfit("the performance oracle compares two configurations"));
         };
         let mut out = Vec::with_capacity(2 * RUNS);
@@ -115,7 +115,8 @@ impl Oracle for Perf {
         if slow < fast + FLOOR || slow_ms < FACTOR * fast_ms {
             return Ok(rows);
         }
-        let settings = case.settings()?;
+        let inputs = case.inputs::<Settings>()?;
+        let settings = &inputs.settings;
         let name = |s: &KnobSetting| role(s, 0).trim_end_matches(", run 1").to_string();
         Ok(Verdict::Disagree(Disagreement {
             relation: RELATION.to_string(),
@@ -132,23 +133,45 @@ impl Oracle for Perf {
     }
 
     fn planted_fault(&self) -> lancet_core::fault::Fault {
-        lancet_core::fault::Fault::SleepUnderDefaultKnobs { period: 3 }
+        std::sync::Arc::new(SlowUnderDefaultKnobs { period: 3 })
+    }
+}
+
+/// How much slower [`SlowUnderDefaultKnobs`] makes a query.
+pub const PLANTED_DELAY: Duration = Duration::from_millis(200);
+
+/// Makes one query in `period` take [`PLANTED_DELAY`] longer while every
+/// knob is on: a default plan that is slow but right, which only the
+/// performance oracle sees.
+#[derive(Debug)]
+pub struct SlowUnderDefaultKnobs {
+    pub period: u64,
+}
+
+impl lancet_core::fault::PlantedFault for SlowUnderDefaultKnobs {
+    fn name(&self) -> &'static str {
+        "sleep-under-default-knobs"
+    }
+    fn perturb(
+        &self,
+        q: &lancet_core::fault::FaultedQuery<'_>,
+        r: &mut lancet_core::fault::FaultedResult<'_>,
+    ) {
+        if !q.knobs_off() && q.hit(self.period) {
+            *r.time += PLANTED_DELAY;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{CaseInputs, Select, Value};
+    use lancet_core::{Select, Value};
 
     fn case() -> Case {
-        Case::new(
-            "perf",
-            Select::default(),
-            CaseInputs::Settings {
-                settings: vec![KnobSetting::defaults(), KnobSetting::with(&["a"])],
-            },
-        )
+        Case::new("perf", Select::default()).and_inputs(Settings {
+            settings: vec![KnobSetting::defaults(), KnobSetting::with(&["a"])],
+        })
     }
 
     fn ms(v: &[u64]) -> Vec<Duration> {

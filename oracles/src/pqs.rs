@@ -10,8 +10,8 @@ use lancet_core::compare::values_equal;
 use lancet_core::compare::RowDiff;
 use lancet_core::value::format_row;
 use lancet_core::{
-    Case, CaseError, CaseInputs, Disagreement, Expr, FromClause, GenerateContext, JoinKind, Oracle,
-    OracleQuery, Query, Row, Select, SelectItem, TableFactor, Truth, Verdict,
+    Case, CaseError, Disagreement, Expr, FromClause, GenerateContext, JoinKind, Oracle,
+    OracleInputs, OracleQuery, Query, Row, Select, SelectItem, TableFactor, Truth, Verdict,
 };
 use rand::Rng as _;
 
@@ -21,6 +21,18 @@ use rand::Rng as _;
 const CHEAP_PRODUCT: u64 = 5_000;
 
 pub struct Pqs;
+
+/// What PQS draws beside its rectified predicate: the pivot row, one value
+/// per select item, which the query's result must contain.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PivotRow {
+    pub pivot: Row,
+}
+
+impl OracleInputs for PivotRow {
+    const KIND: &'static str = "pivot";
+    const WHAT: &'static str = "pivot row";
+}
 
 const RELATION: &str =
     "the pivot row, which RS(SELECT ...) contains, is in RS(SELECT ... WHERE rectified predicate)";
@@ -76,7 +88,7 @@ impl Oracle for Pqs {
     }
 
     fn planted_fault(&self) -> lancet_core::fault::Fault {
-        lancet_core::fault::Fault::EmptyResult { period: 5 }
+        std::sync::Arc::new(lancet_core::fault::EmptyResult { period: 5 })
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
@@ -128,26 +140,26 @@ impl Oracle for Pqs {
             Truth::False => Expr::not(expr),
             Truth::Null => Expr::is_null(expr),
         };
-        Some(Case::new(
-            self.name(),
-            Select {
-                items: scope
-                    .columns
-                    .iter()
-                    .map(|c| SelectItem::Expr {
-                        expr: c.expr.clone(),
-                        alias: None,
-                    })
-                    .collect(),
-                from: Some(from),
-                selection: Some(rectified.clone()),
-                ..Select::default()
-            },
-            CaseInputs::Pivot {
-                predicate: rectified,
-                pivot,
-            },
-        ))
+        Some(
+            Case::with_predicate_of(
+                self.name(),
+                Select {
+                    items: scope
+                        .columns
+                        .iter()
+                        .map(|c| SelectItem::Expr {
+                            expr: c.expr.clone(),
+                            alias: None,
+                        })
+                        .collect(),
+                    from: Some(from),
+                    selection: Some(rectified.clone()),
+                    ..Select::default()
+                },
+                rectified,
+            )
+            .and_inputs(PivotRow { pivot }),
+        )
     }
 
     /// PQS cannot simplify its predicate freely: a simpler predicate need
@@ -156,9 +168,10 @@ impl Oracle for Pqs {
     /// conjunction (`NOT` of a FALSE disjunction), and dropping a column or
     /// a whole table from both the select list and the pivot row.
     fn shrink(&self, case: &Case) -> Vec<Case> {
-        let (Ok(pivot), Ok(predicate)) = (case.pivot(), case.predicate()) else {
+        let (Ok(inputs), Ok(predicate)) = (case.inputs::<PivotRow>(), case.predicate()) else {
             return vec![];
         };
+        let pivot = &inputs.pivot;
         let mut out = Vec::new();
         let with_predicate = |p: Expr| Case {
             query: Select {
@@ -228,7 +241,7 @@ impl Oracle for Pqs {
     /// by itself.
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        case.pivot()?;
+        case.inputs::<PivotRow>()?;
         Ok(vec![
             OracleQuery::new("pivot query", Query::select(case.query.clone())),
             OracleQuery::new(
@@ -242,7 +255,8 @@ impl Oracle for Pqs {
     }
 
     fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
-        let pivot = case.pivot()?;
+        let inputs = case.inputs::<PivotRow>()?;
+        let pivot = &inputs.pivot;
         let [with_predicate, all_rows] = results else {
             return Err(case.unfit("PQS compares exactly two results"));
         };
@@ -301,6 +315,13 @@ fn keep_columns(case: &Case, pivot: &Row, keep: &[bool]) -> Option<Case> {
         return None;
     }
     let pick = |i: usize| keep[i];
+    let pivot: Row = pivot
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| pick(*i))
+        .map(|(_, v)| v.clone())
+        .collect();
+    case.predicate().ok()?;
     Some(Case {
         query: Select {
             items: case
@@ -313,16 +334,7 @@ fn keep_columns(case: &Case, pivot: &Row, keep: &[bool]) -> Option<Case> {
                 .collect(),
             ..case.query.clone()
         },
-        inputs: CaseInputs::Pivot {
-            predicate: case.predicate().ok()?.clone(),
-            pivot: pivot
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| pick(*i))
-                .map(|(_, v)| v.clone())
-                .collect(),
-        },
-        oracle: case.oracle.clone(),
+        ..case.with_inputs(PivotRow { pivot })
     })
 }
 

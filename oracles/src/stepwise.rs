@@ -19,15 +19,44 @@
 use crate::partition::{item, multiset_verdict};
 use lancet_core::RenameTables;
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext,
-    ItemPolicy, Join, JoinConstraint, JoinKind, NamedStep, Oracle, OracleQuery, Query, Row, Scope,
-    ScopeColumn, Select, SelectItem, SetExpr, TableFactor, Verdict,
+    Case, CaseError, CasePolicy, DerivedForm, Expr, FromClause, GenerateContext, ItemPolicy, Join,
+    JoinConstraint, JoinKind, Oracle, OracleQuery, Query, Row, Scope, ScopeColumn, Select,
+    SelectItem, SetExpr, TableFactor, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 use std::collections::BTreeMap;
 
 pub struct Stepwise;
+
+/// What the stepwise oracle draws beside the last step (the case's query):
+/// the earlier steps, in order, each reading base tables and earlier
+/// steps. `cte`: the one-statement form writes them as a WITH chain, else
+/// as nested derived tables.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Steps {
+    pub steps: Vec<NamedStep>,
+    pub cte: bool,
+}
+
+impl lancet_core::OracleInputs for Steps {
+    const KIND: &'static str = "steps";
+}
+
+/// One step of a stepwise query.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NamedStep {
+    /// Later steps read it as the table `lancet_step<id>`.
+    pub id: usize,
+    pub query: Query,
+}
+
+impl NamedStep {
+    /// The name later steps read it by.
+    pub fn table_name(id: usize) -> String {
+        format!("lancet_step{id}")
+    }
+}
 
 const RELATION: &str = "RS(the query in one statement) = RS(the query with each step materialized alone), as multisets of whole rows";
 
@@ -434,19 +463,14 @@ impl Oracle for Stepwise {
                 rows: count,
             });
         }
-        Some(Case::new(
-            self.name(),
-            select,
-            CaseInputs::Steps {
-                steps,
-                cte: cx.rng.random_bool(0.5),
-            },
-        ))
+        let cte = cx.rng.random_bool(0.5);
+        Some(Case::new(self.name(), select).and_inputs(Steps { steps, cte }))
     }
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        let (all_steps, cte) = case.named_steps()?;
+        let inputs = case.inputs::<Steps>()?;
+        let (all_steps, cte) = (&inputs.steps, inputs.cte);
         // Only the steps the last one reads, all the way down (a reduced
         // case may read fewer than it was drawn with).
         let steps = needed_steps(&case.query, all_steps);
@@ -508,9 +532,10 @@ impl Oracle for Stepwise {
             ..CasePolicy::with_items(items)
         };
         let mut out = lancet_core::shrink::case_variants(case, &policy);
-        let Ok((steps, cte)) = case.named_steps() else {
+        let Ok(inputs) = case.inputs::<Steps>() else {
             return out;
         };
+        let (steps, cte) = (&inputs.steps, inputs.cte);
         // Steps the last one no longer reads go; every step shrinks like
         // the last (joins dropped, WHERE simplified), but keeps its select
         // list, which later steps read by position.
@@ -523,23 +548,20 @@ impl Oracle for Stepwise {
             let SetExpr::Select(select) = &s.query.body else {
                 continue;
             };
-            let alone = Case::new(self.name(), (**select).clone(), CaseInputs::Query);
+            let alone = Case::new(self.name(), (**select).clone());
             for variant in lancet_core::shrink::case_variants(&alone, &step_policy) {
                 let mut simpler = steps.clone();
                 simpler[i].query = Query::select(variant.query);
-                out.push(Case {
-                    inputs: CaseInputs::Steps {
-                        steps: simpler,
-                        cte,
-                    },
-                    ..case.clone()
-                });
+                out.push(case.with_inputs(Steps {
+                    steps: simpler,
+                    cte,
+                }));
             }
         }
         out
     }
 
     fn planted_fault(&self) -> lancet_core::fault::Fault {
-        lancet_core::fault::Fault::DropRowInDerived { period: 3 }
+        std::sync::Arc::new(crate::transform::DropRowInDerived { period: 3 })
     }
 }

@@ -13,8 +13,8 @@
 use crate::partition::{base_where, item, where_partitions};
 use lancet_core::compare::{values_equal, RowDiff};
 use lancet_core::{
-    Case, CaseError, CaseInputs, Disagreement, Expr, GenerateContext, Oracle, OracleQuery, Query,
-    Row, Select, SelectItem, SetOperator, TableFactor, Value, Verdict,
+    Case, CaseError, Disagreement, Expr, GenerateContext, Oracle, OracleQuery, Query, Row, Select,
+    SelectItem, SetOperator, TableFactor, Value, Verdict,
 };
 use lancet_core::{CasePolicy, ItemPolicy};
 use rand::seq::IndexedRandom;
@@ -138,7 +138,7 @@ impl Oracle for TlpAggregate {
         };
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case::new(
+        Some(Case::with_predicate_of(
             self.name(),
             Select {
                 items: vec![item(aggregate)],
@@ -146,7 +146,7 @@ impl Oracle for TlpAggregate {
                 selection,
                 ..Select::default()
             },
-            CaseInputs::Predicate { predicate },
+            predicate,
         ))
     }
 

@@ -5,8 +5,8 @@ use crate::partition::{
     base_where, item, original_and_partitioned, set_verdict, some_columns, where_partitions,
 };
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, GenerateContext, Oracle, OracleQuery, Row, Select,
-    SetOperator, Verdict,
+    Case, CaseError, CasePolicy, GenerateContext, Oracle, OracleQuery, Row, Select, SetOperator,
+    Verdict,
 };
 
 pub struct TlpDistinct;
@@ -38,7 +38,7 @@ impl Oracle for TlpDistinct {
             .collect();
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case::new(
+        Some(Case::with_predicate_of(
             self.name(),
             Select {
                 distinct: true,
@@ -47,7 +47,7 @@ impl Oracle for TlpDistinct {
                 selection,
                 ..Select::default()
             },
-            CaseInputs::Predicate { predicate },
+            predicate,
         ))
     }
 

@@ -5,8 +5,8 @@ use crate::partition::{
     base_where, item, original_and_partitioned, set_verdict, some_columns, where_partitions,
 };
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, GenerateContext, ItemPolicy, Oracle, OracleQuery, Row,
-    Select, SetOperator, Verdict,
+    Case, CaseError, CasePolicy, GenerateContext, ItemPolicy, Oracle, OracleQuery, Row, Select,
+    SetOperator, Verdict,
 };
 
 pub struct TlpGroupBy;
@@ -36,7 +36,7 @@ impl Oracle for TlpGroupBy {
             .collect();
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case::new(
+        Some(Case::with_predicate_of(
             self.name(),
             Select {
                 items: keys.iter().cloned().map(item).collect(),
@@ -45,7 +45,7 @@ impl Oracle for TlpGroupBy {
                 group_by: keys,
                 ..Select::default()
             },
-            CaseInputs::Predicate { predicate },
+            predicate,
         ))
     }
 

@@ -6,8 +6,8 @@ use crate::partition::{
     base_where, having_partitions, item, multiset_verdict, original_and_partitioned, some_columns,
 };
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, Expr, GenerateContext, ItemPolicy, Oracle,
-    OracleQuery, Row, Scope, ScopeColumn, Select, SetOperator, Verdict,
+    Case, CaseError, CasePolicy, Expr, GenerateContext, ItemPolicy, Oracle, OracleQuery, Row,
+    Scope, ScopeColumn, Select, SetOperator, Verdict,
 };
 use rand::seq::IndexedRandom;
 
@@ -72,7 +72,7 @@ impl Oracle for TlpHaving {
                 .collect(),
         };
         let predicate = generator.predicate(rng, &key_scope);
-        Some(Case::new(
+        Some(Case::with_predicate_of(
             self.name(),
             Select {
                 items,
@@ -81,7 +81,7 @@ impl Oracle for TlpHaving {
                 group_by,
                 ..Select::default()
             },
-            CaseInputs::Predicate { predicate },
+            predicate,
         ))
     }
 

@@ -6,8 +6,8 @@ use crate::partition::{
     wildcard_is_safe,
 };
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, FromClause, GenerateContext, Oracle, OracleQuery,
-    QueryGenerator, Rng, Row, Select, SelectItem, SetOperator, Verdict,
+    Case, CaseError, CasePolicy, FromClause, GenerateContext, Oracle, OracleQuery, QueryGenerator,
+    Rng, Row, Select, SelectItem, SetOperator, Verdict,
 };
 use rand::Rng as _;
 
@@ -59,7 +59,7 @@ impl Oracle for TlpWhere {
         let items = select_items(rng, generator, &from, &scope);
         let selection = base_where(rng, generator, &scope);
         let predicate = generator.predicate(rng, &scope);
-        Some(Case::new(
+        Some(Case::with_predicate_of(
             self.name(),
             Select {
                 items,
@@ -67,7 +67,7 @@ impl Oracle for TlpWhere {
                 selection,
                 ..Select::default()
             },
-            CaseInputs::Predicate { predicate },
+            predicate,
         ))
     }
 
@@ -91,7 +91,7 @@ mod tests {
     use lancet_testkit::standard::STANDARD;
 
     fn base(selection: Option<Expr>) -> Case {
-        Case::new(
+        Case::with_predicate_of(
             "tlp-where",
             Select {
                 items: vec![SelectItem::Wildcard],
@@ -99,9 +99,7 @@ mod tests {
                 selection,
                 ..Select::default()
             },
-            CaseInputs::Predicate {
-                predicate: Expr::column(None, "c0"),
-            },
+            Expr::column(None, "c0"),
         )
     }
 

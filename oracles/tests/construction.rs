@@ -2,10 +2,10 @@
 //! results with the right relation (sets, multisets, values).
 
 use lancet_core::{
-    BinaryOp, Case, CaseInputs, Expr, FromClause, Oracle, Row, Select, SelectItem, ToSql, Value,
-    Verdict,
+    BinaryOp, Case, Expr, FromClause, Oracle, Row, Select, SelectItem, ToSql, Value, Verdict,
 };
-use lancet_oracles::{norec::NoRec, pqs::Pqs, tlp_aggregate::TlpAggregate};
+use lancet_oracles::pqs::{PivotRow, Pqs};
+use lancet_oracles::{norec::NoRec, tlp_aggregate::TlpAggregate};
 use lancet_oracles::{tlp_distinct::TlpDistinct, tlp_group_by::TlpGroupBy, tlp_having::TlpHaving};
 use lancet_testkit::standard::STANDARD;
 
@@ -27,13 +27,7 @@ fn item(e: Expr) -> SelectItem {
 /// A case with the predicate `c1 > 0`, for whichever oracle [`sql`] hands
 /// it to.
 fn case(query: Select) -> Case {
-    Case::new(
-        "",
-        query,
-        CaseInputs::Predicate {
-            predicate: Expr::binary(BinaryOp::Gt, c("c1"), Expr::int(0)),
-        },
-    )
+    Case::with_predicate_of("", query, Expr::binary(BinaryOp::Gt, c("c1"), Expr::int(0)))
 }
 
 /// The queries `oracle` builds from `case`, drawn as if by that oracle.
@@ -306,13 +300,13 @@ fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_toler
 
 #[test]
 fn norec_counts_with_and_without_the_optimizer() {
-    let k = Case::new(
+    let k = Case::with_predicate_of(
         "norec",
         Select {
             from: from(),
             ..Select::default()
         },
-        CaseInputs::Predicate { predicate: c("c0") },
+        c("c0"),
     );
     assert_eq!(
         sql(&NoRec, &k),
@@ -326,18 +320,18 @@ fn norec_counts_with_and_without_the_optimizer() {
 #[test]
 fn pqs_requires_the_pivot_row_in_the_result() {
     let pivot = vec![Value::Integer(1), Value::Text("a".into())];
-    let k = Case::new(
+    let k = Case::with_predicate_of(
         "pqs",
         Select {
             items: vec![item(c("c0")), item(c("c1"))],
             from: from(),
             ..Select::default()
         },
-        CaseInputs::Pivot {
-            predicate: c("c0"),
-            pivot: pivot.clone(),
-        },
-    );
+        c("c0"),
+    )
+    .and_inputs(PivotRow {
+        pivot: pivot.clone(),
+    });
     let other = vec![Value::Integer(2), Value::Text("a".into())];
     let all = vec![other.clone(), pivot.clone()];
     assert_eq!(sql(&Pqs, &k).len(), 2, "the pivot query and all rows");

@@ -104,9 +104,10 @@ pub fn workers(
 pub fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
     match name {
         None => Ok(None),
-        Some(n) => Fault::parse(n)
-            .map(Some)
-            .with_context(|| format!("unknown fault '{n}'")),
+        Some(n) => lancet_oracles::fault(n).map(Some).with_context(|| {
+            let known: Vec<&str> = lancet_oracles::faults().iter().map(|f| f.name()).collect();
+            format!("unknown fault '{n}' (known: {})", known.join(", "))
+        }),
     }
 }
 

@@ -142,6 +142,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
             lancet::replay::check_case(&finding, databases.provider().dialect())?;
             let note = fault
+                .as_ref()
                 .map(|f| format!(" [with planted fault {}]", f.name()))
                 .unwrap_or_default();
             databases.set_fault(fault);

@@ -49,7 +49,7 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         }
         let name = registered.oracle.name();
         let fault = registered.oracle.planted_fault();
-        databases.set_fault(Some(fault));
+        databases.set_fault(Some(fault.clone()));
         let oracles = Arc::new(OracleSet::new(vec![(registered.oracle, 1)]));
         let dir = run_dir.join(name);
         let writer = Arc::new(FindingWriter::new(&dir.join("findings"))?);

@@ -20,7 +20,7 @@ mod drops;
 pub use crate::ledger::{Ledger, LedgerLine, LEDGER_FILE};
 pub use drops::Leftover;
 use drops::PendingDrop;
-use lancet_core::fault::{Fault, FaultyConnection};
+use lancet_core::fault::Fault;
 use lancet_core::{Connection, DatabaseError, DatabaseId, OwnedDatabase, Provider, Session};
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -117,7 +117,7 @@ pub struct Databases {
     /// can wait seconds for other sessions to leave, and a worker should
     /// be generating queries meanwhile.
     background: AtomicBool,
-    /// The planted fault every connection is wrapped in (`selftest`, and
+    /// The planted fault every session applies (`selftest`, and
     /// the replay of a finding made with one).
     fault: Mutex<Option<Fault>>,
     /// What every connection is wrapped in first (a child process's
@@ -157,15 +157,14 @@ impl Databases {
         *self.wrapper.lock().unwrap_or_else(|e| e.into_inner()) = wrapper;
     }
 
-    /// Wraps every connection made from now on in the planted fault
-    /// `fault`, so that fuzzing, confirmation, replay and reduction see
+    /// Plants `fault` in every session made from now on, so that fuzzing, confirmation, replay and reduction see
     /// the same DBMS (`selftest` plants one fault per oracle in turn).
     pub fn set_fault(&self, fault: Option<Fault>) {
         *self.fault.lock().unwrap_or_else(|e| e.into_inner()) = fault;
     }
 
     pub fn fault(&self) -> Option<Fault> {
-        *self.fault.lock().unwrap_or_else(|e| e.into_inner())
+        self.fault.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn provider(&self) -> &dyn Provider {
@@ -288,10 +287,6 @@ impl Databases {
         owned: OwnedDatabase,
         reusable: bool,
     ) -> Scratch<'_> {
-        let conn: Box<dyn Connection> = match self.fault() {
-            Some(f) => Box::new(FaultyConnection::new(conn, f)),
-            None => conn,
-        };
         let wrapper = self
             .wrapper
             .lock()
@@ -303,11 +298,10 @@ impl Databases {
         };
         let provider = &*self.provider;
         Scratch {
-            session: Some(Session::new(
-                conn,
-                provider.dialect(),
-                provider.expected_errors(),
-            )),
+            session: Some(
+                Session::new(conn, provider.dialect(), provider.expected_errors())
+                    .with_fault(self.fault()),
+            ),
             owned,
             databases: self,
             reusable,

@@ -7,7 +7,7 @@
 use lancet_core::rng::database_rng;
 use lancet_core::schema::RelationKind;
 use lancet_core::{
-    run_check, Case, CaseInputs, CheckOutcome, Connection, DatabaseId, ExecError, Expr, FromClause,
+    run_check, Case, CheckOutcome, Connection, DatabaseId, ExecError, Expr, FromClause,
     GenerateContext, GeneratedDatabase, Oracle, Provider, QueryGenerator, Row, Select, SelectItem,
     Session, TableFactor, ToSql, TypeName, Value, Verdict,
 };
@@ -148,7 +148,7 @@ fn min_over_an_unpadded_char_agrees_under_exact_equality() {
     let generator = generator_over(&db, &schema);
     let argument = Expr::func("COALESCE", vec![col("c0"), Expr::lit(text("a"))]);
     let case = |aggregate: &str, argument: Expr, selection: Option<Expr>| {
-        Case::new(
+        Case::with_predicate_of(
             "tlp-aggregate",
             Select {
                 items: vec![item(Expr::func(aggregate, vec![argument]))],
@@ -156,9 +156,7 @@ fn min_over_an_unpadded_char_agrees_under_exact_equality() {
                 selection,
                 ..Select::default()
             },
-            CaseInputs::Predicate {
-                predicate: Expr::is_null(col("c0")),
-            },
+            Expr::is_null(col("c0")),
         )
     };
 
@@ -227,7 +225,7 @@ fn distinct_and_group_by_over_an_unpadded_char_agree_under_exact_equality() {
     let schema = schema(&[("v0", RelationKind::View, &[("c0", "text"), ("c1", "text")])]);
     let generator = generator_over(&db, &schema);
     let distinct = |key: Expr| {
-        Case::new(
+        Case::with_predicate_of(
             "tlp-distinct",
             Select {
                 distinct: true,
@@ -235,13 +233,11 @@ fn distinct_and_group_by_over_an_unpadded_char_agree_under_exact_equality() {
                 from: Some(from("v0")),
                 ..Select::default()
             },
-            CaseInputs::Predicate {
-                predicate: Expr::is_null(col("c1")),
-            },
+            Expr::is_null(col("c1")),
         )
     };
     let grouped = |key: Expr| {
-        Case::new(
+        Case::with_predicate_of(
             "tlp-group-by",
             Select {
                 items: vec![item(key.clone())],
@@ -249,9 +245,7 @@ fn distinct_and_group_by_over_an_unpadded_char_agree_under_exact_equality() {
                 group_by: vec![key],
                 ..Select::default()
             },
-            CaseInputs::Predicate {
-                predicate: Expr::is_null(col("c1")),
-            },
+            Expr::is_null(col("c1")),
         )
     };
     let exact = generator.with_exact_equality(col("c0"));
@@ -303,7 +297,7 @@ fn having_over_minus_zero_and_zero_agrees_with_exact_group_keys() {
     for (column, shown) in [("c0", "0"), ("c1", "1.0")] {
         let key = col(column);
         let case = |group_by: Vec<Expr>| {
-            Case::new(
+            Case::with_predicate_of(
                 "tlp-having",
                 Select {
                     items: vec![item(key.clone()), item(Expr::CountStar)],
@@ -311,16 +305,14 @@ fn having_over_minus_zero_and_zero_agrees_with_exact_group_keys() {
                     group_by,
                     ..Select::default()
                 },
-                CaseInputs::Predicate {
-                    predicate: Expr::binary(
-                        lancet_core::BinaryOp::Eq,
-                        Expr::Cast {
-                            expr: Box::new(key.clone()),
-                            ty: TypeName("text".into()),
-                        },
-                        Expr::lit(text(shown)),
-                    ),
-                },
+                Expr::binary(
+                    lancet_core::BinaryOp::Eq,
+                    Expr::Cast {
+                        expr: Box::new(key.clone()),
+                        ty: TypeName("text".into()),
+                    },
+                    Expr::lit(text(shown)),
+                ),
             )
         };
         let raw = case(vec![key.clone()]);

@@ -23,7 +23,6 @@ use crate::databases::{Databases, Purpose, RunToken};
 use crate::findings::{Finding, FindingSource, Origin};
 use crate::registry::{self, ProviderOptions};
 use anyhow::Context;
-use lancet_core::fault::Fault;
 use lancet_core::{DbError, ExecError, FailureKind, ShapeTimes};
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, Write};
@@ -81,9 +80,9 @@ struct ChildStart {
     checks_per_database: u64,
     log_dir: Option<PathBuf>,
     profile_shapes: bool,
-    /// The planted fault, whole (its period too: a fault rebuilt from its
-    /// name alone would perturb other queries than the parent confirms).
-    fault: Option<Fault>,
+    /// The planted fault's name (a name stands for one fault, period
+    /// included, so the child perturbs the queries the parent confirms).
+    fault: Option<String>,
 }
 
 /// What a child tells its parent.
@@ -188,7 +187,7 @@ impl ChildRunner {
             checks_per_database: options.checks_per_database,
             log_dir: options.log_dir.clone(),
             profile_shapes: options.profile_shapes,
-            fault: shared.databases.fault(),
+            fault: shared.databases.fault().map(|f| f.name().to_string()),
         }));
         let ready = runner.send(&start).and_then(|()| {
             runner

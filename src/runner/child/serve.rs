@@ -141,7 +141,7 @@ struct ChildSetup {
     databases: Databases,
     oracles: OracleSet,
     dbms_version: String,
-    fault: Option<Fault>,
+    fault: Option<lancet_core::fault::Fault>,
 }
 
 impl ChildSetup {
@@ -160,8 +160,14 @@ impl ChildSetup {
         )?;
         let dbms_version = provider.version()?;
         let databases = Databases::new(Arc::from(provider), RunToken::new(), None);
-        let fault = start.fault;
-        databases.set_fault(fault);
+        let fault = match &start.fault {
+            Some(name) => Some(
+                lancet_oracles::fault(name)
+                    .with_context(|| format!("unknown planted fault '{name}'"))?,
+            ),
+            None => None,
+        };
+        databases.set_fault(fault.clone());
         let recorder = Arc::clone(recorder);
         databases.set_wrapper(Some(Arc::new(move |conn| {
             Box::new(RecordingConnection::new(conn, Arc::clone(&recorder)))
@@ -200,7 +206,7 @@ impl ChildSetup {
             source: FindingSource {
                 provider: self.databases.provider(),
                 dbms_version: &self.dbms_version,
-                fault: self.fault,
+                fault: self.fault.clone(),
             },
             seed: start.seed,
             thread,

@@ -2,7 +2,7 @@
 //! names, applied to every definition and every qualified column reference
 //! alike, keeps what each reference means (shadowing included).
 
-use crate::ast::{
+use lancet_core::ast::{
     Expr, FromClause, JoinConstraint, Query, Select, SelectItem, SetExpr, TableFactor,
 };
 use std::collections::BTreeMap;
@@ -188,7 +188,7 @@ mod tests {
             }],
             from: Some(FromClause::table("t1", Some("a0"))),
             selection: Some(Expr::binary(
-                crate::ast::BinaryOp::Eq,
+                lancet_core::ast::BinaryOp::Eq,
                 Expr::column(Some("a0"), "c0"),
                 Expr::column(Some("t0"), "c1"),
             )),

@@ -1,6 +1,6 @@
 //! Equivalence and containment transformations (after queryFuzz and
 //! GraphGenie): a query and a chain of transformations of it
-//! ([`lancet_core::transform`]) whose results must stand in the chain's
+//! ([`rewrite`]) whose results must stand in the chain's
 //! relation: equal, a subset or a superset, as multisets or as sets.
 //!
 //! The base query is plain rows (monotone: containment steps apply),
@@ -9,22 +9,36 @@
 //! generator's exact forms, so that a DBMS choosing one of several equal
 //! values (`'a'` or `'A'` under NOCASE) cannot break a relation.
 
-use crate::partition::{exact_groups, item, some_columns};
-use lancet_core::compare::{multiset_diff, set_diff, RowDiff};
-use lancet_core::schema::RelationKind;
-use lancet_core::transform::{
+pub mod rewrite;
+
+use self::rewrite::{
     apply_chain, chain_relation, conjuncts, is_monotone, top_select, truth_nodes, Containment,
     Relation, Rewrite, Step, EXISTS_ALIAS,
 };
+use crate::partition::{exact_groups, item, some_columns};
+use lancet_core::compare::{multiset_diff, set_diff, RowDiff};
+use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
+use lancet_core::schema::RelationKind;
 use lancet_core::{
-    Case, CaseError, CaseInputs, CasePolicy, Disagreement, Expr, GenerateContext, ItemPolicy,
-    JoinKind, Oracle, OracleQuery, Query, Row, Scope, ScopeColumn, Select, SetOperator,
-    TableFactor, Verdict,
+    Case, CaseError, CasePolicy, Disagreement, Expr, GenerateContext, ItemPolicy, JoinKind, Oracle,
+    OracleQuery, Query, Row, Scope, ScopeColumn, Select, SetOperator, TableFactor, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
 pub struct Transform;
+
+/// What the transform oracle draws beside its base query: the chain of
+/// rewrites applied to it, in order.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Chain {
+    pub steps: Vec<Step>,
+}
+
+impl lancet_core::OracleInputs for Chain {
+    const KIND: &'static str = "transforms";
+    const WHAT: &'static str = "transformation steps";
+}
 
 /// At most this many steps before the wrappers (set operation, renaming,
 /// derived table or CTE).
@@ -326,16 +340,13 @@ impl Oracle for Transform {
         if steps.is_empty() {
             return None;
         }
-        Some(Case::new(
-            self.name(),
-            base,
-            CaseInputs::Transforms { steps },
-        ))
+        Some(Case::new(self.name(), base).and_inputs(Chain { steps }))
     }
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        let steps = case.steps()?;
+        let chain = case.inputs::<Chain>()?;
+        let steps = &chain.steps;
         let (transformed, _) = apply_chain(&case.query, steps).map_err(|e| case.unfit(e))?;
         let names: Vec<&str> = steps.iter().map(Step::name).collect();
         Ok(vec![
@@ -347,8 +358,8 @@ impl Oracle for Transform {
     fn compare(&self, case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
         // queries() applied the chain already; the relation follows from
         // the steps alone.
-        let relation =
-            chain_relation(case.steps()?).ok_or_else(|| case.unfit("the chain mixes ⊆ and ⊇"))?;
+        let relation = chain_relation(&case.inputs::<Chain>()?.steps)
+            .ok_or_else(|| case.unfit("the chain mixes ⊆ and ⊇"))?;
         let [original, transformed, ..] = results else {
             return Err(case.unfit("fewer than two results"));
         };
@@ -383,15 +394,13 @@ impl Oracle for Transform {
             ..CasePolicy::with_items(items)
         };
         let mut out = lancet_core::shrink::case_variants(case, &policy);
-        if let Ok(steps) = case.steps() {
+        if let Ok(chain) = case.inputs::<Chain>() {
+            let steps = &chain.steps;
             if steps.len() > 1 {
                 for i in 0..steps.len() {
                     let mut fewer = steps.to_vec();
                     fewer.remove(i);
-                    out.push(Case {
-                        inputs: CaseInputs::Transforms { steps: fewer },
-                        ..case.clone()
-                    });
+                    out.push(case.with_inputs(Chain { steps: fewer }));
                 }
             }
         }
@@ -404,7 +413,62 @@ impl Oracle for Transform {
         true
     }
 
-    fn planted_fault(&self) -> lancet_core::fault::Fault {
-        lancet_core::fault::Fault::DropRowInDerived { period: 3 }
+    fn planted_fault(&self) -> Fault {
+        std::sync::Arc::new(DropRowInDerived { period: 3 })
+    }
+
+    fn faults(&self) -> Vec<Fault> {
+        vec![
+            self.planted_fault(),
+            std::sync::Arc::new(DuplicateRowInCrossJoins { period: 2 }),
+        ]
+    }
+}
+
+/// Drops the first row of one query in `period` among those that read a
+/// derived table or a CTE: a fault of one way of writing a query, which an
+/// oracle comparing it with the query written plainly sees (transform,
+/// stepwise).
+#[derive(Debug)]
+pub struct DropRowInDerived {
+    pub period: u64,
+}
+
+impl PlantedFault for DropRowInDerived {
+    fn name(&self) -> &'static str {
+        "drop-row-in-derived"
+    }
+    fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
+        if !r.rows.is_empty() && q.query.query.reads_derived() && q.hit(self.period) {
+            r.rows.remove(0);
+        }
+    }
+}
+
+/// Duplicates the first row of one query in `period` among those that
+/// join with CROSS JOIN or a comma: a fault of joins written one way,
+/// which the same join written with ON does not have.
+#[derive(Debug)]
+pub struct DuplicateRowInCrossJoins {
+    pub period: u64,
+}
+
+impl PlantedFault for DuplicateRowInCrossJoins {
+    fn name(&self) -> &'static str {
+        "duplicate-row-in-cross-joins"
+    }
+    fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
+        let mut cross = false;
+        q.query.query.for_each_from(&mut |from| {
+            cross |= from
+                .joins
+                .iter()
+                .any(|j| matches!(j.kind, JoinKind::Cross | JoinKind::Comma));
+        });
+        if cross && q.hit(self.period) {
+            if let Some(first) = r.rows.first().cloned() {
+                r.rows.push(first);
+            }
+        }
     }
 }

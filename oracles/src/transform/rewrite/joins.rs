@@ -1,6 +1,6 @@
 //! Steps that rewrite the joins of a query's top-level FROM clause.
 
-use crate::ast::{
+use lancet_core::ast::{
     BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, Select, SelectItem, TableFactor,
 };
 

@@ -2,7 +2,7 @@
 //! keep its truth value under three-valued logic, and `c + 0` for an
 //! integer column.
 
-use crate::ast::{BinaryOp, Expr, JoinConstraint, Select, SelectItem, UnaryOp};
+use lancet_core::ast::{BinaryOp, Expr, JoinConstraint, Select, SelectItem, UnaryOp};
 use serde::{Deserialize, Serialize};
 
 /// A truth-preserving rewrite of one predicate node.

@@ -17,7 +17,7 @@ mod joins;
 pub use aliases::rename_aliases;
 pub use exprs::{truth_nodes, Rewrite};
 
-use crate::ast::{Expr, Query, Select, SelectItem, SetExpr, SetOperator, TableFactor};
+use lancet_core::ast::{Expr, Query, Select, SelectItem, SetExpr, SetOperator, TableFactor};
 use serde::{Deserialize, Serialize};
 
 /// How the transformed query's rows relate to the original's.
@@ -250,7 +250,10 @@ impl Step {
                         expr: Expr::int(1),
                         alias: None,
                     }],
-                    from: Some(crate::ast::FromClause::table(table, Some(EXISTS_ALIAS))),
+                    from: Some(lancet_core::ast::FromClause::table(
+                        table,
+                        Some(EXISTS_ALIAS),
+                    )),
                     selection: Some(predicate.clone()),
                     ..Select::default()
                 });
@@ -268,7 +271,11 @@ impl Step {
             Step::DropConjunct { conjunct } => drop_conjunct(s, *conjunct),
             Step::AddDisjunct { predicate } => {
                 let w = s.selection.take().ok_or("no WHERE to widen")?;
-                s.selection = Some(Expr::binary(crate::ast::BinaryOp::Or, w, predicate.clone()));
+                s.selection = Some(Expr::binary(
+                    lancet_core::ast::BinaryOp::Or,
+                    w,
+                    predicate.clone(),
+                ));
                 Ok(())
             }
             Step::DropJoinCondition { join } => joins::drop_condition(s, *join),
@@ -382,7 +389,7 @@ fn add_conjunct(s: &mut Select, p: Expr) {
 pub fn conjuncts(e: &Expr) -> Vec<&Expr> {
     match e {
         Expr::Binary {
-            op: crate::ast::BinaryOp::And,
+            op: lancet_core::ast::BinaryOp::And,
             left,
             right,
         } => {
@@ -457,15 +464,15 @@ fn wrap(query: &mut Query, cte: bool, state: &mut ChainState) {
                 alias: None,
             })
             .collect(),
-        from: Some(crate::ast::FromClause {
+        from: Some(lancet_core::ast::FromClause {
             first: TableFactor::Derived {
                 query: Box::new(inner),
                 alias,
                 lateral: false,
                 form: if cte {
-                    crate::ast::DerivedForm::Cte
+                    lancet_core::ast::DerivedForm::Cte
                 } else {
-                    crate::ast::DerivedForm::Subquery
+                    lancet_core::ast::DerivedForm::Subquery
                 },
             },
             joins: vec![],
