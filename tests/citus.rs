@@ -2,13 +2,15 @@
 //! (lancet-testkit: three throwaway PostgreSQL servers on 127.0.0.1 with
 //! Citus preloaded), stopped at the end of each test.
 //!
-//! Citus 14.0.1 on PostgreSQL 18 by default; the clean run and the knob
-//! check also on Citus 13.2.2 on PostgreSQL 15. Citus is in no package
+//! Citus 14.0.1 on PostgreSQL 18 by default; the knob check also on
+//! Citus 13.2.2 on PostgreSQL 15. The promises every DBMS keeps (clean
+//! runs on both lines, crashes, hangs, cleanup) are in tests/conformance/. Citus is in no package
 //! registry the test machines reach: tests/run.sh builds both lines from
 //! ../shared/vendor/citus (tests/engines.sh). Where one is missing a test
 //! prints one SKIPPED line and passes, except in CI, where it fails.
 
 mod common;
+use common::citus_psql::{coordinator_psql, psql_shows};
 use common::*;
 use lancet_testkit::{CitusCluster, PgServer};
 use std::time::{Duration, Instant};
@@ -39,21 +41,8 @@ fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_r
         return;
     };
     let out_dir = tempfile::tempdir().unwrap();
-    let stdout = selftest_catches(
-        "citus",
-        &cluster.url(),
-        out_dir.path(),
-        &[
-            "tlp-where",
-            "tlp-distinct",
-            "tlp-group-by",
-            "tlp-having",
-            "tlp-aggregate",
-            "norec",
-            "pqs",
-            "dist-vs-local",
-        ],
-    );
+    // Every oracle's line is checked by tests/conformance/.
+    let stdout = selftest_catches("citus", &cluster.url(), out_dir.path(), &["dist-vs-local"]);
     // The fault that drops a row only from queries that read no twin is
     // invisible to the oracles comparing two queries over the same
     // tables; dist-vs-local catches it.
@@ -135,176 +124,6 @@ fn selftest_catches_every_planted_fault_on_citus_and_its_dist_vs_local_finding_r
         String::from_utf8_lossy(&run_psql.stderr)
     );
     assert_no_lancet_databases(&cluster);
-}
-
-#[test]
-fn a_run_of_6000_checks_of_all_oracles_on_citus_14_reports_only_what_psql_shows() {
-    clean_run(18, "6000");
-}
-
-#[test]
-fn a_short_run_on_citus_13_2_reports_only_what_psql_shows() {
-    clean_run(15, "2000");
-}
-
-/// A run of every oracle on the Citus line of PostgreSQL `major` (18: 14.0.1,
-/// 15: 13.2.2): no finding, few checks skipped, a foreign database untouched.
-fn clean_run(major: u32, checks: &str) {
-    let Some(cluster) = CitusCluster::start_or_skip_major("citus clean run", major) else {
-        return;
-    };
-    // A database lancet did not create, on every node, with data.
-    for node in cluster.nodes() {
-        node.psql("postgres", "CREATE DATABASE keepme").unwrap();
-        node.psql(
-            "keepme",
-            "CREATE TABLE precious (x int); INSERT INTO precious VALUES (42)",
-        )
-        .unwrap();
-    }
-    let out_dir = tempfile::tempdir().unwrap();
-    let summary = out_dir.path().join("summary.json");
-    let out = fuzz_into(
-        out_dir.path(),
-        &[
-            "--dbms",
-            "citus",
-            "--url",
-            &cluster.url(),
-            "--oracle",
-            "all",
-            "--threads",
-            "2",
-            "--seed",
-            "1",
-            "--queries",
-            checks,
-            "--no-reduce",
-            "--summary-json",
-            summary.to_str().unwrap(),
-        ],
-    );
-    let s = read_json(&summary);
-    // Citus has wrong-result bugs lancet does not steer clear of (new ones
-    // in 14.0.1 among them, README *Bugs lancet has found*), and a run
-    // under load generates other queries than one alone (a statement past
-    // its time limit gives the generator no feedback). So no false alarm
-    // means: every finding is one psql shows. Its reproducer is in the
-    // message (CI keeps nothing else).
-    let findings: Vec<std::path::PathBuf> =
-        finding_files(&run_dir(out_dir.path()).join("findings"), "sql")
-            .into_iter()
-            .filter(|p| !p.to_string_lossy().contains("reduced"))
-            .collect();
-    assert_eq!(
-        s["findings"].as_u64().unwrap() as usize,
-        findings.len(),
-        "{s}"
-    );
-    for f in &findings {
-        let text = std::fs::read_to_string(f).unwrap();
-        assert!(
-            psql_shows(&cluster, &text),
-            "psql does not show this finding on Citus (PostgreSQL {major}): a false alarm\n{text}"
-        );
-        eprintln!("a real Citus bug (psql shows it):\n{text}");
-    }
-    assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
-        "{}",
-        stderr(&out)
-    );
-    assert!(s["checks"].as_u64().unwrap() >= checks.parse::<u64>().unwrap());
-    // At most 12% of checks skipped on expected errors on Citus 14 (Citus
-    // refuses some joins of distributed tables; with transform and
-    // stepwise in the rotation, seed 1 skipped 8.8% on Citus 14.0.1); 15%
-    // on Citus 13.2 over PostgreSQL 15, which also refuses outer joins with
-    // pseudoconstant quals (XX000; 13.7% at seed 1). The bound catches a
-    // generator that floods Citus with shapes it refuses.
-    let bound = if major >= 17 { 12 } else { 15 };
-    let skipped = s["skipped_checks"].as_u64().unwrap();
-    assert!(
-        skipped * 100 <= s["checks"].as_u64().unwrap() * bound,
-        "{skipped} checks skipped: {s}"
-    );
-    for node in cluster.nodes() {
-        assert_eq!(node.psql("keepme", "SELECT x FROM precious").unwrap(), "42");
-    }
-    assert_no_lancet_databases(&cluster);
-}
-
-/// `psql` as the superuser on the coordinator's `postgres` database, stopping
-/// at the first error.
-fn coordinator_psql(cluster: &CitusCluster) -> std::process::Command {
-    let mut c = std::process::Command::new(cluster.coordinator.bindir().join("psql"));
-    c.args(["-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
-        .args(["-p", &cluster.coordinator.port().to_string()])
-        .args(["-U", "postgres", "-d", "postgres"]);
-    c
-}
-
-/// Whether `psql` shows the disagreement a Citus reproducer records: the
-/// file runs whole on the coordinator in a fresh schema, and the rows of
-/// query 1 and query 2 break the oracle's relation. Relations psql cannot
-/// judge by comparing two row sets (PQS's containment, TLP-aggregate's
-/// recombination, a containment `transform`) need the file to run and
-/// lancet's confirmation on a fresh database.
-fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
-    let oracle = text
-        .lines()
-        .find_map(|l| l.strip_prefix("-- oracle: "))
-        .unwrap_or("")
-        .to_string();
-    let relation = text
-        .lines()
-        .find_map(|l| l.strip_prefix("-- relation that broke: "))
-        .unwrap_or("")
-        .to_string();
-    let script = text.replace("\n-- query ", "\n\\echo LANCET-QUERY\n-- query ");
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), script).unwrap();
-    let out = coordinator_psql(cluster)
-        .args(["-A", "-t", "-q"])
-        .args([
-            "-c",
-            "DROP SCHEMA IF EXISTS lancet_repro, lancet_twin CASCADE",
-        ])
-        .args(["-c", "CREATE SCHEMA lancet_repro"])
-        .args(["-c", "SET search_path TO lancet_repro"])
-        .arg("-f")
-        .arg(file.path())
-        .output()
-        .unwrap();
-    let _ = cluster.coordinator.psql(
-        "postgres",
-        "DROP SCHEMA IF EXISTS lancet_repro, lancet_twin CASCADE",
-    );
-    if !out.status.success() {
-        eprintln!("psql failed: {}", String::from_utf8_lossy(&out.stderr));
-        return false;
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let sections: Vec<Vec<String>> = stdout
-        .split("LANCET-QUERY\n")
-        .map(|s| {
-            let mut rows: Vec<String> = s.lines().map(str::to_string).collect();
-            rows.sort();
-            rows
-        })
-        .collect();
-    let (Some(a), Some(b)) = (sections.get(1), sections.get(2)) else {
-        return false;
-    };
-    let equal_rows = relation.contains(") = RS(") || oracle == "norec";
-    if !equal_rows {
-        return text.contains("-- confirmed on a fresh database: yes");
-    }
-    if relation.contains("as sets") {
-        let set = |v: &Vec<String>| v.iter().cloned().collect::<std::collections::BTreeSet<_>>();
-        set(a) != set(b)
-    } else {
-        a != b
-    }
 }
 
 #[test]

@@ -57,9 +57,11 @@ pub enum DatabaseEnd {
     Found(Box<Finding>),
     /// The run stopped in the middle.
     Stopped,
-    /// lancet itself failed where the database ran (a child process that
-    /// died outside the engine): the worker thread stops with this.
-    Failed(String),
+    /// The child process running the database died outside the engine
+    /// (killed from outside, or by the system for memory): not the DBMS's
+    /// doing, so no finding; the database is lost and the thread goes on
+    /// with a new process, unless it keeps happening.
+    Lost(String),
 }
 
 /// The statement log of a database (`--log-statements`).

@@ -61,6 +61,15 @@ fn transient(e: &anyhow::Error) -> bool {
     })
 }
 
+/// A child process that died outside the engine ([`DatabaseEnd::Lost`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct LostOutsideTheEngine(String);
+
+/// After this many databases in a row lost with their child process
+/// outside the engine, the worker stops: lancet itself is failing there.
+const LOST_LIMIT: u32 = 3;
+
 /// One worker thread: databases `0, 1, 2, ...` (or only `only`).
 pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow::Result<()> {
     let mut index = only.unwrap_or(0);
@@ -71,6 +80,7 @@ pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow:
     // The child process this thread's databases run in, if the run
     // isolates its engine; started on first use, and again after a crash.
     let mut child: Option<ChildRunner> = None;
+    let mut lost_in_a_row = 0;
     while !shared.should_stop() {
         // A database in a child counts its own checks: it gets a share of
         // what `--queries` leaves, which no other can take.
@@ -83,7 +93,19 @@ pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow:
             std::thread::sleep(Duration::from_millis(20));
             continue;
         }
-        let cases = run_database(shared, thread, index, budget, &mut child)?;
+        let cases = match run_database(shared, thread, index, budget, &mut child) {
+            Err(e) if e.is::<LostOutsideTheEngine>() && lost_in_a_row < LOST_LIMIT => {
+                lost_in_a_row += 1;
+                warn_log(
+                    shared,
+                    &format!("worker {thread}, database {index}: {e}; the worker goes on in a new process"),
+                );
+                index += 1;
+                continue;
+            }
+            end => end?,
+        };
+        lost_in_a_row = 0;
         if let (Some(_), Some(dir)) = (cases, &shared.options.log_dir) {
             clean_logs.push_back(statement_log_path(dir, thread, index));
             while clean_logs.len() > CLEAN_LOGS_KEPT {
@@ -203,7 +225,7 @@ fn run_database(
     match end {
         DatabaseEnd::Done { cases } => Ok(Some(cases)),
         DatabaseEnd::Stopped => Ok(None),
-        DatabaseEnd::Failed(e) => Err(anyhow::anyhow!(e)),
+        DatabaseEnd::Lost(e) => Err(anyhow::Error::new(LostOutsideTheEngine(e))),
         DatabaseEnd::Found(finding) => record(shared, thread, *finding).map(|()| None),
     }
 }

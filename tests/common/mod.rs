@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: run the real `lancet` binary.
 #![allow(dead_code)]
 
+pub mod citus_psql;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

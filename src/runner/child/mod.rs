@@ -353,7 +353,7 @@ impl ChildRunner {
         }
         let (true, Some(failing)) = (words.in_engine, words.failing) else {
             // Not inside the engine: lancet itself failed in the child.
-            return DatabaseEnd::Failed(format!(
+            return DatabaseEnd::Lost(format!(
                 "the database runner process died outside the DBMS: {}",
                 error.message
             ));

@@ -231,7 +231,7 @@ impl ChildSetup {
             Ok(DatabaseEnd::Done { cases }) => FromChild::Done { cases: Some(cases) },
             Ok(DatabaseEnd::Stopped) => FromChild::Done { cases: None },
             Ok(DatabaseEnd::Found(finding)) => FromChild::Found(finding),
-            Ok(DatabaseEnd::Failed(e)) => FromChild::Failed(e),
+            Ok(DatabaseEnd::Lost(e)) => FromChild::Failed(e),
             Err(e) => FromChild::Failed(format!("{e:#}")),
         }
     }
