@@ -34,6 +34,10 @@ pub struct Campaign {
     pub reduce: Option<bool>,
     /// Seconds per finding.
     pub reduce_time: Option<u64>,
+    /// Reducer threads.
+    pub reducers: Option<u32>,
+    /// Seconds the reducers may go on after the run's limit.
+    pub finish_reductions: Option<u64>,
     /// A JUnit XML report of the run, relative to the campaign file.
     pub junit: Option<PathBuf>,
     /// Reproducers of known open bugs, relative to the campaign file.

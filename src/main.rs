@@ -382,6 +382,15 @@ struct FuzzArgs {
     /// Time limit for reducing one finding.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     reduce_time: u64,
+    /// Reducer threads beside the workers [default: the workers' number,
+    /// at most the cores].
+    #[arg(long, value_name = "N")]
+    reducers: Option<u32>,
+    /// When the run ends by --timeout or --queries, how long the reducers
+    /// may go on with the findings still queued before the summary (an
+    /// interrupt ends them at once; 0 leaves the queue as it is).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    finish_reductions: u64,
     /// Write a JUnit XML report here at the end of the run (a test case per
     /// oracle, per new bug, per known bug); its directory must exist.
     #[arg(long, value_name = "PATH")]
@@ -525,6 +534,13 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
     }
     if let Some(t) = c.reduce_time.filter(|_| !given("reduce_time")) {
         args.reduce_time = t;
+    }
+    if c.reducers == Some(0) {
+        bail!("{}: reducers must be at least 1", path.display());
+    }
+    args.reducers = args.reducers.or(c.reducers);
+    if let Some(t) = c.finish_reductions.filter(|_| !given("finish_reductions")) {
+        args.finish_reductions = t;
     }
     Ok(())
 }

@@ -238,6 +238,10 @@ pub struct Summary {
     pub unique_bugs: u64,
     /// Findings reduced during the run.
     pub reduced: u64,
+    /// Confirmed findings left unreduced, by why (the queue was full, the
+    /// finishing time ran out, the reduction failed, an interrupt).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unreduced: std::collections::BTreeMap<String, u64>,
     /// One line per unique bug: signature, count, oracle, size, reproducer.
     pub bugs: Vec<BugLine>,
     /// Workers that stopped on an error (the others went on).
@@ -371,6 +375,7 @@ impl Summary {
             findings_dir: facts.findings_dir.display().to_string(),
             unique_bugs: 0,
             reduced: 0,
+            unreduced: Default::default(),
             bugs: Vec::new(),
             failures: Vec::new(),
             warnings: Vec::new(),
@@ -429,9 +434,18 @@ impl Summary {
         s.push_str(&format!("  findings    {}", self.findings));
         if self.findings > 0 {
             s.push_str(&format!(
-                "  ({} unique bug(s); {} reduced)",
+                "  ({} unique bug(s); {} reduced",
                 self.unique_bugs, self.reduced
             ));
+            let unreduced: Vec<String> = self
+                .unreduced
+                .iter()
+                .map(|(why, n)| format!("{n} not: {why}"))
+                .collect();
+            if !unreduced.is_empty() {
+                s.push_str(&format!("; {}", unreduced.join(", ")));
+            }
+            s.push(')');
         }
         if self.flooded > 0 {
             s.push_str(&format!(

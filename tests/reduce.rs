@@ -273,3 +273,44 @@ fn bad_reproducers_get_clear_errors() {
     let out = run(&["replay", dir.path().join("missing.sql").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Reduction keeps pace: with one reducer and a few seconds to finish,
+/// every confirmed finding is either reduced or counted unreduced with a
+/// reason, and the first finding of each signature goes before repeats.
+#[test]
+fn every_finding_is_reduced_or_said_why_not() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let out = fuzz_into(
+        out_dir.path(),
+        &[
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "2",
+            "--seed",
+            "7",
+            "--queries",
+            "1500",
+            "--reducers",
+            "1",
+            "--finish-reductions",
+            "3",
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let s = read_json(&summary);
+    let findings = s["findings"].as_u64().unwrap();
+    let reduced = s["reduced"].as_u64().unwrap();
+    let unreduced: u64 = s["unreduced"]
+        .as_object()
+        .map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum());
+    assert!(findings >= 3 && reduced >= 1, "{s}");
+    assert_eq!(reduced + unreduced, findings, "{s}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("{reduced} reduced")), "{text}");
+}

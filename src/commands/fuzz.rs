@@ -55,7 +55,14 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         log_dir,
         status_interval: (args.status_interval > 0)
             .then(|| Duration::from_secs(args.status_interval)),
-        reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
+        reduce: (!args.no_reduce).then(|| lancet::runner::ReduceOptions {
+            per_finding: Duration::from_secs(args.reduce_time.max(1)),
+            reducers: args.reducers.unwrap_or_else(|| {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+                threads.clamp(1, cores.max(1))
+            }),
+            finish: Duration::from_secs(args.finish_reductions),
+        }),
         flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
         child: target_child(t)?,
         shard,

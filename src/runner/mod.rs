@@ -27,7 +27,8 @@ use crate::summary::{BugLine, Counters, RunFacts, Summary};
 use crossbeam_channel::Sender;
 use lancet_core::{Oracle, Provider, Rng};
 use rand::Rng as _;
-use reduce_queue::ReduceWork;
+pub use reduce_queue::ReduceOptions;
+use reduce_queue::ReduceQueue;
 use report::Event;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -133,9 +134,9 @@ pub struct RunOptions {
     pub status_interval: Option<Duration>,
     /// Stop the run once this many findings are on disk (`selftest`).
     pub stop_after_findings: Option<u64>,
-    /// Reduce each confirmed finding on a separate thread, with this time
-    /// limit per finding; `None` (`--no-reduce`) keeps findings as found.
-    pub reduce: Option<Duration>,
+    /// Reduce confirmed findings on reducer threads as they come; `None`
+    /// (`--no-reduce`) keeps findings as found.
+    pub reduce: Option<ReduceOptions>,
     /// Flood control: once a signature has this many findings, further
     /// ones are counted in the index but neither confirmed, written nor
     /// reduced (`None`: every finding is written).
@@ -175,11 +176,16 @@ struct Shared {
     stop: Arc<AtomicBool>,
     events: Sender<Event>,
     index: Mutex<Index>,
-    reductions: Mutex<Option<Sender<ReduceWork>>>,
+    /// Confirmed findings waiting for a reducer (unused without reduction).
+    reductions: ReduceQueue,
+    /// Until when the reducers may go on once the workers are done: set
+    /// when they end by the run's limit.
+    finish_reductions_by: Mutex<Option<Instant>>,
     /// Workers still running: how many, and which.
     live_workers: AtomicU32,
     running: Mutex<Vec<u32>>,
-    reducer_done: AtomicBool,
+    /// Reducer threads still running.
+    live_reducers: AtomicU32,
     abort_reduction: AtomicBool,
     reduced: AtomicU64,
     /// A warning about the statement logs is given once.
@@ -308,13 +314,6 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
             .map(|t| (options.shard.campaign_thread(t), None))
             .collect(),
     };
-    let (reduce_tx, reduce_rx) = match options.reduce {
-        Some(_) => {
-            let (t, r) = crossbeam_channel::unbounded();
-            (Some(t), Some(r))
-        }
-        None => (None, None),
-    };
     let shared = Arc::new(Shared {
         provider,
         dbms_version,
@@ -326,24 +325,31 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         databases,
         stop,
         events: tx,
-        reductions: Mutex::new(reduce_tx),
+        reductions: ReduceQueue::default(),
+        finish_reductions_by: Mutex::new(None),
         live_workers: AtomicU32::new(plan.len() as u32),
         running: Mutex::new(plan.iter().map(|(t, _)| *t).collect()),
-        reducer_done: AtomicBool::new(reduce_rx.is_none()),
+        live_reducers: AtomicU32::new(0),
         abort_reduction: AtomicBool::new(false),
         reduced: AtomicU64::new(0),
         log_warned: AtomicBool::new(false),
         reserved_checks: AtomicU64::new(0),
     });
-    if let (Some(rx), Some(limit)) = (reduce_rx, shared.options.reduce) {
-        let s = shared.clone();
-        std::thread::Builder::new()
-            .name("lancet-reducer".into())
-            .spawn(move || {
-                reduce_queue::reduce_loop(&rx, &s, limit);
-                s.reducer_done.store(true, Ordering::SeqCst);
-            })
-            .map_err(|e| anyhow::anyhow!("cannot start the reducer thread: {e}"))?;
+    if let Some(reduce) = shared.options.reduce.clone() {
+        for i in 0..reduce.reducers.max(1) {
+            let s = shared.clone();
+            s.live_reducers.fetch_add(1, Ordering::SeqCst);
+            let spawned = std::thread::Builder::new()
+                .name(format!("lancet-reducer-{i}"))
+                .spawn(move || {
+                    reduce_queue::reduce_loop(&s, reduce.per_finding);
+                    s.live_reducers.fetch_sub(1, Ordering::SeqCst);
+                });
+            if let Err(e) = spawned {
+                shared.live_reducers.fetch_sub(1, Ordering::SeqCst);
+                anyhow::ensure!(i > 0, "cannot start a reducer thread: {e}");
+            }
+        }
     }
     for (thread, only) in plan.iter().copied() {
         let s = shared.clone();
@@ -426,6 +432,13 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     let index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
     summary.unique_bugs = index.unique() as u64;
     summary.reduced = shared.reduced.load(Ordering::Relaxed);
+    if shared.options.reduce.is_some() {
+        let why = match stop_reason {
+            crate::summary::StopReason::Interrupted => "the run was interrupted",
+            _ => "the finishing time ran out (--finish-reductions)",
+        };
+        summary.unreduced = shared.reductions.close(why);
+    }
     summary.bugs = bug_lines(&index, shared.writer.dir());
     summary.failures = failures;
     summary.warnings = warnings;

@@ -2,7 +2,7 @@
 //! until a fresh database confirms it), confirmed with the same check
 //! executor that found it, filed in the index and queued for reduction.
 
-use super::reduce_queue::{ReduceWork, MAX_QUEUED_REDUCTIONS};
+use super::reduce_queue::ReduceWork;
 use super::report::Event;
 use super::worker::wait_for_dbms;
 use super::Shared;
@@ -61,13 +61,15 @@ fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyho
             // A performance finding is not reduced (each candidate would
             // be timed, slowly and with noise); its reproducer is whole.
             let reducible = finding.kind != FindingKind::Performance;
-            if let Some(queue) = &*shared.reductions.lock().unwrap_or_else(|e| e.into_inner()) {
-                if reducible && queue.len() < MAX_QUEUED_REDUCTIONS {
-                    let _ = queue.send(ReduceWork {
+            if reducible && shared.options.reduce.is_some() {
+                let signature = crate::dedup::signature(&finding, shared.provider.dialect());
+                shared.reductions.push(
+                    signature,
+                    ReduceWork {
                         finding: finding.clone(),
                         written: written.clone(),
-                    });
-                }
+                    },
+                );
             }
             (written.sql, true)
         } else {

@@ -1,25 +1,162 @@
-//! The reducer thread of a run: reduces confirmed findings one at a time
-//! while the workers go on.
+//! The reducers of a run: threads that reduce confirmed findings while the
+//! workers go on, from a queue ordered so that reduction keeps pace with
+//! a buggy engine. The first finding of a signature no reducer has taken
+//! goes first; more findings of a signature already taken wait behind
+//! every new one (one bug found fifty times is reduced once before the
+//! others are reduced at all). At the run's end the reducers may go on
+//! for a bounded time (`--finish-reductions`) before the summary, which
+//! says how many findings were reduced and why the others were not.
 
 use super::report::Event;
 use super::Shared;
 use crate::findings::Finding;
 use crate::reduce::Reducer;
 use crate::reproducer::WrittenFinding;
-use crossbeam_channel::Receiver;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
-/// A confirmed finding waiting for the reducer thread.
+/// How a run reduces its findings (`None` in the run options: it does not).
+#[derive(Clone, Debug)]
+pub struct ReduceOptions {
+    /// The time limit for one finding (`--reduce-time`).
+    pub per_finding: Duration,
+    /// How many reducer threads run beside the workers (`--reducers`).
+    pub reducers: u32,
+    /// After the workers end by the run's limit (`--timeout`, `--queries`),
+    /// how long the reducers may go on with the queue before the summary
+    /// (`--finish-reductions`); an interrupt ends them at once.
+    pub finish: Duration,
+}
+
+/// A confirmed finding waiting for a reducer.
 pub(super) struct ReduceWork {
     pub finding: Finding,
     pub written: WrittenFinding,
 }
 
-/// Findings queued beyond this many are indexed unreduced (reduce them
-/// later with `lancet reduce`): a bug hit in a tight loop must not turn the
-/// run into a reduction queue.
-pub(super) const MAX_QUEUED_REDUCTIONS: usize = 32;
+/// Findings waiting beyond this many: the one of the most-taken signature
+/// is left unreduced (reduce it later with `lancet reduce`), so that a
+/// bug hit in a tight loop cannot fill the queue.
+pub(super) const MAX_QUEUED_REDUCTIONS: usize = 64;
+
+/// The reducers' queue, shared by the workers that fill it. Each item
+/// carries the signature its finding had as found: the queue's notion of
+/// "the same bug" until reduction tells better.
+pub(super) struct ReduceQueue<T = ReduceWork> {
+    state: Mutex<QueueState<T>>,
+    arrived: Condvar,
+}
+
+impl<T> Default for ReduceQueue<T> {
+    fn default() -> Self {
+        ReduceQueue {
+            state: Mutex::new(QueueState {
+                waiting: Vec::new(),
+                next: 0,
+                taken: HashMap::new(),
+                unreduced: BTreeMap::new(),
+            }),
+            arrived: Condvar::new(),
+        }
+    }
+}
+
+struct QueueState<T> {
+    waiting: Vec<(u64, String, T)>,
+    next: u64,
+    /// Reductions taken per signature.
+    taken: HashMap<String, u32>,
+    /// Why findings were left unreduced, and how many.
+    unreduced: BTreeMap<&'static str, u64>,
+}
+
+impl<T> QueueState<T> {
+    /// Where a waiting item stands: how often its signature was taken,
+    /// then its age.
+    fn key(&self, i: usize) -> (u32, u64) {
+        let (seq, signature, _) = &self.waiting[i];
+        (self.taken.get(signature).copied().unwrap_or(0), *seq)
+    }
+
+    /// The position of the waiting item to take next: the least-taken
+    /// signature, oldest first.
+    fn best(&self) -> Option<usize> {
+        (0..self.waiting.len()).min_by_key(|&i| self.key(i))
+    }
+
+    /// The position of the waiting item to give up first.
+    fn worst(&self) -> Option<usize> {
+        (0..self.waiting.len()).max_by_key(|&i| self.key(i))
+    }
+}
+
+impl<T> ReduceQueue<T> {
+    /// Queues an item; past [`MAX_QUEUED_REDUCTIONS`] the worst-placed
+    /// one is left unreduced.
+    pub fn push(&self, signature: String, item: T) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let seq = s.next;
+        s.next += 1;
+        s.waiting.push((seq, signature, item));
+        if s.waiting.len() > MAX_QUEUED_REDUCTIONS {
+            if let Some(i) = s.worst() {
+                s.waiting.swap_remove(i);
+                *s.unreduced.entry("the queue was full").or_default() += 1;
+            }
+        }
+        drop(s);
+        self.arrived.notify_one();
+    }
+
+    /// The next item to reduce, waiting at most `wait` for one.
+    fn take(&self, wait: Duration) -> Option<T> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.waiting.is_empty() {
+            s = self
+                .arrived
+                .wait_timeout(s, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        let i = s.best()?;
+        let (_, signature, item) = s.waiting.swap_remove(i);
+        *s.taken.entry(signature).or_default() += 1;
+        Some(item)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .waiting
+            .is_empty()
+    }
+
+    /// Counts a finding left unreduced for `why`.
+    fn unreduced(&self, why: &'static str, n: u64) {
+        if n > 0 {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            *s.unreduced.entry(why).or_default() += n;
+        }
+    }
+
+    /// At the run's end: the findings still waiting count as left for
+    /// `why`; returns every reason with its count.
+    pub fn close(&self, why: &'static str) -> BTreeMap<String, u64> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let left = s.waiting.len() as u64;
+        s.waiting.clear();
+        if left > 0 {
+            *s.unreduced.entry(why).or_default() += left;
+        }
+        s.unreduced
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect()
+    }
+}
 
 /// A reduced finding past the flood limit: counted, its files removed.
 #[derive(Debug)]
@@ -33,84 +170,122 @@ impl std::fmt::Display for Flooded {
 
 impl std::error::Error for Flooded {}
 
-/// The reducer thread: reduces confirmed findings one at a time, writes
-/// each reduced reproducer beside its original, and files it in the index.
-/// It ends when the workers have ended and the queue is empty, or at a
-/// stop; the reduction in progress then finishes (an interrupt cuts it
-/// short) and findings still queued stay unreduced.
-pub(super) fn reduce_loop(rx: &Receiver<ReduceWork>, shared: &Shared, limit: Duration) {
-    let provider = &*shared.provider;
-    let dialect = provider.dialect();
+/// Whether a reducer should stop taking findings: an interrupt, or the
+/// workers are done and the queue is empty or the finishing time is over.
+fn reducers_done(shared: &Shared) -> bool {
+    if shared.abort_reduction.load(Ordering::SeqCst) {
+        return true;
+    }
+    let workers_done = shared.stopped() || shared.live_workers.load(Ordering::SeqCst) == 0;
+    let past_finish = shared
+        .finish_reductions_by
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_some_and(|by| Instant::now() >= by);
+    workers_done && (shared.reductions.is_empty() || past_finish)
+}
+
+/// One reducer thread: takes findings from the queue, writes each reduced
+/// reproducer beside its original and files it in the index, until
+/// [`reducers_done`]. The reduction in progress at an interrupt or at the
+/// end of the finishing time is cut short and keeps what it had.
+pub(super) fn reduce_loop(shared: &Shared, limit: Duration) {
     let reducer = Reducer::new(&shared.databases)
         .with_time_limit(limit)
         .with_abort(&shared.abort_reduction);
-    loop {
-        let work = match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(work) => work,
-            Err(_) if shared.stopped() || shared.live_workers.load(Ordering::SeqCst) == 0 => {
-                if rx.is_empty() || shared.stopped() {
-                    return;
-                }
-                continue;
-            }
-            Err(_) => continue,
+    while !reducers_done(shared) {
+        let Some(work) = shared.reductions.take(Duration::from_millis(200)) else {
+            continue;
         };
-        if shared.stopped() {
+        if shared.abort_reduction.load(Ordering::SeqCst) {
+            shared.reductions.unreduced("the run was interrupted", 1);
             return;
         }
-        let name = work
-            .written
-            .sql
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let outcome = reducer.reduce(&work.finding, &name).and_then(|r| {
-            let mut f = r.finding;
-            if !shared.stopped() {
-                f.hidden_by_knobs = crate::localize::knobs_that_hide(&f, &shared.databases);
-                f.flipped_by_knobs = crate::localize::knobs_that_flip(&f);
+        reduce_one(shared, &reducer, work);
+    }
+}
+
+/// Reduces one finding and reports how it went.
+fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
+    let provider = &*shared.provider;
+    let dialect = provider.dialect();
+    let name = work
+        .written
+        .sql
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let outcome = reducer.reduce(&work.finding, &name).and_then(|r| {
+        let mut f = r.finding;
+        if !shared.stopped() {
+            f.hidden_by_knobs = crate::localize::knobs_that_hide(&f, &shared.databases);
+            f.flipped_by_knobs = crate::localize::knobs_that_flip(&f);
+        }
+        let out = work.written.reduced();
+        // Flood control by the reduced signature, which stands for many
+        // shapes of one bug: past the limit, the finding's files go and it
+        // is counted, not kept.
+        if let Some(limit) = shared.options.flood_limit {
+            let sig = crate::dedup::signature(&f, dialect);
+            let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
+            if index.count_besides(&sig, &work.written.sql) >= limit {
+                index.flood_reduced(&sig, &work.written.sql)?;
+                let _ = std::fs::remove_file(&work.written.sql);
+                let _ = std::fs::remove_file(&work.written.json);
+                shared.counters.add_flooded();
+                shared.counters.remove_finding();
+                return Err(Flooded.into());
             }
-            let out = work.written.reduced();
-            // Flood control by the reduced signature, which stands for many
-            // shapes of one bug: past the limit, the finding's files go and
-            // it is counted, not kept.
-            if let Some(limit) = shared.options.flood_limit {
-                let sig = crate::dedup::signature(&f, dialect);
-                let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
-                if index.count_besides(&sig, &work.written.sql) >= limit {
-                    index.flood_reduced(&sig, &work.written.sql)?;
-                    let _ = std::fs::remove_file(&work.written.sql);
-                    let _ = std::fs::remove_file(&work.written.json);
-                    shared.counters.add_flooded();
-                    shared.counters.remove_finding();
-                    return Err(Flooded.into());
-                }
-            }
-            crate::dedup::write_reduced(&shared.writer, &out, &mut f, provider)?;
-            let (signature, count) = shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
-                &f,
-                dialect,
-                &out.sql,
-                Some(&work.written.sql),
-            )?;
-            Ok((out, r.info, signature, count))
-        });
-        let _ = match outcome {
-            Err(e) if e.is::<Flooded>() => Ok(()),
-            Ok((out, info, signature, count)) => {
-                shared.reduced.fetch_add(1, Ordering::Relaxed);
-                shared.events.send(Event::Reduced {
-                    path: out.sql,
-                    from: (info.statements_before, info.statements_after),
-                    seconds: info.seconds,
-                    signature,
-                    count,
-                })
-            }
-            Err(e) => shared.events.send(Event::ReduceFailed {
+        }
+        crate::dedup::write_reduced(&shared.writer, &out, &mut f, provider)?;
+        let (signature, count) = shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
+            &f,
+            dialect,
+            &out.sql,
+            Some(&work.written.sql),
+        )?;
+        Ok((out, r.info, signature, count))
+    });
+    let _ = match outcome {
+        Err(e) if e.is::<Flooded>() => Ok(()),
+        Ok((out, info, signature, count)) => {
+            shared.reduced.fetch_add(1, Ordering::Relaxed);
+            shared.events.send(Event::Reduced {
+                path: out.sql,
+                from: (info.statements_before, info.statements_after),
+                seconds: info.seconds,
+                signature,
+                count,
+            })
+        }
+        Err(e) => {
+            shared.reductions.unreduced("the reduction failed", 1);
+            shared.events.send(Event::ReduceFailed {
                 path: work.written.sql.clone(),
                 error: format!("{e:#}"),
-            }),
-        };
+            })
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_signatures_go_first_and_a_full_queue_drops_the_most_taken() {
+        let q = ReduceQueue::<u32>::default();
+        for (i, s) in ["a", "a", "b", "a", "c"].into_iter().enumerate() {
+            q.push(s.to_string(), i as u32);
+        }
+        let order: Vec<u32> = std::iter::from_fn(|| q.take(Duration::ZERO)).collect();
+        // a (first), then b and c (new signatures), then the other a's.
+        assert_eq!(order, [0, 2, 4, 1, 3]);
+        for i in 0..(MAX_QUEUED_REDUCTIONS as u32 + 1) {
+            q.push(if i == 0 { "d" } else { "a" }.to_string(), i);
+        }
+        // The newest finding of the most-taken signature was given up.
+        assert_eq!(q.take(Duration::ZERO), Some(0));
+        assert_eq!(q.close("the run ended")["the queue was full"], 1);
     }
 }

@@ -115,6 +115,30 @@ pub(super) fn handle(
 
 /// The reporter: prints events as they come and a status line every few
 /// seconds, and decides when the run is over. Returns why it ended and the
+/// Once the workers are done (or stopped by the run's limit): starts the
+/// reducers' finishing time, and at its end cuts the reduction in
+/// progress short. Returns whether the reporter may stop waiting for the
+/// reducers (the finishing time is over with room for the cut-short
+/// reduction to write what it has).
+fn finish_reductions(shared: &Shared, reason: StopReason) -> bool {
+    let Some(reduce) = &shared.options.reduce else {
+        return false;
+    };
+    if reason == StopReason::Interrupted {
+        return false;
+    }
+    let now = Instant::now();
+    let by = *shared
+        .finish_reductions_by
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(now + reduce.finish);
+    if now >= by {
+        shared.abort_reduction.store(true, Ordering::SeqCst);
+    }
+    now >= by + STOP_GRACE
+}
+
 /// workers that had not stopped within [`STOP_GRACE`] of a stop.
 pub(super) fn report(
     rx: &Receiver<Event>,
@@ -145,21 +169,28 @@ pub(super) fn report(
             Ok(event) => handle(event, shared, failures, warnings),
             Err(_) => {
                 let workers_done = shared.live_workers.load(Ordering::SeqCst) == 0;
-                let reducer_done = shared.reducer_done.load(Ordering::SeqCst);
-                if workers_done && reducer_done {
+                let reducers_done = shared.live_reducers.load(Ordering::SeqCst) == 0;
+                if workers_done && reducers_done {
                     break;
                 }
             }
         }
-        if shared.stopped() {
-            let at = *stopped_at.get_or_insert_with(Instant::now);
-            if reason == StopReason::Finished {
+        let workers_done = shared.live_workers.load(Ordering::SeqCst) == 0;
+        if shared.stopped() || workers_done {
+            if shared.stopped() && reason == StopReason::Finished {
                 reason = StopReason::Interrupted;
             }
             if reason == StopReason::Interrupted {
                 shared.abort_reduction.store(true, Ordering::SeqCst);
             }
-            if at.elapsed() >= STOP_GRACE {
+            if finish_reductions(shared, reason) {
+                break;
+            }
+        }
+        if shared.stopped() {
+            let at = *stopped_at.get_or_insert_with(Instant::now);
+            let reducers_done = shared.live_reducers.load(Ordering::SeqCst) == 0;
+            if at.elapsed() >= STOP_GRACE && (reducers_done || reason == StopReason::Interrupted) {
                 break;
             }
         } else if let Some(limit) = options.timeout {
