@@ -5,6 +5,7 @@ use super::*;
 use crate::{BenchArgs, FuzzArgs};
 use anyhow::Context;
 use lancet::databases::{Databases, RunToken};
+use lancet::fleet_findings::CampaignFindings;
 use lancet::reproducer::FindingWriter;
 use lancet::runner::{self, RunOptions, RunSetup};
 use lancet::shard::Shard;
@@ -91,7 +92,13 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let feeder = match store {
         Some((location, open)) => Some((
             location.display(),
-            Feeder::start(location, open, run_dir.clone(), STORE_INTERVAL)?,
+            Feeder::start(
+                location,
+                open,
+                run_dir.clone(),
+                &CampaignFindings,
+                STORE_INTERVAL,
+            )?,
         )),
         None => None,
     };
@@ -275,6 +282,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                     location.clone(),
                     None,
                     run_dir.clone(),
+                    &CampaignFindings,
                     STORE_INTERVAL,
                 )?),
                 None => None,

@@ -205,7 +205,7 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
          generated {} UTC. {}</p>\n",
         data.runs.len(),
         esc(&data.store),
-        crate::utc_time(generated_unix),
+        crate::utc::utc_time(generated_unix),
         esc(&dbms.join("; "))
     );
     let _ = writeln!(
@@ -411,8 +411,8 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
             esc(b.oracle.as_deref().unwrap_or(&b.kind)),
             b.count,
             b.runs,
-            crate::utc_time(b.first_seen),
-            crate::utc_time(b.last_seen),
+            crate::utc::utc_time(b.first_seen),
+            crate::utc::utc_time(b.last_seen),
             b.smallest.as_ref().map_or("-".into(), |f| f.statements.to_string()),
             esc(&b.groups.join("; ")),
             sig = esc(&b.signature)
