@@ -1,6 +1,16 @@
-//! The lancet binary's library: the runner that drives providers and
-//! oracles on many threads, findings on disk, run summaries, and the
-//! provider registry. `main.rs` is a thin command line over it.
+//! The lancet binary's library: the campaign. It owns the runner that
+//! drives providers and oracles on many threads (and worker processes),
+//! the databases it creates and their ledger, findings on disk and their
+//! deduplication, replay and reduction, run summaries and JUnit reports,
+//! and the provider registry (`registry`, the one place that lists the
+//! DBMSs). `main.rs` and `commands/` are a thin command line over it.
+//!
+//! It depends on every other lancet crate and none depends on it. What
+//! spans many runs (run files, shards, the findings store, the report) is
+//! lancet-fleet's, re-exported here under its old paths; the fleet reads
+//! this crate's findings only through `fleet_findings`. May not touch: SQL
+//! of a DBMS by name outside `registry` (tests/seams.rs checks), or the
+//! oracles' and providers' insides beyond their public traits.
 
 pub mod campaign;
 pub mod cleanup;
