@@ -1,12 +1,23 @@
-//! The lancet binary's library: the runner that drives providers and
-//! oracles on many threads, findings on disk, run summaries, and the
-//! provider registry. `main.rs` is a thin command line over it.
+//! The lancet binary's library: the campaign. It owns the runner that
+//! drives providers and oracles on many threads (and worker processes),
+//! the databases it creates and their ledger, findings on disk and their
+//! deduplication, replay and reduction, run summaries and JUnit reports,
+//! and the provider registry (`registry`, the one place that lists the
+//! DBMSs). `main.rs` and `commands/` are a thin command line over it.
+//!
+//! It depends on every other lancet crate and none depends on it. What
+//! spans many runs (run files, shards, the findings store, the report) is
+//! lancet-fleet's, re-exported here under its old paths; the fleet reads
+//! this crate's findings only through `fleet_findings`. May not touch: SQL
+//! of a DBMS by name outside `registry` (tests/seams.rs checks), or the
+//! oracles' and providers' insides beyond their public traits.
 
 pub mod campaign;
 pub mod cleanup;
 pub mod databases;
 pub mod dedup;
 pub mod findings;
+pub mod fleet_findings;
 pub mod judge;
 pub mod junit;
 pub mod known;
@@ -16,14 +27,15 @@ pub mod localize;
 pub mod reduce;
 pub mod registry;
 pub mod replay;
-pub mod report;
 pub mod reproducer;
-pub mod run_files;
 pub mod runner;
 pub mod script;
-pub mod shard;
-pub mod store;
 pub mod summary;
+
+// The fleet's modules keep their paths in this crate (`lancet::store`, ...),
+// so the command line and the campaign name them as before.
+pub use lancet_fleet::utc::utc_time;
+pub use lancet_fleet::{report, run_files, shard, store};
 
 /// lancet's version, as findings record it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -33,51 +45,11 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// runs with one seed started in the same second. A shard of a campaign
 /// says which (`-s42-shard2of4-...`).
 pub fn run_id(seed: u64, shard: shard::Shard, token: &databases::RunToken) -> String {
-    let (y, m, d, h, mi, sec) = utc_fields(run_files::unix_now());
+    let (y, m, d, h, mi, sec) = lancet_fleet::utc::utc_fields(run_files::unix_now());
     let part = if shard.is_part() {
         format!("shard{}of{}-", shard.index, shard.count)
     } else {
         String::new()
     };
     format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{sec:02}-s{seed}-{part}{token}")
-}
-
-/// `2026-11-26 04:15:02`: a time (seconds since 1970) in UTC, for people.
-pub fn utc_time(unix: u64) -> String {
-    if unix == 0 {
-        return "-".into();
-    }
-    let (y, m, d, h, mi, sec) = utc_fields(unix);
-    format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{sec:02}")
-}
-
-/// Year, month, day, hour, minute and second (UTC) of a time in seconds
-/// since 1970.
-fn utc_fields(unix: u64) -> (i64, u32, u32, u64, u64, u64) {
-    let (days, secs) = (unix / 86_400, unix % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    (y, m, d, secs / 3600, secs / 60 % 60, secs % 60)
-}
-
-/// Days since 1970-01-01 to a (year, month, day) date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn civil_dates() {
-        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
-        assert_eq!(super::civil_from_days(20_414), (2025, 11, 22));
-        assert_eq!(super::civil_from_days(11_016), (2000, 2, 29));
-    }
 }

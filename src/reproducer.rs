@@ -10,7 +10,6 @@ use anyhow::Context;
 use lancet_core::knobs::describe_changes;
 use lancet_core::value::format_row;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -409,23 +408,8 @@ pub fn first_reproducer(dir: &Path) -> Option<PathBuf> {
 /// Where findings wait for confirmation, inside the findings directory.
 pub const PENDING_DIR: &str = "pending";
 
-/// Writes a file through a temporary name and renames it, so that a reader
-/// never sees half a file, and syncs it. A kill leaves at most a
-/// `NAME.tmp` beside it, which the next run recognises and removes.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let mut file =
-        fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    if let Err(e) = file.write_all(bytes).and_then(|_| file.sync_all()) {
-        drop(file);
-        let _ = fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-}
+/// Run files and findings are written alike (see the fleet crate).
+pub use lancet_fleet::run_files::write_synced;
 
 #[cfg(test)]
 mod comment_tests {

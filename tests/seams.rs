@@ -1,7 +1,7 @@
-//! The seams between the binary, core, oracles and providers, checked on
-//! the source: a new DBMS is one crate and one line in `src/registry.rs`,
-//! so nothing else in the binary, core or the oracles names a DBMS or a
-//! provider crate.
+//! The seams between the binary, core, oracles, the fleet crate and
+//! providers, checked on the source: a new DBMS is one crate and one line
+//! in `src/registry.rs`, so nothing else in the binary, core, the oracles
+//! or the fleet crate names a DBMS or a provider crate.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 const MAY_NAME_PROVIDERS: &[(&str, &str)] = &[
     ("src/registry.rs", "the list of DBMSs"),
     (
-        "src/store/mod.rs",
+        "fleet/src/store/mod.rs",
         "the findings store keeps its records on a PostgreSQL server of its own, whose URL it \
          reads as the PostgreSQL provider does",
     ),
@@ -43,7 +43,7 @@ fn code_of(text: &str) -> String {
 fn only_the_registry_names_a_dbms() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "core/src", "oracles/src"] {
+    for dir in ["src", "core/src", "oracles/src", "fleet/src"] {
         rust_files(&root.join(dir), &mut files);
     }
     let mut names: Vec<String> = lancet::registry::names()

@@ -6,6 +6,10 @@
 //! Dependencies point one way: providers and oracles depend on this crate,
 //! never on each other; the `lancet` binary wires them together.
 //!
+//! May not touch: any DBMS, process, file or thread. This crate depends on
+//! no other lancet crate and names no DBMS; running things, keeping
+//! findings and talking to servers are the crates above it.
+//!
 //! How statements are built, one rule for every provider:
 //! - **Queries** are [`ast`] trees printed per dialect: oracles build,
 //!   partition, rewrite and shrink them, so they must not belong to any DBMS.

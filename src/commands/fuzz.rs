@@ -5,6 +5,7 @@ use super::*;
 use crate::{BenchArgs, FuzzArgs};
 use anyhow::Context;
 use lancet::databases::{Databases, RunToken};
+use lancet::fleet_findings::CampaignFindings;
 use lancet::reproducer::FindingWriter;
 use lancet::runner::{self, RunOptions, RunSetup};
 use lancet::shard::Shard;
@@ -98,7 +99,13 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let feeder = match store {
         Some((location, open)) => Some((
             location.display(),
-            Feeder::start(location, open, run_dir.clone(), STORE_INTERVAL)?,
+            Feeder::start(
+                location,
+                open,
+                run_dir.clone(),
+                &CampaignFindings,
+                STORE_INTERVAL,
+            )?,
         )),
         None => None,
     };
@@ -245,23 +252,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if t.oracle == "all" {
         measured.extend(everything.names().iter().map(|n| n.to_string()));
     }
-    println!(
-        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9} {:>8}",
-        "oracle",
-        "threads",
-        "checks/s",
-        "statements",
-        "stmts/",
-        "non-empty",
-        "skipped",
-        "DBMS time",
-        "findings",
-        "plans/"
-    );
-    println!(
-        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9} {:>8}",
-        "", "", "", "/s", "check", "", "", "", "", "1k chk"
-    );
+    print_bench_header();
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
     let databases = Arc::new(Databases::new(provider.clone(), token, None));
@@ -282,6 +273,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                     location.clone(),
                     None,
                     run_dir.clone(),
+                    &CampaignFindings,
                     STORE_INTERVAL,
                 )?),
                 None => None,
@@ -307,23 +299,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 databases: databases.clone(),
                 stop: stop.clone(),
             })?;
-            let attempts = (s.checks + s.skipped_checks).max(1) as f64;
-            println!(
-                "{:<14} {:>7} {:>9.0} {:>11.0} {:>8.2} {:>9.0}% {:>7.1}% {:>9.0}% {:>9} {:>8.0}",
-                oracle,
-                threads,
-                s.checks_per_second,
-                s.statements_per_second,
-                s.statements as f64 / s.checks.max(1) as f64,
-                100.0 * s.nonempty_share,
-                100.0 * s.skipped_checks as f64 / attempts,
-                100.0 * s.dbms_time_share,
-                s.findings,
-                1000.0 * s.distinct_plans as f64 / s.checks.max(1) as f64
-            );
-            for f in &s.failures {
-                println!("         FAILED {f}");
-            }
+            print_bench_row(oracle, threads, &s);
             if let Some(feeder) = feeder {
                 write_summary(&s, &run_dir, None);
                 let outcome = feeder.finish(STORE_GRACE);
@@ -365,4 +341,47 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&scratch);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The two header lines of `lancet bench`'s table.
+fn print_bench_header() {
+    println!(
+        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9} {:>8}",
+        "oracle",
+        "threads",
+        "checks/s",
+        "statements",
+        "stmts/",
+        "non-empty",
+        "skipped",
+        "DBMS time",
+        "findings",
+        "plans/"
+    );
+    println!(
+        "{:<14} {:>7} {:>9} {:>11} {:>8} {:>10} {:>8} {:>10} {:>9} {:>8}",
+        "", "", "", "/s", "check", "", "", "", "", "1k chk"
+    );
+}
+
+/// One measurement of `lancet bench` (an oracle at a thread count) as a
+/// row of its table, and the run's failures below it.
+fn print_bench_row(oracle: &str, threads: u32, s: &lancet::summary::Summary) {
+    let attempts = (s.checks + s.skipped_checks).max(1) as f64;
+    println!(
+        "{:<14} {:>7} {:>9.0} {:>11.0} {:>8.2} {:>9.0}% {:>7.1}% {:>9.0}% {:>9} {:>8.0}",
+        oracle,
+        threads,
+        s.checks_per_second,
+        s.statements_per_second,
+        s.statements as f64 / s.checks.max(1) as f64,
+        100.0 * s.nonempty_share,
+        100.0 * s.skipped_checks as f64 / attempts,
+        100.0 * s.dbms_time_share,
+        s.findings,
+        1000.0 * s.distinct_plans as f64 / s.checks.max(1) as f64
+    );
+    for f in &s.failures {
+        println!("         FAILED {f}");
+    }
 }

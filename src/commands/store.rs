@@ -3,6 +3,7 @@
 
 use crate::{FindingsArgs, PushArgs, ReportArgs, StoreSource};
 use anyhow::{bail, Context};
+use lancet::fleet_findings::CampaignFindings;
 use lancet::store::push::PushState;
 use lancet::store::{Store, StoreLocation};
 use std::path::PathBuf;
@@ -59,7 +60,7 @@ pub fn open_source(source: &StoreSource) -> anyhow::Result<Store> {
     };
     let mut store = Store::open(&location).map_err(|e| anyhow::anyhow!("{e}"))?;
     for dir in run_dirs(&source.runs)? {
-        store.push_run(&dir, &mut PushState::default())?;
+        store.push_run(&dir, &CampaignFindings, &mut PushState::default())?;
     }
     Ok(store)
 }
@@ -75,7 +76,7 @@ pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
     let mut store = Store::open(&location).map_err(|e| anyhow::anyhow!("{e}"))?;
     for dir in run_dirs(&args.source.runs)? {
         let mut state = PushState::default();
-        let pushed = store.push_run(&dir, &mut state)?;
+        let pushed = store.push_run(&dir, &CampaignFindings, &mut state)?;
         println!(
             "lancet push: {}: {} finding(s) in the store ({} new, {} removed), {} sample(s) sent",
             dir.display(),

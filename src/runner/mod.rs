@@ -12,6 +12,7 @@
 
 pub mod child;
 mod database;
+mod dbms_wait;
 mod record;
 pub mod recorder;
 mod reduce_queue;

@@ -2,9 +2,9 @@
 //! until a fresh database confirms it), confirmed with the same check
 //! executor that found it, filed in the index and queued for reduction.
 
+use super::dbms_wait::wait_for_dbms;
 use super::reduce_queue::ReduceWork;
 use super::report::Event;
-use super::worker::wait_for_dbms;
 use super::Shared;
 use crate::databases::Purpose;
 use crate::findings::{Finding, FindingKind};

@@ -242,3 +242,13 @@ pub(super) fn report(
     shared.stop.store(true, Ordering::SeqCst);
     (reason, unstopped)
 }
+
+/// Says once per run that statement logs are incomplete (`what` went
+/// wrong writing one); later failures are not repeated.
+pub(super) fn warn_log(shared: &Shared, what: &str) {
+    if !shared.log_warned.swap(true, Ordering::SeqCst) {
+        let _ = shared.events.send(Event::Warning(format!(
+            "{what} (statement logs of this run are incomplete; said once)"
+        )));
+    }
+}

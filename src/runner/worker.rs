@@ -6,60 +6,18 @@ use super::child::ChildRunner;
 use super::database::{
     run_database as run_plan, statement_log_path, DatabaseEnd, DatabasePlan, Progress,
 };
+use super::dbms_wait::wait_for_dbms;
 use super::record::record;
-use super::report::Event;
+use super::report::warn_log;
 use super::Shared;
 use crate::databases::Purpose;
-use lancet_core::{DbError, FailureKind};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How many statement logs of databases that ended without a finding each
 /// thread keeps (the newest): a long campaign's logs stay bounded, and the
 /// logs of databases with findings, or the one running when a run stopped,
 /// are all kept.
 pub const CLEAN_LOGS_KEPT: usize = 16;
-
-/// Retries `f` while the DBMS is away or full (crashed, restarting, no
-/// free connection slots): with back-off, for as long as it takes, until
-/// the run is stopped. Other errors are returned at once.
-pub(super) fn wait_for_dbms<R>(
-    shared: &Shared,
-    thread: u32,
-    mut f: impl FnMut() -> anyhow::Result<R>,
-) -> anyhow::Result<R> {
-    let mut wait = Duration::from_millis(200);
-    let mut said = false;
-    loop {
-        match f() {
-            Ok(r) => return Ok(r),
-            Err(e) if !transient(&e) || shared.stopped() => return Err(e),
-            Err(e) => {
-                if !said {
-                    let _ = shared.events.send(Event::Waiting {
-                        thread,
-                        error: format!("{e:#}"),
-                    });
-                    said = true;
-                }
-                let until = Instant::now() + wait;
-                while Instant::now() < until && !shared.stopped() {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                wait = (wait * 2).min(Duration::from_secs(5));
-            }
-        }
-    }
-}
-
-/// Whether an error says the DBMS is unreachable or full for now (worth
-/// waiting for).
-fn transient(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<DbError>()
-            .is_some_and(|d| d.kind == FailureKind::ConnectionLost)
-    })
-}
 
 /// A child process that died outside the engine ([`DatabaseEnd::Lost`]).
 #[derive(Debug, thiserror::Error)]
@@ -227,13 +185,5 @@ fn run_database(
         DatabaseEnd::Stopped => Ok(None),
         DatabaseEnd::Lost(e) => Err(anyhow::Error::new(LostOutsideTheEngine(e))),
         DatabaseEnd::Found(finding) => record(shared, thread, *finding).map(|()| None),
-    }
-}
-
-pub(super) fn warn_log(shared: &Shared, what: &str) {
-    if !shared.log_warned.swap(true, Ordering::SeqCst) {
-        let _ = shared.events.send(Event::Warning(format!(
-            "{what} (statement logs of this run are incomplete; said once)"
-        )));
     }
 }

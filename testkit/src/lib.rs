@@ -8,6 +8,9 @@
 //! when the tests run as root (the server refuses root). Dropping the value
 //! stops the server and removes the directory, also when a test panics.
 //! [`CitusCluster`] is three of them, made into a Citus cluster.
+//!
+//! Only tests depend on this crate (as a dev-dependency); it depends on
+//! lancet-core only. May not touch: anything a release build runs.
 
 pub mod citus;
 pub mod mariadb;

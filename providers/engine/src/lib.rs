@@ -3,6 +3,10 @@
 //! binary keeps in a list (`src/registry.rs`), and the worker processes
 //! any engine that runs inside lancet gets for crash isolation
 //! ([`isolation`]). Nothing here names a DBMS.
+//!
+//! Depends on lancet-core only. May not touch: oracles, findings, the
+//! runner's scheduling; a provider crate depends on this one, never the
+//! reverse.
 
 pub mod description;
 pub mod isolation;

@@ -7,6 +7,10 @@
 //! database was created, recorded with it in the run's ledger. A drop
 //! checks the token first; a database that merely has a lancet name is
 //! never dropped.
+//!
+//! Owns everything MySQL- and MariaDB-specific; depends on lancet-core and
+//! lancet-engine only. May not touch: the oracles, another provider, the
+//! runner, findings or the store.
 
 pub mod connection;
 pub mod database;

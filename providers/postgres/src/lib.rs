@@ -13,6 +13,12 @@
 //! (where Citus distributes the table), switches generator features off
 //! ([`Features`]), and adds expected errors and knobs. Connection, types,
 //! expressions, queries and schemas are shared, not copied.
+//!
+//! Owns everything PostgreSQL- and Citus-specific, and the parsing of a
+//! server URL (which the findings store reuses for its own server);
+//! depends on lancet-core and lancet-engine only. May not touch: the
+//! oracles (its tests use them), another provider, the runner, findings or
+//! the store.
 
 pub mod citus;
 pub mod connection;

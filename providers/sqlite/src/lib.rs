@@ -15,6 +15,10 @@
 //! is made, and handed to every generator: functions and syntax newer than
 //! the library are never generated, so the same code can drive other
 //! libsqlite3 builds.
+//!
+//! Owns everything SQLite-specific; depends on lancet-core and
+//! lancet-engine only. May not touch: the oracles, another provider, the
+//! runner, findings or the store.
 
 pub mod connection;
 pub mod data_gen;

@@ -286,7 +286,7 @@ impl ChildRunner {
                     }
                 }
                 Ok(Some(FromChild::Shapes(shapes))) => shared.counters.add_shapes(shapes),
-                Ok(Some(FromChild::Warning(w))) => super::worker::warn_log(shared, &w),
+                Ok(Some(FromChild::Warning(w))) => super::report::warn_log(shared, &w),
                 Ok(Some(FromChild::Found(finding))) => return Ok(DatabaseEnd::Found(finding)),
                 Ok(Some(FromChild::Done { cases: Some(cases) })) => {
                     return Ok(DatabaseEnd::Done { cases })

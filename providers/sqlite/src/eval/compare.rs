@@ -1,63 +1,12 @@
 //! Comparing two values the way SQLite's comparison opcodes do: affinity
 //! applied to the operands first, then NULL < numbers < text < blobs, with
 //! numbers compared exactly (integer against real included), text by a
-//! collating sequence and blobs by `memcmp`.
+//! collating sequence ([`super::collation`]) and blobs by `memcmp`.
 
+use super::collation::Collation;
 use super::typing::Aff;
 use super::value::{apply_numeric_affinity, render_number, Val};
 use std::cmp::Ordering;
-
-/// The built-in collating sequences.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Collation {
-    Binary,
-    /// ASCII letters only fold.
-    NoCase,
-    /// Trailing spaces are ignored.
-    Rtrim,
-}
-
-impl Collation {
-    /// A collation by name, as SQLite looks it up (case-insensitively);
-    /// `None` for any other collation.
-    pub fn from_name(name: &str) -> Option<Collation> {
-        if name.eq_ignore_ascii_case("BINARY") {
-            Some(Collation::Binary)
-        } else if name.eq_ignore_ascii_case("NOCASE") {
-            Some(Collation::NoCase)
-        } else if name.eq_ignore_ascii_case("RTRIM") {
-            Some(Collation::Rtrim)
-        } else {
-            None
-        }
-    }
-
-    /// Compares two texts (their UTF-8 bytes, without NULs).
-    pub fn compare(self, a: &[u8], b: &[u8]) -> Ordering {
-        match self {
-            Collation::Binary => a.cmp(b),
-            Collation::Rtrim => trim_spaces(a).cmp(trim_spaces(b)),
-            Collation::NoCase => {
-                let n = a.len().min(b.len());
-                for i in 0..n {
-                    let (x, y) = (a[i].to_ascii_lowercase(), b[i].to_ascii_lowercase());
-                    if x != y {
-                        return x.cmp(&y);
-                    }
-                }
-                a.len().cmp(&b.len())
-            }
-        }
-    }
-}
-
-fn trim_spaces(s: &[u8]) -> &[u8] {
-    let mut n = s.len();
-    while n > 0 && s[n - 1] == b' ' {
-        n -= 1;
-    }
-    &s[..n]
-}
 
 /// `sqlite3IntFloatCompare`: an integer against a real, exactly.
 fn int_float_compare(i: i64, r: f64) -> Ordering {

@@ -416,7 +416,7 @@ fn round(v: &[Val]) -> Val {
 
 /// Scalar `min()`/`max()` (`minmaxFunc`): NULL if any argument is; ties
 /// keep the later argument for min and the earlier for max.
-fn min_max(v: &[Val], max: bool, coll: super::compare::Collation) -> Val {
+fn min_max(v: &[Val], max: bool, coll: super::collation::Collation) -> Val {
     if v.iter().any(Val::is_null) {
         return Val::Null;
     }

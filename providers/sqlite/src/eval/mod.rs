@@ -17,6 +17,7 @@
 //! collation), [`compare`] (comparison), [`pattern`] (LIKE, GLOB),
 //! [`functions`].
 
+pub mod collation;
 pub mod compare;
 pub mod fp;
 pub mod functions;
@@ -24,7 +25,8 @@ pub mod pattern;
 pub mod typing;
 pub mod value;
 
-use compare::{apply_comparison_affinity, mem_compare, Collation};
+use collation::Collation;
+use compare::{apply_comparison_affinity, mem_compare};
 use lancet_core::ast::ColumnRef;
 use lancet_core::{BinaryOp, Expr, LikeKind, Truth, UnaryOp, Value};
 use std::cmp::Ordering;

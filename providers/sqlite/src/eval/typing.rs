@@ -10,7 +10,7 @@
 //! (also under CAST or unary `+`) brings its own, BINARY if it declares
 //! none; anything else has none.
 
-use super::compare::Collation;
+use super::collation::Collation;
 use super::{decline, Evaluator, Result};
 use crate::types::{self, Affinity};
 use lancet_core::{Expr, UnaryOp};

@@ -8,7 +8,7 @@
 pub mod gen;
 
 use crate::database::SqliteDatabase;
-use crate::eval::compare::Collation;
+use crate::eval::collation::Collation;
 use crate::eval::typing::Aff;
 use crate::eval::value::Val;
 use crate::eval::{ColumnInfo, Evaluator, SUPPORTED_VERSIONS};

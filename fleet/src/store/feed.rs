@@ -4,7 +4,7 @@
 //! already); at the end of the run the feeder makes a last push, with the
 //! summary, and says whether the store has everything.
 
-use super::push::PushState;
+use super::push::{PushState, RunFindings};
 use super::{OpenError, Store, StoreLocation};
 use crossbeam_channel::{Receiver, Sender};
 use std::path::PathBuf;
@@ -33,17 +33,18 @@ pub struct Feeder {
 
 impl Feeder {
     /// Starts feeding `run_dir` to the store at `location`, through `store`
-    /// if it is open already.
+    /// if it is open already; `findings` reads the run's findings.
     pub fn start(
         location: StoreLocation,
         store: Option<Store>,
         run_dir: PathBuf,
+        findings: &'static dyn RunFindings,
         interval: Duration,
     ) -> anyhow::Result<Feeder> {
         let (finish, finish_rx) = crossbeam_channel::bounded(1);
         let handle = std::thread::Builder::new()
             .name("lancet-store".into())
-            .spawn(move || feed(&location, store, &run_dir, interval, &finish_rx))
+            .spawn(move || feed(&location, store, &run_dir, findings, interval, &finish_rx))
             .map_err(|e| anyhow::anyhow!("cannot start the store's feeder thread: {e}"))?;
         Ok(Feeder { finish, handle })
     }
@@ -64,6 +65,7 @@ fn feed(
     location: &StoreLocation,
     mut store: Option<Store>,
     run_dir: &std::path::Path,
+    findings: &dyn RunFindings,
     interval: Duration,
     finish: &Receiver<Instant>,
 ) -> FeedOutcome {
@@ -81,7 +83,7 @@ fn feed(
                 deadline = Some(at);
             }
         }
-        let tried = try_push(location, &mut store, run_dir, &mut state);
+        let tried = try_push(location, &mut store, run_dir, findings, &mut state);
         match tried {
             Ok(()) => {
                 if let Some(since) = away_since.take() {
@@ -141,6 +143,7 @@ fn try_push(
     location: &StoreLocation,
     store: &mut Option<Store>,
     run_dir: &std::path::Path,
+    findings: &dyn RunFindings,
     state: &mut PushState,
 ) -> Result<(), (String, bool)> {
     if store.is_none() {
@@ -150,7 +153,7 @@ fn try_push(
         })?);
     }
     let open = store.as_mut().expect("opened above");
-    open.push_run(run_dir, state)
+    open.push_run(run_dir, findings, state)
         .map(|_| ())
         .map_err(|e| (format!("{e:#}"), super::is_transient(&e)))
 }

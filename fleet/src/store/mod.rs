@@ -141,11 +141,12 @@ impl Store {
     pub fn push_run(
         &mut self,
         run_dir: &Path,
+        findings: &dyn push::RunFindings,
         state: &mut push::PushState,
     ) -> anyhow::Result<push::Pushed> {
         let mut tries = 0;
         loop {
-            match push::push_run(&mut self.db, run_dir, state) {
+            match push::push_run(&mut self.db, run_dir, findings, state) {
                 Err(e) if tries < 5 && is_conflict(&e) => tries += 1,
                 other => {
                     return other.with_context(|| {

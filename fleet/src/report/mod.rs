@@ -170,16 +170,54 @@ section.bug p { margin: 0.2em 0; }
 code { font-size: 0.95em; }
 ";
 
+/// The runs of a report, each with its totals, and their samples.
+struct Campaign<'a> {
+    data: &'a ReportData,
+    runs: Vec<(&'a RunInfo, RunTotals)>,
+}
+
+impl<'a> Campaign<'a> {
+    fn new(data: &'a ReportData) -> Campaign<'a> {
+        let mut campaign = Campaign {
+            data,
+            runs: Vec::new(),
+        };
+        campaign.runs = data
+            .runs
+            .iter()
+            .map(|r| (r, totals(r, campaign.samples_of(r))))
+            .collect();
+        campaign
+    }
+
+    /// A run's samples, in order (none if it sent none).
+    fn samples_of(&self, run: &RunInfo) -> &'a [Sample] {
+        self.data
+            .samples
+            .get(&run.run_id)
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
 /// The report as one HTML document.
 pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> {
-    let empty = Vec::new();
-    let samples_of = |run: &RunInfo| data.samples.get(&run.run_id).unwrap_or(&empty);
-    let t0 = data.runs.iter().map(|r| r.started_unix).min().unwrap_or(0);
-    let all: Vec<(&RunInfo, RunTotals)> = data
-        .runs
-        .iter()
-        .map(|r| (r, totals(r, samples_of(r))))
-        .collect();
+    let campaign = Campaign::new(data);
+    let mut h = String::new();
+    write_head(&mut h, &campaign, generated_unix);
+    write_over_time(&mut h, &campaign)?;
+    write_oracles(&mut h, &campaign)?;
+    write_groups(&mut h, data)?;
+    write_runs(&mut h, &campaign);
+    write_bugs(&mut h, data);
+    write_reproducers(&mut h, data);
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+/// The document's head, title and lede, and the cards of campaign totals.
+fn write_head(h: &mut String, campaign: &Campaign, generated_unix: u64) {
+    let data = campaign.data;
+    let all = &campaign.runs;
     let checks: u64 = all.iter().map(|(_, t)| t.checks).sum();
     let skipped: u64 = all.iter().map(|(_, t)| t.skipped).sum();
     let findings: u64 = all.iter().map(|(_, t)| t.findings).sum();
@@ -194,8 +232,6 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
         .collect();
     dbms.sort();
     dbms.dedup();
-
-    let mut h = String::new();
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -205,7 +241,7 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
          generated {} UTC. {}</p>\n",
         data.runs.len(),
         esc(&data.store),
-        crate::utc_time(generated_unix),
+        crate::utc::utc_time(generated_unix),
         esc(&dbms.join("; "))
     );
     let _ = writeln!(
@@ -229,14 +265,19 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
     if cpu_seconds == 0.0 && data.runs.is_empty() {
         h.push_str("<p>The store holds no run yet.</p>");
     }
+}
 
-    // Over time, per shard or run, in a unit that suits the campaign.
+/// Throughput and findings over time, per shard or run, in a unit that
+/// suits the campaign's length.
+fn write_over_time(h: &mut String, campaign: &Campaign) -> anyhow::Result<()> {
+    let data = campaign.data;
+    let t0 = data.runs.iter().map(|r| r.started_unix).min().unwrap_or(0);
     let span = data
         .runs
         .iter()
         .map(|r| {
             r.started_unix.saturating_sub(t0) as f64
-                + samples_of(r).last().map_or(0.0, |s| s.elapsed)
+                + campaign.samples_of(r).last().map_or(0.0, |s| s.elapsed)
         })
         .fold(0.0, f64::max);
     let (unit, per) = if span < 300.0 {
@@ -250,7 +291,7 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
     let mut rate_lines = Vec::new();
     let mut finding_lines = Vec::new();
     for run in &data.runs {
-        let s = samples_of(run);
+        let s = campaign.samples_of(run);
         let offset = (run.started_unix.saturating_sub(t0)) as f64;
         let at = |x: &Sample| (offset + x.elapsed) / per;
         let rates = s
@@ -286,10 +327,14 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
         let _ = write!(h, "<div class=\"plot\">{svg}</div>");
     }
     h.push_str("</div>\n");
+    Ok(())
+}
 
-    // What ran and what it found, by oracle.
+/// What ran and what it found, by oracle: the oracle mix and findings per
+/// oracle (a finding of no oracle counts under its kind).
+fn write_oracles(h: &mut String, campaign: &Campaign) -> anyhow::Result<()> {
     let mut mix: BTreeMap<String, u64> = BTreeMap::new();
-    for (_, t) in &all {
+    for (_, t) in &campaign.runs {
         for (o, n) in &t.per_oracle {
             *mix.entry(o.clone()).or_default() += n;
         }
@@ -298,7 +343,7 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
         mix.iter().map(|(o, n)| (o.clone(), *n as f64)).collect();
     mix_bars.sort_by(|a, b| b.1.total_cmp(&a.1));
     let mut per_oracle: BTreeMap<String, u64> = BTreeMap::new();
-    for b in &data.bugs {
+    for b in &campaign.data.bugs {
         *per_oracle
             .entry(b.oracle.clone().unwrap_or_else(|| b.kind.clone()))
             .or_default() += b.count;
@@ -319,8 +364,11 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
             &finding_bars
         )?
     );
+    Ok(())
+}
 
-    // Root-cause groups.
+/// Root-cause groups: a bar per group (the largest) and a table of all.
+fn write_groups(h: &mut String, data: &ReportData) -> anyhow::Result<()> {
     let mut groups: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
     for b in &data.bugs {
         for g in &b.groups {
@@ -332,42 +380,45 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
     h.push_str("<h2>Root-cause groups</h2>\n");
     if groups.is_empty() {
         h.push_str("<p>No group: no bug was localized to a knob or bisected to a release.</p>\n");
-    } else {
-        let mut bars: Vec<(String, f64)> = groups
-            .iter()
-            .map(|(g, (n, _))| (short_group(g), *n as f64))
-            .collect();
-        bars.sort_by(|a, b| b.1.total_cmp(&a.1));
-        // The largest groups are the ones to read first; the table lists all.
-        bars.truncate(MAX_GROUP_BARS);
+        return Ok(());
+    }
+    let mut bars: Vec<(String, f64)> = groups
+        .iter()
+        .map(|(g, (n, _))| (short_group(g), *n as f64))
+        .collect();
+    bars.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // The largest groups are the ones to read first; the table lists all.
+    bars.truncate(MAX_GROUP_BARS);
+    let _ = write!(
+        h,
+        "<p>Signatures that one optimizer knob hides, that one knob change shows, or that one \
+         release fixed: likely one bug each.</p><div class=\"plot\">{}</div>\n<table><tr><th>group</th>\
+         <th>signatures</th><th>findings</th></tr>",
+        plots::bar_plot(
+            &format!("Signatures per group (the {} largest)", bars.len()),
+            "signatures",
+            &bars
+        )?
+    );
+    for (g, (n, c)) in &groups {
         let _ = write!(
             h,
-            "<p>Signatures that one optimizer knob hides, that one knob change shows, or that one \
-             release fixed: likely one bug each.</p><div class=\"plot\">{}</div>\n<table><tr><th>group</th>\
-             <th>signatures</th><th>findings</th></tr>",
-            plots::bar_plot(
-                &format!("Signatures per group (the {} largest)", bars.len()),
-                "signatures",
-                &bars
-            )?
+            "<tr><td>{}</td><td class=\"n\">{n}</td><td class=\"n\">{c}</td></tr>",
+            esc(g)
         );
-        for (g, (n, c)) in &groups {
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td class=\"n\">{n}</td><td class=\"n\">{c}</td></tr>",
-                esc(g)
-            );
-        }
-        h.push_str("</table>\n");
     }
+    h.push_str("</table>\n");
+    Ok(())
+}
 
-    // Runs.
+/// The table of runs and shards, with each one's totals.
+fn write_runs(h: &mut String, campaign: &Campaign) {
     h.push_str(
         "<h2>Runs and shards</h2>\n<table><tr><th>run</th><th>host</th><th>DBMS</th><th>seed</th>\
          <th>threads</th><th>seconds</th><th>checks</th><th>checks/s</th><th>findings</th>\
          <th>plans / 1k checks</th><th>expected errors</th><th>ended</th></tr>\n",
     );
-    for (run, t) in &all {
+    for (run, t) in &campaign.runs {
         let _ = writeln!(
             h,
             "<tr><td>{}<br><small>{}</small></td><td>{}</td><td>{} {}</td><td class=\"n\">{}</td>\
@@ -394,8 +445,10 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
         );
     }
     h.push_str("</table>\n");
+}
 
-    // Unique bugs.
+/// The table of unique bugs, each linked to its reproducer below.
+fn write_bugs(h: &mut String, data: &ReportData) {
     let _ = write!(
         h,
         "<h2>Unique bugs ({})</h2>\n<table><tr><th>signature</th><th>oracle</th><th>findings</th>\
@@ -411,15 +464,21 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
             esc(b.oracle.as_deref().unwrap_or(&b.kind)),
             b.count,
             b.runs,
-            crate::utc_time(b.first_seen),
-            crate::utc_time(b.last_seen),
+            crate::utc::utc_time(b.first_seen),
+            crate::utc::utc_time(b.last_seen),
             b.smallest.as_ref().map_or("-".into(), |f| f.statements.to_string()),
             esc(&b.groups.join("; ")),
             sig = esc(&b.signature)
         );
     }
+    h.push_str("</table>\n");
+}
+
+/// Each bug's smallest reproducer, inlined (the most frequent
+/// [`MAX_REPRODUCERS`]).
+fn write_reproducers(h: &mut String, data: &ReportData) {
     h.push_str(
-        "</table>\n<h2>Reproducers</h2>\n<p>The smallest reproducer of each bug (reduced where \
+        "<h2>Reproducers</h2>\n<p>The smallest reproducer of each bug (reduced where \
                 it was), to run with the DBMS's own client.</p>\n",
     );
     if data.bugs.len() > MAX_REPRODUCERS {
@@ -453,6 +512,4 @@ pub fn render(data: &ReportData, generated_unix: u64) -> anyhow::Result<String> 
         }
         h.push_str("</section>\n");
     }
-    h.push_str("</body></html>\n");
-    Ok(h)
 }

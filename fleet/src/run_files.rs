@@ -3,11 +3,11 @@
 //! every few seconds. The findings store and `lancet report` read them, so
 //! a run killed at any moment leaves what it did until then.
 
-use crate::reproducer::write_synced;
 use crate::shard::Shard;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -170,4 +170,22 @@ pub fn host_name() -> String {
                 .map(|h| h.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// Writes a file through a temporary name and renames it, so that a reader
+/// never sees half a file, and syncs it. A kill leaves at most a
+/// `NAME.tmp` beside it, which the next run recognises and removes.
+pub fn write_synced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let mut file =
+        fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    if let Err(e) = file.write_all(bytes).and_then(|_| file.sync_all()) {
+        drop(file);
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }

@@ -5,12 +5,53 @@
 //! that failed or was killed halfway is simply done again.
 
 use super::backend::{Backend, Value};
-use crate::dedup::Index;
-use crate::findings::Finding;
-use crate::run_files::{read_samples, RunRecord};
+use crate::run_files::{read_samples, RunRecord, Sample};
 use anyhow::Context;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// What the store keeps of a run's findings and cannot read itself: their
+/// records and their deduplication are the campaign's (the `lancet`
+/// crate, which depends on this one), which reads them for the store.
+pub trait RunFindings: Sync {
+    /// The run's unique bugs, in any order: those its findings index in
+    /// `findings_dir` names, and findings on disk it does not name
+    /// (written by a run killed before it saved its index, or, during a
+    /// run, between the two).
+    fn bugs(&self, findings_dir: &Path) -> anyhow::Result<Vec<RunBug>>;
+    /// What the store keeps of a finding, read from its JSON record.
+    fn facts(&self, record: &str) -> anyhow::Result<FindingFacts>;
+}
+
+/// One unique bug of a run, as the store keeps it.
+#[derive(Clone, Debug)]
+pub struct RunBug {
+    pub signature: String,
+    /// Its findings' kind, by name (`logic`, `crash`, ...).
+    pub kind: &'static str,
+    pub oracle: Option<String>,
+    pub relation: Option<String>,
+    /// How many findings had this signature.
+    pub count: u64,
+    /// Findings past the flood limit: in `count`, not on disk.
+    pub not_written: u64,
+    /// The root-cause groups it is in, by label.
+    pub group_labels: Vec<String>,
+    /// Its findings on disk (`.sql` files), in the order found.
+    pub findings: Vec<PathBuf>,
+}
+
+/// What the store keeps of one finding besides its files.
+#[derive(Clone, Debug)]
+pub struct FindingFacts {
+    /// Its kind, by name (`logic`, `crash`, ...).
+    pub kind: &'static str,
+    pub oracle: Option<String>,
+    /// Seed, thread and database: what regenerates it.
+    pub origin: (u64, u32, u64),
+    /// Setup statements and queries.
+    pub statements: usize,
+}
 
 /// What a feeder already pushed of one run, so that the next push sends
 /// only what changed. A new state (`Default`) pushes everything again.
@@ -91,7 +132,11 @@ struct FindingRow {
 
 /// Reads finding `file` (its `.sql` path in the run's findings/) and its
 /// reduction if there is one. `None` if flood control removed it meanwhile.
-fn read_finding(file: &Path, signature: &str) -> anyhow::Result<Option<FindingRow>> {
+fn read_finding(
+    file: &Path,
+    signature: &str,
+    findings: &dyn RunFindings,
+) -> anyhow::Result<Option<FindingRow>> {
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -128,80 +173,22 @@ fn read_finding(file: &Path, signature: &str) -> anyhow::Result<Option<FindingRo
     if sql.contains('\0') {
         sql = sql.replace('\0', "\\0");
     }
-    let finding: Finding = serde_json::from_str(&record)
+    let facts = findings
+        .facts(&record)
         .with_context(|| format!("{} is not a finding record", sql_path.display()))?;
     Ok(Some(FindingRow {
         file: name,
         signature: signature.to_string(),
-        kind: finding.kind.name().to_string(),
-        oracle: finding.oracle.clone(),
+        kind: facts.kind.to_string(),
+        oracle: facts.oracle,
         found_unix,
-        origin: (
-            finding.origin.seed,
-            finding.origin.thread,
-            finding.origin.database,
-        ),
-        statements: finding.setup.len() + finding.queries.len(),
+        origin: facts.origin,
+        statements: facts.statements,
         bytes: sql.len(),
         reduced,
         sql,
         record,
     }))
-}
-
-/// Adds the findings on disk that the index does not name to `entries`:
-/// written by a run killed before it saved its index (or, during a run,
-/// between the two), they are findings all the same.
-fn add_unindexed(dir: &Path, entries: &mut Vec<crate::dedup::Entry>) -> anyhow::Result<()> {
-    let indexed: std::collections::BTreeSet<std::ffi::OsString> = entries
-        .iter()
-        .flat_map(|e| {
-            e.findings
-                .iter()
-                .filter_map(|f| f.file_name().map(|n| n.to_owned()))
-        })
-        .collect();
-    let records = crate::reproducer::finding_files(dir, "json");
-    for record in records {
-        let sql = record.with_extension("sql");
-        let Some(name) = sql.file_name().map(|n| n.to_owned()) else {
-            continue;
-        };
-        if indexed.contains(&name) || !sql.exists() {
-            continue;
-        }
-        let Ok(finding) = Finding::load_record(&record) else {
-            continue;
-        };
-        let Some(signature) = finding.signature.clone().or_else(|| {
-            crate::registry::dialect_of(&finding.dbms).map(|d| crate::dedup::signature(&finding, d))
-        }) else {
-            continue;
-        };
-        match entries.iter_mut().find(|e| e.signature == signature) {
-            Some(e) => {
-                e.count += 1;
-                e.findings.push(sql);
-            }
-            None => entries.push(crate::dedup::Entry {
-                signature,
-                kind: finding.kind,
-                oracle: finding.oracle.clone(),
-                relation: finding.relation.clone(),
-                count: 1,
-                reproducer: sql.clone(),
-                statements: finding.setup.len() + finding.queries.len(),
-                bytes: 0,
-                reduced: false,
-                findings: vec![sql],
-                not_written: 0,
-                hidden_by_knobs: Vec::new(),
-                flipped_by_knobs: Vec::new(),
-                fixed_in: None,
-            }),
-        }
-    }
-    Ok(())
 }
 
 /// What a push reads of a run directory.
@@ -210,16 +197,20 @@ struct RunSnapshot {
     /// summary.json, if the run ended and the store does not have it yet.
     summary: Option<String>,
     /// The samples the store does not have yet.
-    samples: Vec<crate::run_files::Sample>,
+    samples: Vec<Sample>,
     /// Its bugs, in signature order: shared rows are written in one order
     /// by every shard, so that two shards' transactions cannot deadlock.
-    entries: Vec<crate::dedup::Entry>,
+    entries: Vec<RunBug>,
     /// Every finding on disk, by file name: its path and signature.
-    on_disk: BTreeMap<String, (std::path::PathBuf, String)>,
+    on_disk: BTreeMap<String, (PathBuf, String)>,
 }
 
 impl RunSnapshot {
-    fn read(run_dir: &Path, state: &PushState) -> anyhow::Result<RunSnapshot> {
+    fn read(
+        run_dir: &Path,
+        findings: &dyn RunFindings,
+        state: &PushState,
+    ) -> anyhow::Result<RunSnapshot> {
         let record = RunRecord::load(run_dir)?;
         let summary = if state.summary_sent {
             None
@@ -235,12 +226,7 @@ impl RunSnapshot {
             .filter(|s| s.seq >= state.samples_sent)
             .collect();
         let findings_dir = run_dir.join("findings");
-        let mut entries: Vec<crate::dedup::Entry> = if findings_dir.join("index.json").exists() {
-            Index::load(&findings_dir)?.entries().cloned().collect()
-        } else {
-            Vec::new()
-        };
-        add_unindexed(&findings_dir, &mut entries)?;
+        let mut entries = findings.bugs(&findings_dir)?;
         entries.sort_by(|a, b| a.signature.cmp(&b.signature));
         let mut on_disk = BTreeMap::new();
         for e in &entries {
@@ -296,11 +282,7 @@ fn write_run(db: &mut Backend, snap: &RunSnapshot) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_samples(
-    db: &mut Backend,
-    run: &str,
-    samples: &[crate::run_files::Sample],
-) -> anyhow::Result<()> {
+fn write_samples(db: &mut Backend, run: &str, samples: &[Sample]) -> anyhow::Result<()> {
     for s in samples {
         db.execute(
             "INSERT INTO lancet_samples (run_id, seq, elapsed, unix, checks, skipped, nonempty,
@@ -328,23 +310,23 @@ fn write_samples(
 
 /// The signatures and groups (shared by all runs, so only added) and this
 /// run's bug counts (replaced).
-fn write_bugs(db: &mut Backend, run: &str, entries: &[crate::dedup::Entry]) -> anyhow::Result<()> {
+fn write_bugs(db: &mut Backend, run: &str, entries: &[RunBug]) -> anyhow::Result<()> {
     for e in entries {
         db.execute(
             "INSERT INTO lancet_signatures (signature, kind, oracle, relation)
              VALUES ($1, $2, $3, $4) ON CONFLICT (signature) DO NOTHING",
             &[
                 e.signature.as_str().into(),
-                e.kind.name().into(),
+                e.kind.into(),
                 e.oracle.clone().into(),
                 e.relation.clone().into(),
             ],
         )?;
-        for label in e.group_labels() {
+        for label in &e.group_labels {
             db.execute(
                 "INSERT INTO lancet_groups (signature, label) VALUES ($1, $2)
                  ON CONFLICT (signature, label) DO NOTHING",
-                &[e.signature.as_str().into(), label.into()],
+                &[e.signature.as_str().into(), label.as_str().into()],
             )?;
         }
     }
@@ -373,7 +355,8 @@ fn write_bugs(db: &mut Backend, run: &str, entries: &[crate::dedup::Entry]) -> a
 fn sync_findings(
     db: &mut Backend,
     run: &str,
-    on_disk: &BTreeMap<String, (std::path::PathBuf, String)>,
+    on_disk: &BTreeMap<String, (PathBuf, String)>,
+    findings: &dyn RunFindings,
     stored: &mut StoredFindings,
 ) -> anyhow::Result<Pushed> {
     let mut pushed = Pushed::default();
@@ -395,7 +378,7 @@ fn sync_findings(
         if stored.get(name) == Some(&(signature.clone(), reduced_now)) {
             continue;
         }
-        let Some(row) = read_finding(path, signature)? else {
+        let Some(row) = read_finding(path, signature, findings)? else {
             continue;
         };
         db.execute(
@@ -449,13 +432,19 @@ fn stored_findings(db: &mut Backend, run: &str) -> anyhow::Result<StoredFindings
 }
 
 /// Pushes what changed in `run_dir` since `state`, in one transaction; on
-/// success `state` says what the store now holds.
-pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyhow::Result<Pushed> {
+/// success `state` says what the store now holds. `findings` reads the
+/// run's findings.
+pub fn push_run(
+    db: &mut Backend,
+    run_dir: &Path,
+    findings: &dyn RunFindings,
+    state: &mut PushState,
+) -> anyhow::Result<Pushed> {
     let stamp = Stamp::of(run_dir);
     if state.stamp.as_ref() == Some(&stamp) {
         return Ok(Pushed::default());
     }
-    let snap = RunSnapshot::read(run_dir, state)?;
+    let snap = RunSnapshot::read(run_dir, findings, state)?;
     let run = snap.record.run_id.as_str();
     let bugs = snap.bug_counts();
     db.begin()?;
@@ -469,7 +458,7 @@ pub fn push_run(db: &mut Backend, run_dir: &Path, state: &mut PushState) -> anyh
             Some(f) => f.clone(),
             None => stored_findings(db, run)?,
         };
-        let mut pushed = sync_findings(db, run, &snap.on_disk, &mut stored)?;
+        let mut pushed = sync_findings(db, run, &snap.on_disk, findings, &mut stored)?;
         pushed.samples = snap.samples.len();
         Ok((pushed, stored))
     })();
