@@ -7,8 +7,8 @@
 //! trailing blanks do not count in comparisons.
 
 use crate::types::PgType;
-use lancet_core::pivot::{Kind, PivotColumn, Semantics, V};
-use lancet_core::{Expr, Rng, Truth, Value};
+use lancet_core::pivot::{Kind, Semantics, V};
+use lancet_core::Value;
 
 /// The evaluator's kind for a declared type, if it supports it.
 pub fn kind_of(ty: &PgType) -> Option<Kind> {
@@ -22,11 +22,11 @@ pub fn kind_of(ty: &PgType) -> Option<Kind> {
 }
 
 /// Within smallint, no integer type overflows.
-const SEMANTICS: Semantics = Semantics { int_limit: 32767 };
+pub const SEMANTICS: Semantics = Semantics { int_limit: 32767 };
 
 /// A pivot column's value as the evaluator reads it; `None` where the text
 /// form is ambiguous (a text value that looked like a number).
-fn read(kind: Kind, v: &Value) -> Option<V> {
+pub fn read(kind: Kind, v: &Value) -> Option<V> {
     match (kind, v) {
         (_, Value::Null) => Some(V::Null),
         (Kind::Int, Value::Integer(i)) => Some(V::Int(*i)),
@@ -35,14 +35,4 @@ fn read(kind: Kind, v: &Value) -> Option<V> {
         (Kind::Bool, Value::Text(t)) if t == "f" => Some(V::Bool(false)),
         _ => None,
     }
-}
-
-/// A predicate over the supported pivot columns and its truth on the
-/// pivot; `None` where the evaluator declines.
-pub fn pivot_predicate(
-    rng: &mut Rng,
-    columns: &[Option<PivotColumn>],
-    pivot: &[Value],
-) -> Option<(Expr, Truth)> {
-    lancet_core::pivot::predicate_on_pivot(rng, SEMANTICS, columns, pivot, read)
 }
