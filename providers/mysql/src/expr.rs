@@ -5,11 +5,10 @@
 //! functions whose value depends on their arguments alone are used (no
 //! RAND, NOW, UUID, CONNECTION_ID).
 
-use crate::schema::{MySchema, TypedColumn};
+use crate::schema::{MySchema, MyTable, Sampled, TypedColumn};
 use crate::types::{literal, Category, MyType};
-use lancet_core::pivot::{Kind, Semantics, V};
-use lancet_core::{BinaryOp, Expr, LikeKind, QueryGenerator, Rng, TypeName, UnaryOp, Value};
-use lancet_server::{ServerSchema, SubqueryShape};
+use lancet_core::{BinaryOp, Expr, LikeKind, QueryGenerator, Rng, TypeName, UnaryOp};
+use lancet_server::{Menu, Pqs, ServerSchema, SubqueryShape};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -18,16 +17,17 @@ pub type ExprGen<'s> = lancet_server::ExprGen<'s, MySchema>;
 
 impl ServerSchema for MySchema {
     type Category = Category;
-    type Table = crate::schema::MyTable;
-    const LEAF_SHARE: f64 = 0.35;
-    const PIVOT_SEMANTICS: Semantics = crate::pqs::SEMANTICS;
+    type Table = MyTable;
+    const PQS: Pqs<MyType> = crate::pqs::PQS;
+    const MENU: Menu<MySchema> = Menu {
+        leaf_share: 0.35,
+        compound: |g, rng, cols, category, depth| compound(g, rng, cols, category, depth - 1),
+        predicate,
+        selective,
+    };
 
-    fn relations(&self) -> &[Self::Table] {
-        &self.relations
-    }
-
-    fn sampled(&self) -> &lancet_server::Sampled<Category> {
-        &self.sampled
+    fn parts(&self) -> (&[MyTable], &Sampled) {
+        (&self.relations, &self.sampled)
     }
 
     fn indexes(&self) -> Vec<lancet_core::schema::Index> {
@@ -41,41 +41,26 @@ impl ServerSchema for MySchema {
         }
     }
 
-    fn compound(
-        g: &mut ExprGen<'_>,
-        rng: &mut Rng,
-        cols: &[TypedColumn],
-        category: Category,
-        depth: u32,
-    ) -> Expr {
-        compound(g, rng, cols, category, depth - 1)
-    }
-
-    fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], depth: u32) -> Expr {
-        predicate(g, rng, cols, depth)
-    }
-
-    /// `column op value` with a value sampled from the data (half the
-    /// time, where there is any): a comparison that selects some rows.
-    fn selective(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn]) -> Expr {
-        let Some(c) = cols.choose(rng) else {
-            return literal(rng, Category::Int);
-        };
-        let value = g.leaf(rng, &[], c.category);
-        let op = *[BinaryOp::Eq, BinaryOp::LtEq, BinaryOp::GtEq]
-            .choose(rng)
-            .unwrap_or(&BinaryOp::Eq);
-        Expr::binary(op, c.expr.clone(), value)
-    }
-
-    fn pivot_value(kind: Kind, value: &Value) -> Option<V> {
-        crate::pqs::read(kind, value)
-    }
-
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_> {
         Box::new(crate::query::MyQueryGenerator::new(self.clone()))
     }
 }
+
+/// `column op value` with a value sampled from the data (half the time,
+/// where there is any): a comparison that selects some rows.
+fn selective(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols) -> Expr {
+    let Some(c) = cols.choose(rng) else {
+        return literal(rng, Category::Int);
+    };
+    let value = g.leaf(rng, &[], c.category);
+    let op = *[BinaryOp::Eq, BinaryOp::LtEq, BinaryOp::GtEq]
+        .choose(rng)
+        .unwrap_or(&BinaryOp::Eq);
+    Expr::binary(op, c.expr.clone(), value)
+}
+
+/// The columns an expression may read.
+type Cols = [TypedColumn];
 
 /// A category drawn at random.
 pub fn any_category(rng: &mut Rng) -> Category {
@@ -84,13 +69,7 @@ pub fn any_category(rng: &mut Rng) -> Category {
 
 /// An expression of `category` that is not a leaf: CASE, COALESCE,
 /// IFNULL, NULLIF, a cast, or the category's operators and functions.
-fn compound(
-    g: &mut ExprGen<'_>,
-    rng: &mut Rng,
-    cols: &[TypedColumn],
-    category: Category,
-    d: u32,
-) -> Expr {
+fn compound(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category, d: u32) -> Expr {
     match rng.random_range(0..10) {
         0 => g.case(rng, cols, category, d, 1.0),
         1 => {
@@ -120,7 +99,7 @@ fn compound(
 }
 
 /// Integer operators (DIV, XOR, shifts, bit operators) and functions.
-fn int_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn int_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     const INT: Category = Category::Int;
     match rng.random_range(0..8) {
         0 => {
@@ -173,7 +152,7 @@ fn int_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) ->
 fn number_expr(
     g: &mut ExprGen<'_>,
     rng: &mut Rng,
-    cols: &[TypedColumn],
+    cols: &Cols,
     category: Category,
     d: u32,
 ) -> Expr {
@@ -198,7 +177,7 @@ fn number_expr(
 }
 
 /// String functions and casts to CHAR.
-fn text_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn text_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     const TEXT: Category = Category::Text;
     match rng.random_range(0..6) {
         0 => g.binary(rng, cols, BinaryOp::Concat, (TEXT, TEXT), d),
@@ -234,7 +213,7 @@ fn text_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -
 /// A predicate: comparisons, null tests, BETWEEN, IN, LIKE, REGEXP,
 /// subqueries, truth tests and the connectives, or a number read as a
 /// truth value (MySQL's WHERE takes any type).
-fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], depth: u32) -> Expr {
+fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, depth: u32) -> Expr {
     let category = match cols.choose(rng) {
         Some(c) if rng.random_bool(0.8) => c.category,
         _ => any_category(rng),

@@ -27,12 +27,12 @@ pub fn kind_of(ty: &MyType) -> Option<Kind> {
 }
 
 /// TINYINT's range: no signed column type overflows within it.
-pub const SEMANTICS: Semantics = Semantics { int_limit: 127 };
+const SEMANTICS: Semantics = Semantics { int_limit: 127 };
 
 /// A pivot column's value as the evaluator reads it; `None` for text it
 /// would compare otherwise than the server (a trailing blank, a control
 /// character).
-pub fn read(kind: Kind, v: &Value) -> Option<V> {
+fn read(kind: Kind, v: &Value) -> Option<V> {
     match (kind, v) {
         (_, Value::Null) => Some(V::Null),
         (Kind::Int, Value::Integer(i)) => Some(V::Int(*i)),
@@ -42,3 +42,10 @@ pub fn read(kind: Kind, v: &Value) -> Option<V> {
         _ => None,
     }
 }
+
+/// What PQS reads on MySQL and MariaDB, for the server toolkit.
+pub const PQS: lancet_server::Pqs<MyType> = lancet_server::Pqs {
+    semantics: SEMANTICS,
+    kind: kind_of,
+    read,
+};

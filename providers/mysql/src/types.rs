@@ -1,7 +1,6 @@
 //! The column types the generator uses, grouped into categories that say
 //! which expressions fit them, and literals of each.
 
-use lancet_core::pivot::Kind;
 use lancet_core::{Expr, Rng, Value};
 use lancet_server::{ColumnType, ServerCategory};
 use rand::seq::IndexedRandom;
@@ -36,10 +35,7 @@ impl Category {
 
 impl ServerCategory for Category {
     const CATEGORIES: &'static [Category] = &Category::ALL;
-
-    fn literal(rng: &mut Rng, category: Category) -> Expr {
-        literal(rng, category)
-    }
+    const LITERAL: fn(&mut Rng, Category) -> Expr = literal;
 
     /// A type name for a category, for scope columns.
     fn scope_type(self) -> &'static str {
@@ -95,16 +91,8 @@ impl ServerCategory for Category {
 impl ColumnType for MyType {
     type Category = Category;
 
-    fn sql(&self) -> &str {
-        &self.sql
-    }
-
-    fn category(&self) -> Category {
-        self.category
-    }
-
-    fn pivot_kind(&self) -> Option<Kind> {
-        crate::pqs::kind_of(self)
+    fn declared(&self) -> (&str, Category) {
+        (&self.sql, self.category)
     }
 
     /// A BIT column as `(column + 0)`. MariaDB labels some results of BIT

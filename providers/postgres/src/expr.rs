@@ -3,11 +3,10 @@
 //! category, so that nearly all generated SQL type-checks in PostgreSQL.
 //! Only immutable, deterministic functions are used.
 
-use crate::schema::PgSchema;
-use crate::types::{cast_target, literal, Category};
-use lancet_core::pivot::{Kind, Semantics, V};
-use lancet_core::{BinaryOp, Expr, LikeKind, QueryGenerator, Rng, UnaryOp, Value};
-use lancet_server::{ServerSchema, SubqueryShape};
+use crate::schema::{PgSchema, PgTable, Sampled};
+use crate::types::{cast_target, literal, Category, PgType};
+use lancet_core::{BinaryOp, Expr, LikeKind, QueryGenerator, Rng, UnaryOp};
+use lancet_server::{Menu, Pqs, ServerSchema, SubqueryShape};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -19,47 +18,27 @@ pub type ExprGen<'s> = lancet_server::ExprGen<'s, PgSchema>;
 impl ServerSchema for PgSchema {
     type Category = Category;
     type Table = crate::schema::PgTable;
-    const LEAF_SHARE: f64 = 0.3;
-    const PIVOT_SEMANTICS: Semantics = crate::pqs::SEMANTICS;
+    const MENU: Menu<PgSchema> = Menu {
+        leaf_share: 0.3,
+        compound,
+        predicate,
+        selective: selective_comparison,
+    };
+    const PQS: Pqs<PgType> = crate::pqs::PQS;
 
-    fn relations(&self) -> &[Self::Table] {
-        &self.relations
-    }
-
-    fn sampled(&self) -> &lancet_server::Sampled<Category> {
-        &self.sampled
+    fn parts(&self) -> (&[PgTable], &Sampled) {
+        (&self.relations, &self.sampled)
     }
 
     /// Correlated half of the time: the inner WHERE also sees the outer
     /// columns. Citus plans few correlated subqueries (only on
     /// distribution columns of co-located tables): rarely there.
     fn subquery_shape(&self) -> SubqueryShape {
+        let correlated = if self.has_distributed() { 0.05 } else { 0.5 };
         SubqueryShape {
-            correlated: if self.has_distributed() { 0.05 } else { 0.5 },
+            correlated,
             filtered: 0.8,
         }
-    }
-
-    fn compound(
-        g: &mut ExprGen<'_>,
-        rng: &mut Rng,
-        cols: &[TypedColumn],
-        category: Category,
-        depth: u32,
-    ) -> Expr {
-        compound(g, rng, cols, category, depth)
-    }
-
-    fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], depth: u32) -> Expr {
-        predicate(g, rng, cols, depth)
-    }
-
-    fn selective(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn]) -> Expr {
-        selective_comparison(g, rng, cols)
-    }
-
-    fn pivot_value(kind: Kind, value: &Value) -> Option<V> {
-        crate::pqs::read(kind, value)
     }
 
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_> {
@@ -67,13 +46,16 @@ impl ServerSchema for PgSchema {
     }
 }
 
+/// The columns an expression may read.
+type Cols = [TypedColumn];
+
 /// An expression of `category` that is not a leaf: the shared forms
 /// first (CASE, COALESCE, NULLIF, GREATEST/LEAST, casts), else the
 /// category's operators and functions.
 fn compound(
     g: &mut ExprGen<'_>,
     rng: &mut Rng,
-    cols: &[TypedColumn],
+    cols: &Cols,
     category: Category,
     depth: u32,
 ) -> Expr {
@@ -117,13 +99,7 @@ fn compound(
 /// A cast into `category` from a category PostgreSQL can cast from
 /// (numbers among themselves, anything to and from text, integer and
 /// boolean both ways).
-fn cast_into(
-    g: &mut ExprGen<'_>,
-    rng: &mut Rng,
-    cols: &[TypedColumn],
-    category: Category,
-    d: u32,
-) -> Expr {
+fn cast_into(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category, d: u32) -> Expr {
     let sources: &[Category] = match category {
         Category::Int | Category::Numeric | Category::Float => &[
             Category::Int,
@@ -147,13 +123,7 @@ fn cast_into(
 }
 
 /// `+ - * / %` over two expressions of the category (no `%` on floats).
-fn arithmetic(
-    g: &mut ExprGen<'_>,
-    rng: &mut Rng,
-    cols: &[TypedColumn],
-    category: Category,
-    d: u32,
-) -> Expr {
+fn arithmetic(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category, d: u32) -> Expr {
     let op = *[
         BinaryOp::Add,
         BinaryOp::Sub,
@@ -171,7 +141,7 @@ fn arithmetic(
     g.binary(rng, cols, op, (category, category), d)
 }
 
-fn int_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn int_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     match rng.random_range(0..10) {
         0..4 => arithmetic(g, rng, cols, Category::Int, d),
         4 => Expr::unary(UnaryOp::Neg, g.expr(rng, cols, Category::Int, d)),
@@ -190,7 +160,7 @@ fn int_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) ->
     }
 }
 
-fn numeric_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn numeric_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     const NUMERIC: Category = Category::Numeric;
     match rng.random_range(0..8) {
         0..3 => arithmetic(g, rng, cols, NUMERIC, d),
@@ -205,7 +175,7 @@ fn numeric_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32
     }
 }
 
-fn float_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn float_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     match rng.random_range(0..6) {
         0..3 => arithmetic(g, rng, cols, Category::Float, d),
         3 => g.call(rng, cols, "abs", &[Category::Float], d),
@@ -214,7 +184,7 @@ fn float_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) 
     }
 }
 
-fn text_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn text_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     const TEXT: Category = Category::Text;
     match rng.random_range(0..11) {
         0..2 => g.binary(rng, cols, BinaryOp::Concat, (TEXT, TEXT), d),
@@ -262,7 +232,7 @@ fn text_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -
 }
 
 /// A boolean expression.
-fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], depth: u32) -> Expr {
+fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, depth: u32) -> Expr {
     if depth == 0 || rng.random_bool(0.15) {
         return match ExprGen::column_of(rng, cols, Category::Bool) {
             Some(c) if rng.random_bool(0.5) => c,
@@ -313,7 +283,7 @@ fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], depth: u3
 }
 
 /// `x op ANY|ALL (ARRAY[...])` over integer or text literals.
-fn quantified_list(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn quantified_list(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     let c = *[Category::Int, Category::Text]
         .choose(rng)
         .unwrap_or(&Category::Int);
@@ -330,7 +300,7 @@ fn quantified_list(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: 
 
 /// `c = x OR c = y [OR c = z]` over one column, constants sampled from
 /// the data where there are some (PostgreSQL 18's OR-to-ANY rewrite).
-fn or_list(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn or_list(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     let Some(c) = comparable_column(rng, cols) else {
         return comparison(g, rng, cols, d);
     };
@@ -364,7 +334,7 @@ fn comparable_category(rng: &mut Rng) -> Category {
 /// A comparison likely to hold on some rows: a column against a
 /// constant sampled from the data, by an operator that holds on part
 /// of the order; a plain comparison where nothing fits.
-fn selective_comparison(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn]) -> Expr {
+fn selective_comparison(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols) -> Expr {
     if let Some(c) = cols.choose(rng) {
         if let Some(value) = g.schema.sampled.pick(rng, c.category) {
             let op = *[
@@ -385,7 +355,7 @@ fn selective_comparison(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn]
 
 /// `x op y`, mostly in a column's category; numbers compared across
 /// their categories for 30%.
-fn comparison(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+fn comparison(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
     let left_cat = match cols.choose(rng) {
         Some(c) if rng.random_bool(0.7) && c.category != Category::Bytea => c.category,
         _ => comparable_category(rng),
@@ -408,7 +378,7 @@ fn comparison(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) 
 }
 
 /// A column of `cols` that `=` compares (not bytea), drawn at random.
-fn comparable_column(rng: &mut Rng, cols: &[TypedColumn]) -> Option<TypedColumn> {
+fn comparable_column(rng: &mut Rng, cols: &Cols) -> Option<TypedColumn> {
     cols.iter()
         .filter(|c| c.category != Category::Bytea)
         .collect::<Vec<_>>()

@@ -22,11 +22,11 @@ pub fn kind_of(ty: &PgType) -> Option<Kind> {
 }
 
 /// Within smallint, no integer type overflows.
-pub const SEMANTICS: Semantics = Semantics { int_limit: 32767 };
+const SEMANTICS: Semantics = Semantics { int_limit: 32767 };
 
 /// A pivot column's value as the evaluator reads it; `None` where the text
 /// form is ambiguous (a text value that looked like a number).
-pub fn read(kind: Kind, v: &Value) -> Option<V> {
+fn read(kind: Kind, v: &Value) -> Option<V> {
     match (kind, v) {
         (_, Value::Null) => Some(V::Null),
         (Kind::Int, Value::Integer(i)) => Some(V::Int(*i)),
@@ -36,3 +36,10 @@ pub fn read(kind: Kind, v: &Value) -> Option<V> {
         _ => None,
     }
 }
+
+/// What PQS reads on PostgreSQL, for the server toolkit.
+pub const PQS: lancet_server::Pqs<PgType> = lancet_server::Pqs {
+    semantics: SEMANTICS,
+    kind: kind_of,
+    read,
+};

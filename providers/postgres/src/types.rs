@@ -1,7 +1,6 @@
 //! PostgreSQL column types, grouped by what expressions may do with them,
 //! and random literals of each.
 
-use lancet_core::pivot::Kind;
 use lancet_core::{BinaryOp, Expr, Rng, TypeName, UnaryOp, Value};
 use lancet_server::{ColumnType, ServerCategory};
 use rand::seq::IndexedRandom;
@@ -211,10 +210,7 @@ pub type TypedColumn = lancet_server::TypedColumn<Category>;
 
 impl ServerCategory for Category {
     const CATEGORIES: &'static [Category] = &Category::ALL;
-
-    fn literal(rng: &mut Rng, category: Category) -> Expr {
-        literal(rng, category)
-    }
+    const LITERAL: fn(&mut Rng, Category) -> Expr = literal;
 
     /// A type name for a category, for scope columns whose exact type is
     /// not known.
@@ -302,15 +298,7 @@ fn common_category(categories: impl Iterator<Item = Category>) -> Option<Categor
 impl ColumnType for PgType {
     type Category = Category;
 
-    fn sql(&self) -> &str {
-        &self.name
-    }
-
-    fn category(&self) -> Category {
-        self.category
-    }
-
-    fn pivot_kind(&self) -> Option<Kind> {
-        crate::pqs::kind_of(self)
+    fn declared(&self) -> (&str, Category) {
+        (&self.name, self.category)
     }
 }

@@ -5,7 +5,7 @@
 //! one table of the schema. A provider's menus ([`ServerSchema::compound`],
 //! [`ServerSchema::predicate`]) choose among them.
 
-use crate::{one_table_from, ServerCategory, ServerSchema, ServerTable, TypedColumn};
+use crate::{one_table_from, Cols, ServerCategory, ServerSchema, ServerTable, TypedColumn};
 use lancet_core::{BinaryOp, Expr, LikeKind, Query, Rng, Select, SelectItem, TypeName, Value};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -19,8 +19,6 @@ pub struct ExprGen<'s, S: ServerSchema> {
     /// columns or index expressions).
     pub subqueries: bool,
 }
-
-type Cols<S> = [TypedColumn<<S as ServerSchema>::Category>];
 
 /// A subquery's table, its alias and its columns under the alias.
 type Source<'s, S> = (
@@ -39,7 +37,7 @@ impl<'s, S: ServerSchema> ExprGen<'s, S> {
     }
 
     /// An expression of `category`: a leaf at depth 0 and for
-    /// [`ServerSchema::LEAF_SHARE`] of the rest, else the provider's menu.
+    /// [`crate::Menu::leaf_share`] of the rest, else the provider's menu.
     pub fn expr(
         &mut self,
         rng: &mut Rng,
@@ -47,15 +45,15 @@ impl<'s, S: ServerSchema> ExprGen<'s, S> {
         category: S::Category,
         depth: u32,
     ) -> Expr {
-        if depth == 0 || rng.random_bool(S::LEAF_SHARE) {
+        if depth == 0 || rng.random_bool(S::MENU.leaf_share) {
             return self.leaf(rng, cols, category);
         }
-        S::compound(self, rng, cols, category, depth)
+        (S::MENU.compound)(self, rng, cols, category, depth)
     }
 
     /// A boolean expression, from the provider's menu.
     pub fn predicate(&mut self, rng: &mut Rng, cols: &Cols<S>, depth: u32) -> Expr {
-        S::predicate(self, rng, cols, depth)
+        (S::MENU.predicate)(self, rng, cols, depth)
     }
 
     /// A column of `category` drawn from `cols`, if there is one.
@@ -73,19 +71,19 @@ impl<'s, S: ServerSchema> ExprGen<'s, S> {
                 return c;
             }
         }
-        if !self.schema.sampled().is_empty() && rng.random_bool(0.5) {
-            if let Some(v) = self.schema.sampled().pick(rng, category) {
+        if !self.schema.parts().1.is_empty() && rng.random_bool(0.5) {
+            if let Some(v) = self.schema.parts().1.pick(rng, category) {
                 return v;
             }
         }
-        S::Category::literal(rng, category)
+        (S::Category::LITERAL)(rng, category)
     }
 
     /// A constant from the data of `category`, else a literal.
     pub fn constant(&self, rng: &mut Rng, category: S::Category) -> Expr {
-        match self.schema.sampled().pick(rng, category) {
+        match self.schema.parts().1.pick(rng, category) {
             Some(v) => v,
-            None => S::Category::literal(rng, category),
+            None => (S::Category::LITERAL)(rng, category),
         }
     }
 
@@ -259,7 +257,7 @@ fn pattern(rng: &mut Rng, patterns: &[&str]) -> Expr {
 impl<'s, S: ServerSchema> ExprGen<'s, S> {
     /// A table to read in a subquery, aliased `sN`, and its columns.
     pub fn subquery_source(&mut self, rng: &mut Rng) -> Option<Source<'s, S>> {
-        let table = self.schema.relations().choose(rng)?;
+        let table = self.schema.parts().0.choose(rng)?;
         let alias = format!("s{}", self.next_alias);
         self.next_alias += 1;
         let cols = table.typed_columns(&alias);

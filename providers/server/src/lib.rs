@@ -39,9 +39,9 @@ use std::fmt::Debug;
 pub trait ServerCategory: Copy + Eq + Debug + Send + Sync + 'static {
     /// Every category, for drawing one at random.
     const CATEGORIES: &'static [Self];
-    /// A random literal of the category, written so that the DBMS reads
-    /// it as one.
-    fn literal(rng: &mut Rng, category: Self) -> Expr;
+    /// A random literal of a category, written so that the DBMS reads it
+    /// as one.
+    const LITERAL: fn(&mut Rng, Self) -> Expr;
     /// A type name for the category, for scope columns whose exact type
     /// is not known.
     fn scope_type(self) -> &'static str;
@@ -61,11 +61,8 @@ pub trait ServerCategory: Copy + Eq + Debug + Send + Sync + 'static {
 /// A column type as the provider declares it.
 pub trait ColumnType {
     type Category: ServerCategory;
-    /// The type as CREATE TABLE writes it.
-    fn sql(&self) -> &str;
-    fn category(&self) -> Self::Category;
-    /// The PQS evaluator's kind for the type, if it can evaluate it.
-    fn pivot_kind(&self) -> Option<Kind>;
+    /// The type as CREATE TABLE writes it, and its category.
+    fn declared(&self) -> (&str, Self::Category);
     /// How a query reads a column of the type (MySQL reads BIT as a
     /// number, see its schema); the column itself by default.
     fn read(&self, column: Expr) -> Expr {
@@ -87,7 +84,7 @@ pub trait ServerTable: Clone {
     fn core_column(&self, name: &str, ty: &Self::Type) -> Column {
         Column {
             name: name.to_string(),
-            ty: Some(TypeName(ty.sql().to_string())),
+            ty: Some(TypeName(ty.declared().0.to_string())),
             not_null: false,
             primary_key: false,
             unique: false,
@@ -101,7 +98,7 @@ pub trait ServerTable: Clone {
             .iter()
             .map(|(name, ty)| TypedColumn {
                 expr: ty.read(Expr::column(Some(alias), name)),
-                category: ty.category(),
+                category: ty.declared().1,
             })
             .collect()
     }
@@ -119,54 +116,63 @@ pub struct SubqueryShape {
     pub filtered: f64,
 }
 
+/// Columns an expression may read.
+pub type Cols<S> = [TypedColumn<<S as ServerSchema>::Category>];
+
+/// A generator of expressions of a category to a depth.
+pub type Compound<S> =
+    fn(&mut ExprGen<'_, S>, &mut Rng, &Cols<S>, <S as ServerSchema>::Category, u32) -> Expr;
+
+/// A provider's expression menus: where its weights, function catalogue
+/// and known-bug rules live.
+pub struct Menu<S: ServerSchema> {
+    /// The share of expressions below the depth limit that are leaves.
+    pub leaf_share: f64,
+    /// An expression of a category that is not a leaf (depth > 0): the
+    /// provider's choice among the shared forms and its own functions.
+    pub compound: Compound<S>,
+    /// A predicate: comparisons, connectives and tests.
+    pub predicate: fn(&mut ExprGen<'_, S>, &mut Rng, &Cols<S>, u32) -> Expr,
+    /// A comparison likely to hold on some rows, for widening a random
+    /// predicate by OR (see [`QueryCore::predicate`]).
+    pub selective: fn(&mut ExprGen<'_, S>, &mut Rng, &Cols<S>) -> Expr,
+}
+
+/// What the PQS evaluator ([`lancet_core::pivot`]) can read of a
+/// provider's columns (`T`, its column type) and values.
+pub struct Pqs<T> {
+    /// The largest magnitudes it keeps integers within.
+    pub semantics: Semantics,
+    /// The evaluator's kind for a column type, if it supports it.
+    pub kind: fn(&T) -> Option<Kind>,
+    /// A pivot value as the evaluator reads it; `None` where its text
+    /// form is ambiguous.
+    pub read: fn(Kind, &Value) -> Option<V>,
+}
+
+/// The column type of a schema's tables.
+pub type TypeOf<S> = <<S as ServerSchema>::Table as ServerTable>::Type;
+
 /// One generated database of a server DBMS, as its generators read it;
 /// the provider's expression and predicate menus, and what PQS reads.
 pub trait ServerSchema: Clone + Send + Sized + 'static {
     type Category: ServerCategory;
     type Table: ServerTable<Type: ColumnType<Category = Self::Category>>;
 
-    /// The share of expressions below the depth limit that are leaves.
-    const LEAF_SHARE: f64;
-    /// The largest magnitudes the PQS evaluator keeps integers within.
-    const PIVOT_SEMANTICS: Semantics;
+    /// The expression and predicate menus.
+    const MENU: Menu<Self>;
+    /// What PQS reads.
+    const PQS: Pqs<TypeOf<Self>>;
 
-    fn relations(&self) -> &[Self::Table];
-    /// Constants read from the data after it was filled.
-    fn sampled(&self) -> &Sampled<Self::Category>;
+    /// The relations, and constants read from the data after it was
+    /// filled.
+    fn parts(&self) -> (&[Self::Table], &Sampled<Self::Category>);
     /// Indexes the core schema records.
     fn indexes(&self) -> Vec<Index> {
         Vec::new()
     }
     /// Subqueries' correlation and filtering.
     fn subquery_shape(&self) -> SubqueryShape;
-
-    /// An expression of `category` that is not a leaf (`depth` > 0): the
-    /// provider's menu of shared forms and its function catalogue.
-    fn compound(
-        g: &mut ExprGen<'_, Self>,
-        rng: &mut Rng,
-        cols: &[TypedColumn<Self::Category>],
-        category: Self::Category,
-        depth: u32,
-    ) -> Expr;
-    /// A predicate: the provider's menu of comparisons, connectives and
-    /// tests, with the rules that keep its known bugs out.
-    fn predicate(
-        g: &mut ExprGen<'_, Self>,
-        rng: &mut Rng,
-        cols: &[TypedColumn<Self::Category>],
-        depth: u32,
-    ) -> Expr;
-    /// A comparison likely to hold on some rows, for widening a random
-    /// predicate by OR (see [`QueryCore::predicate`]).
-    fn selective(
-        g: &mut ExprGen<'_, Self>,
-        rng: &mut Rng,
-        cols: &[TypedColumn<Self::Category>],
-    ) -> Expr;
-    /// A pivot value as the PQS evaluator reads it; `None` where its text
-    /// form is ambiguous.
-    fn pivot_value(kind: Kind, value: &Value) -> Option<V>;
     /// The query generator over this database.
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_>;
 }

@@ -68,7 +68,8 @@ impl<C: PartialEq + Copy> Sampled<C> {
 pub fn to_core<S: ServerSchema>(schema: &S) -> Schema {
     Schema {
         relations: schema
-            .relations()
+            .parts()
+            .0
             .iter()
             .map(|t| Relation {
                 name: t.name().to_string(),

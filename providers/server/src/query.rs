@@ -5,7 +5,7 @@
 //! and aggregate arguments. A provider's [`lancet_core::QueryGenerator`]
 //! holds a [`QueryCore`] and adds its FROM clauses and exact forms.
 
-use crate::{ColumnType, ExprGen, ServerCategory, ServerSchema, ServerTable, TypedColumn};
+use crate::{Cols, ColumnType, ExprGen, ServerCategory, ServerSchema, ServerTable, TypedColumn};
 use lancet_core::pivot::PivotColumn;
 use lancet_core::{
     BinaryOp, DerivedForm, Expr, FromClause, ProductivePool, Query, Rng, Scope, ScopeColumn,
@@ -13,8 +13,6 @@ use lancet_core::{
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
-
-type Cols<S> = [TypedColumn<<S as ServerSchema>::Category>];
 
 /// A FROM clause kept for reuse, with its typed scope and the facts the
 /// provider keeps of it.
@@ -172,14 +170,14 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
 
     /// A predicate over the scope. Random predicates are FALSE or NULL on
     /// every row of a small table more often than not: `widened_share` of
-    /// them are widened by OR with [`ServerSchema::selective`], and see
+    /// them are widened by OR with the menu's selective comparison, and see
     /// rows more often.
     pub fn predicate(&mut self, rng: &mut Rng, scope: &Scope, widened_share: f64) -> Expr {
         let cols = self.typed(scope);
         self.with_gen(true, |g, _| {
             let p = g.predicate(rng, &cols, 2);
             if rng.random_bool(widened_share) {
-                let wide = S::selective(g, rng, &cols);
+                let wide = (S::MENU.selective)(g, rng, &cols);
                 Expr::binary(BinaryOp::Or, p, wide)
             } else {
                 p
@@ -244,7 +242,8 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
     pub fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
         let writable: Vec<&S::Table> = self
             .schema
-            .relations()
+            .parts()
+            .0
             .iter()
             .filter(|t| t.writable())
             .collect();
@@ -255,7 +254,13 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
                 let cols = t
                     .columns()
                     .iter()
-                    .map(|(c, ty)| (c.clone(), TypeName(ty.sql().to_string()), ty.pivot_kind()))
+                    .map(|(c, ty)| {
+                        (
+                            c.clone(),
+                            TypeName(ty.declared().0.to_string()),
+                            (S::PQS.kind)(ty),
+                        )
+                    })
                     .collect();
                 (t.name().to_string(), cols)
             })
@@ -278,10 +283,10 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         }
         lancet_core::pivot::predicate_on_pivot(
             rng,
-            S::PIVOT_SEMANTICS,
+            S::PQS.semantics,
             &self.pivot_columns,
             pivot,
-            S::pivot_value,
+            S::PQS.read,
         )
     }
 
