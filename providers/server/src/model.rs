@@ -108,3 +108,23 @@ impl<S: ServerSchema> GeneratedDatabase for ServerDatabase<S> {
         self.model.query_generator()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn samples_are_drawn_by_category_without_repeats() {
+        let mut s: Sampled<u8> = Sampled::default();
+        assert!(s.is_empty());
+        s.add_new(1, Expr::int(5));
+        s.add_new(1, Expr::int(5));
+        s.add_new(2, Expr::int(7));
+        let mut rng = Rng::seed_from_u64(1);
+        for _ in 0..20 {
+            assert_eq!(s.pick(&mut rng, 1), Some(Expr::int(5)));
+        }
+        assert_eq!(s.pick(&mut rng, 3), None);
+    }
+}

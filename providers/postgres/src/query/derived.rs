@@ -77,31 +77,9 @@ impl PgQueryGenerator {
         // past the suite's 15% bound).
         let mut group_by = Vec::new();
         if !lateral && !self.core.schema.has_distributed() && rng.random_bool(0.2) {
-            if let Some((key, aggregate, category)) = distinct_aggregate(rng, &inner) {
-                let key_category = inner
-                    .iter()
-                    .find(|c| c.expr == key || exact_text(c.expr.clone()) == key)
-                    .map_or(Category::Int, |c| c.category);
-                items = vec![
-                    SelectItem::Expr {
-                        expr: key.clone(),
-                        alias: Some("c0".into()),
-                    },
-                    SelectItem::Expr {
-                        expr: aggregate,
-                        alias: Some("c1".into()),
-                    },
-                ];
-                cols = vec![
-                    TypedColumn {
-                        expr: Expr::column(Some(alias), "c0"),
-                        category: key_category,
-                    },
-                    TypedColumn {
-                        expr: Expr::column(Some(alias), "c1"),
-                        category,
-                    },
-                ];
+            if let Some((key, grouped_items, grouped_cols)) = grouped(rng, &inner, alias) {
+                items = grouped_items;
+                cols = grouped_cols;
                 group_by.push(key);
             }
         }
@@ -135,6 +113,41 @@ impl PgQueryGenerator {
             cols,
         ))
     }
+}
+
+/// The items and columns of a grouped derived table over `inner`,
+/// `SELECT key AS c0, agg(DISTINCT x) AS c1`, and its grouping key.
+fn grouped(
+    rng: &mut Rng,
+    inner: &[TypedColumn],
+    alias: &str,
+) -> Option<(Expr, Vec<SelectItem>, Vec<TypedColumn>)> {
+    let (key, aggregate, category) = distinct_aggregate(rng, inner)?;
+    let key_category = inner
+        .iter()
+        .find(|c| c.expr == key || exact_text(c.expr.clone()) == key)
+        .map_or(Category::Int, |c| c.category);
+    let items = vec![
+        SelectItem::Expr {
+            expr: key.clone(),
+            alias: Some("c0".into()),
+        },
+        SelectItem::Expr {
+            expr: aggregate,
+            alias: Some("c1".into()),
+        },
+    ];
+    let cols = vec![
+        TypedColumn {
+            expr: Expr::column(Some(alias), "c0"),
+            category: key_category,
+        },
+        TypedColumn {
+            expr: Expr::column(Some(alias), "c1"),
+            category,
+        },
+    ];
+    Some((key, items, cols))
 }
 
 /// A grouping key and an aggregate over the DISTINCT values of a column
