@@ -108,3 +108,22 @@ fn every_dbms_is_described_consistently() {
         lancet::registry::DEFAULT_DBMS
     );
 }
+
+/// The server toolkit is what server providers share: they depend on it,
+/// so it may depend on core, never on a provider or the binary.
+#[test]
+fn the_server_toolkit_depends_on_no_provider() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("providers/server/Cargo.toml")).unwrap();
+    for provider in [
+        "lancet-sqlite",
+        "lancet-postgres",
+        "lancet-mysql",
+        "lancet-engine",
+    ] {
+        assert!(
+            !manifest.contains(provider),
+            "providers/server/Cargo.toml names {provider}"
+        );
+    }
+}

@@ -408,7 +408,7 @@ const SAMPLED_ROWS: usize = 6;
 /// Samples constants from every table, ordered so that a database
 /// regenerated on the same server samples the same values.
 fn sample_values(session: &mut Session, schema: &mut MySchema) -> Result<(), ExecError> {
-    let mut sampled = Vec::new();
+    let mut sampled = Sampled::default();
     for table in schema.tables() {
         let cols: Vec<&(String, MyType)> = table
             .columns
@@ -443,12 +443,12 @@ fn sample_values(session: &mut Session, schema: &mut MySchema) -> Result<(), Exe
                     Value::Text(t) => t.chars().count() <= 12,
                     _ => false,
                 };
-                if keep && !sampled.contains(&(ty.category, value.clone())) {
-                    sampled.push((ty.category, value));
+                if keep {
+                    sampled.add_new(ty.category, Expr::Literal(value));
                 }
             }
         }
     }
-    schema.sampled = Sampled(sampled);
+    schema.sampled = sampled;
     Ok(())
 }

@@ -10,8 +10,8 @@
 //! every session sets `collation_connection` to `utf8mb4_bin`.
 
 use crate::types::{Category, MyType};
-use lancet_core::pivot::{Kind, PivotColumn, Semantics, V};
-use lancet_core::{Expr, Rng, Truth, Value};
+use lancet_core::pivot::{Kind, Semantics, V};
+use lancet_core::Value;
 
 /// The evaluator's kind for a column type, if it supports it.
 pub fn kind_of(ty: &MyType) -> Option<Kind> {
@@ -29,6 +29,9 @@ pub fn kind_of(ty: &MyType) -> Option<Kind> {
 /// TINYINT's range: no signed column type overflows within it.
 const SEMANTICS: Semantics = Semantics { int_limit: 127 };
 
+/// A pivot column's value as the evaluator reads it; `None` for text it
+/// would compare otherwise than the server (a trailing blank, a control
+/// character).
 fn read(kind: Kind, v: &Value) -> Option<V> {
     match (kind, v) {
         (_, Value::Null) => Some(V::Null),
@@ -40,12 +43,9 @@ fn read(kind: Kind, v: &Value) -> Option<V> {
     }
 }
 
-/// A predicate over the supported pivot columns and its truth on the
-/// pivot; `None` where the evaluator declines.
-pub fn pivot_predicate(
-    rng: &mut Rng,
-    columns: &[Option<PivotColumn>],
-    pivot: &[Value],
-) -> Option<(Expr, Truth)> {
-    lancet_core::pivot::predicate_on_pivot(rng, SEMANTICS, columns, pivot, read)
-}
+/// What PQS reads on MySQL and MariaDB, for the server toolkit.
+pub const PQS: lancet_server::Pqs<MyType> = lancet_server::Pqs {
+    semantics: SEMANTICS,
+    kind: kind_of,
+    read,
+};

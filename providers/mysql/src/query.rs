@@ -1,29 +1,23 @@
 //! Query parts for the oracles: FROM clauses with every join MySQL has
-//! (comma, INNER, LEFT, RIGHT, CROSS, NATURAL; no FULL) and derived
-//! tables, typed predicates and expressions, and the exact forms of
-//! equality that collations make necessary.
+//! (comma, INNER, LEFT, RIGHT, CROSS, NATURAL, STRAIGHT_JOIN; no FULL) and
+//! derived tables, and the exact forms of equality that collations make
+//! necessary. Typing, predicates, expressions and PQS come from the
+//! server toolkit's [`QueryCore`].
 
-use crate::expr::ExprGen;
+use crate::expr::any_category;
 use crate::schema::{MySchema, TypedColumn};
 use crate::types::Category;
 use lancet_core::{
-    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, ProductivePool, Query,
-    QueryGenerator, Rng, Scope, ScopeColumn, Select, SelectItem, TableFactor, TypeName, Value,
+    DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng,
+    Scope, Select, SelectItem, TableFactor, Truth, TypeName, Value,
 };
+use lancet_server::{one_table_from, table_factor, QueryCore};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
+/// MySQL's and MariaDB's query generator.
 pub struct MyQueryGenerator {
-    schema: MySchema,
-    next_alias: u32,
-    /// The columns of the last FROM clause, with categories.
-    last_scope: Vec<TypedColumn>,
-    /// Expressions handed out since the last FROM clause, with categories.
-    generated: Vec<TypedColumn>,
-    /// PQS: the columns of the last pivot tables the evaluator understands.
-    pivot_columns: Vec<Option<lancet_core::pivot::PivotColumn>>,
-    /// FROM clauses whose checks saw rows (see [`lancet_core::feedback`]).
-    productive: ProductivePool<(FromClause, Scope, Vec<TypedColumn>)>,
+    core: QueryCore<MySchema>,
 }
 
 /// The share of FROM clauses drawn from those that saw rows.
@@ -49,118 +43,28 @@ const AGGREGATES: &[&str] = &[
 impl MyQueryGenerator {
     pub fn new(schema: MySchema) -> MyQueryGenerator {
         MyQueryGenerator {
-            schema,
-            next_alias: 0,
-            last_scope: Vec::new(),
-            generated: Vec::new(),
-            pivot_columns: Vec::new(),
-            productive: ProductivePool::default(),
+            core: QueryCore::new(schema),
         }
     }
 
-    fn category_of(&self, expr: &Expr) -> Option<Category> {
-        if let Some(c) = self
-            .last_scope
-            .iter()
-            .chain(&self.generated)
-            .find(|c| &c.expr == expr)
-        {
-            return Some(c.category);
-        }
-        match expr {
-            Expr::Literal(Value::Text(_)) => Some(Category::Text),
-            Expr::Literal(Value::Integer(_)) => Some(Category::Int),
-            Expr::Literal(Value::Decimal(_)) => Some(Category::Decimal),
-            Expr::Literal(Value::Real(_)) => Some(Category::Float),
-            Expr::Literal(Value::Blob(_)) => Some(Category::Blob),
-            Expr::Cast { ty, .. } => match ty.0.as_str() {
-                "CHAR" => Some(Category::Text),
-                "BINARY" => Some(Category::Blob),
-                "SIGNED" | "UNSIGNED" => Some(Category::Int),
-                "DOUBLE" => Some(Category::Float),
-                "DATE" => Some(Category::Date),
-                _ => Some(Category::Decimal),
-            },
-            _ => None,
-        }
-    }
-
-    fn typed(&self, scope: &Scope) -> Vec<TypedColumn> {
-        scope
-            .columns
-            .iter()
-            .filter_map(|c| {
-                Some(TypedColumn {
-                    expr: c.expr.clone(),
-                    category: match &c.ty {
-                        Some(t) => category_of_type(&t.0),
-                        None => self.category_of(&c.expr)?,
-                    },
-                })
-            })
-            .collect()
-    }
-
-    fn gen(&self) -> ExprGen<'_> {
-        let mut g = ExprGen::new(&self.schema, true);
-        g.next_alias = self.next_alias;
-        g
-    }
-
-    fn build_from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
-        self.generated.clear();
-        let Some(first) = self.schema.relations.choose(rng).cloned() else {
+    /// A first table and up to two joined ones (a derived table for 15%).
+    fn build_from_clause(&mut self, rng: &mut Rng) -> (FromClause, Vec<TypedColumn>) {
+        let Some(first) = self.core.schema.relations.choose(rng).cloned() else {
             // No table could be created: a one-row derived table.
-            let from = FromClause {
-                first: TableFactor::Derived {
-                    query: Box::new(Query::select(Select {
-                        items: vec![SelectItem::Expr {
-                            expr: Expr::int(1),
-                            alias: Some("c0".into()),
-                        }],
-                        ..Select::default()
-                    })),
-                    alias: "a0".into(),
-                    lateral: false,
-                    form: DerivedForm::Subquery,
-                },
-                joins: vec![],
-            };
-            let cols = vec![TypedColumn {
-                expr: Expr::column(Some("a0"), "c0"),
-                category: Category::Int,
-            }];
-            self.last_scope = cols.clone();
-            return (from, scope_of(&cols));
+            return QueryCore::<MySchema>::constant_from();
         };
         let mut cols = first.typed_columns("a0");
-        let first = TableFactor::Table {
-            name: first.name.clone(),
-            alias: Some("a0".into()),
-            indexed_by: None,
-        };
+        let first = table_factor(&first.name, "a0");
         let mut joins = Vec::new();
-        let extra = match rng.random_range(0..20) {
-            0..8 => 0,
-            8..18 => 1,
-            _ => 2,
-        };
-        for j in 1..=extra {
+        for j in 1..=QueryCore::<MySchema>::join_count(rng) {
             let alias = format!("a{j}");
             let (factor, new_cols) = if rng.random_bool(0.15) {
                 self.derived(rng, &alias)
             } else {
-                let Some(t) = self.schema.relations.choose(rng) else {
+                let Some(t) = self.core.schema.relations.choose(rng) else {
                     continue;
                 };
-                (
-                    TableFactor::Table {
-                        name: t.name.clone(),
-                        alias: Some(alias.clone()),
-                        indexed_by: None,
-                    },
-                    t.typed_columns(&alias),
-                )
+                (table_factor(&t.name, &alias), t.typed_columns(&alias))
             };
             let kind = *[
                 JoinKind::Inner,
@@ -174,8 +78,6 @@ impl MyQueryGenerator {
             ]
             .choose(rng)
             .unwrap_or(&JoinKind::Inner);
-            let mut visible = cols.clone();
-            visible.extend(new_cols.iter().cloned());
             // NATURAL only on the first join: after two tables, the left
             // side may hold two columns of one name, which MySQL refuses
             // as ambiguous. Columns are always qualified, so the merged
@@ -186,207 +88,91 @@ impl MyQueryGenerator {
             let constraint = match kind {
                 JoinKind::Cross | JoinKind::Comma => JoinConstraint::None,
                 _ if natural => JoinConstraint::Natural,
-                _ => JoinConstraint::On(self.join_condition(rng, &cols, &new_cols, &visible)),
+                _ => JoinConstraint::On(self.core.join_condition(rng, (&cols, &new_cols), 0.0)),
             };
             joins.push(Join {
                 kind,
                 factor,
                 constraint,
             });
-            cols = visible;
+            cols.extend(new_cols);
         }
-        self.last_scope = cols.clone();
-        (FromClause { first, joins }, scope_of(&cols))
-    }
-
-    /// An ON condition: mostly an equality between a column on each side
-    /// (joins that match rows), else a random predicate.
-    fn join_condition(
-        &mut self,
-        rng: &mut Rng,
-        left: &[TypedColumn],
-        right: &[TypedColumn],
-        visible: &[TypedColumn],
-    ) -> Expr {
-        if rng.random_bool(0.6) {
-            let pairs: Vec<(&TypedColumn, &TypedColumn)> = left
-                .iter()
-                .flat_map(|l| right.iter().map(move |r| (l, r)))
-                .filter(|(l, r)| l.category == r.category)
-                .collect();
-            if let Some((l, r)) = pairs.choose(rng) {
-                return Expr::binary(BinaryOp::Eq, l.expr.clone(), r.expr.clone());
-            }
-        }
-        let mut g = self.gen();
-        let p = g.predicate(rng, visible, 1);
-        self.next_alias = g.next_alias;
-        p
+        (FromClause { first, joins }, cols)
     }
 
     /// `(SELECT [DISTINCT] x AS c0, ... FROM t [WHERE p]) AS alias`.
     fn derived(&mut self, rng: &mut Rng, alias: &str) -> (TableFactor, Vec<TypedColumn>) {
-        let table = self.schema.relations.choose(rng).cloned();
-        let inner_alias = format!("d{}", self.next_alias);
-        self.next_alias += 1;
+        let table = self.core.schema.relations.choose(rng).cloned();
+        let inner_alias = format!("d{}", self.core.next_alias);
+        self.core.next_alias += 1;
         let inner = table
             .as_ref()
             .map(|t| t.typed_columns(&inner_alias))
             .unwrap_or_default();
-        let mut g = self.gen();
-        let n = rng.random_range(1..=3);
-        let mut items = Vec::new();
-        let mut cols = Vec::new();
-        for i in 0..n {
-            let (e, category) = match inner.choose(rng) {
-                Some(c) if rng.random_bool(0.7) => (c.expr.clone(), c.category),
-                _ => {
-                    let category = *Category::ALL.choose(rng).unwrap_or(&Category::Int);
-                    (g.expr(rng, &inner, category, 1), category)
-                }
-            };
-            items.push(SelectItem::Expr {
-                expr: e,
-                alias: Some(format!("c{i}")),
-            });
-            cols.push(TypedColumn {
-                expr: Expr::column(Some(alias), &format!("c{i}")),
-                category,
-            });
-        }
-        let selection = rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1));
-        self.next_alias = g.next_alias;
+        let (items, cols, selection) = self.core.with_gen(true, |g, _| {
+            let n = rng.random_range(1..=3);
+            let mut items = Vec::new();
+            let mut cols = Vec::new();
+            for i in 0..n {
+                let (e, category) = match inner.choose(rng) {
+                    Some(c) if rng.random_bool(0.7) => (c.expr.clone(), c.category),
+                    _ => {
+                        let category = any_category(rng);
+                        (g.expr(rng, &inner, category, 1), category)
+                    }
+                };
+                items.push(SelectItem::Expr {
+                    expr: e,
+                    alias: Some(format!("c{i}")),
+                });
+                cols.push(TypedColumn {
+                    expr: Expr::column(Some(alias), &format!("c{i}")),
+                    category,
+                });
+            }
+            let selection = rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1));
+            (items, cols, selection)
+        });
         let select = Select {
             distinct: rng.random_bool(0.2),
             items,
-            from: table.map(|t| FromClause {
-                first: TableFactor::Table {
-                    name: t.name.clone(),
-                    alias: Some(inner_alias.clone()),
-                    indexed_by: None,
-                },
-                joins: vec![],
-            }),
+            from: table.map(|t| one_table_from(&t.name, &inner_alias)),
             selection,
             ..Select::default()
         };
-        (
-            TableFactor::Derived {
-                query: Box::new(Query::select(select)),
-                alias: alias.to_string(),
-                lateral: false,
-                form: DerivedForm::Subquery,
-            },
-            cols,
-        )
-    }
-}
-
-/// The category of a type name as a scope column carries it.
-fn category_of_type(ty: &str) -> Category {
-    let t = ty.to_ascii_uppercase();
-    if t.contains("INT") || t == "SIGNED" || t == "UNSIGNED" {
-        Category::Int
-    } else if t.starts_with("DECIMAL") {
-        Category::Decimal
-    } else if t == "DOUBLE" || t == "FLOAT" {
-        Category::Float
-    } else if t.contains("BLOB") || t.contains("BINARY") {
-        Category::Blob
-    } else if t.starts_with("DATE") {
-        Category::Date
-    } else {
-        Category::Text
-    }
-}
-
-/// A type name for a category, for scope columns.
-fn category_type(c: Category) -> &'static str {
-    match c {
-        Category::Int => "BIGINT",
-        Category::Decimal => "DECIMAL",
-        Category::Float => "DOUBLE",
-        Category::Text => "TEXT",
-        Category::Blob => "BLOB",
-        Category::Date => "DATETIME",
-    }
-}
-
-fn scope_of(cols: &[TypedColumn]) -> Scope {
-    Scope {
-        columns: cols
-            .iter()
-            .map(|c| ScopeColumn {
-                expr: c.expr.clone(),
-                ty: Some(TypeName(category_type(c.category).into())),
-            })
-            .collect(),
+        let factor = TableFactor::Derived {
+            query: Box::new(Query::select(select)),
+            alias: alias.to_string(),
+            lateral: false,
+            form: DerivedForm::Subquery,
+        };
+        (factor, cols)
     }
 }
 
 impl QueryGenerator for MyQueryGenerator {
     fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
-        if let Some((from, scope, last)) = self.productive.draw(rng, REUSED_SHARE) {
-            self.generated.clear();
-            self.last_scope = last;
-            return (from, scope);
+        if let Some(kept) = self.core.reuse(rng, REUSED_SHARE) {
+            return kept;
         }
-        let (from, scope) = self.build_from_clause(rng);
-        self.productive
-            .generated((from.clone(), scope.clone(), self.last_scope.clone()));
-        (from, scope)
-    }
-
-    fn check_ended(&mut self, saw_rows: bool) {
-        self.productive.check_ended(saw_rows);
+        let (from, cols) = self.build_from_clause(rng);
+        self.core.keep(from, cols, ())
     }
 
     fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
-        let cols = self.typed(scope);
-        let mut g = self.gen();
-        let mut p = g.predicate(rng, &cols, 2);
-        if rng.random_bool(WIDENED_SHARE) {
-            let wide = g.selective_comparison(rng, &cols);
-            p = Expr::binary(BinaryOp::Or, p, wide);
-        }
-        self.next_alias = g.next_alias;
-        p
+        self.core.predicate(rng, scope, WIDENED_SHARE)
     }
 
     fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
-        let cols = self.typed(scope);
-        let category = match cols.choose(rng) {
-            Some(c) if rng.random_bool(0.6) => c.category,
-            _ => *Category::ALL.choose(rng).unwrap_or(&Category::Int),
-        };
-        let mut g = self.gen();
-        let e = g.expr(rng, &cols, category, 2);
-        self.next_alias = g.next_alias;
-        if self.category_of(&e).is_none() {
-            self.generated.push(TypedColumn {
-                expr: e.clone(),
-                category,
-            });
-        }
-        e
+        self.core.expression(rng, scope)
     }
 
-    fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
-        let n = rng.random_range(1..=2);
-        let tables: Vec<_> = (0..n)
-            .filter_map(|_| self.schema.random_table(rng))
-            .map(|t| {
-                let cols = t
-                    .columns
-                    .iter()
-                    .map(|(c, ty)| (c.clone(), TypeName(ty.sql.clone()), crate::pqs::kind_of(ty)))
-                    .collect();
-                (t.name, cols)
-            })
-            .collect();
-        let (from, scope, pivot_columns) = lancet_core::pivot::pivot_from(&tables)?;
-        self.pivot_columns = pivot_columns;
-        Some((from, scope))
+    fn is_aggregate(&self, name: &str) -> bool {
+        AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+
+    fn check_ended(&mut self, saw_rows: bool) {
+        self.core.check_ended(saw_rows);
     }
 
     fn pivot_predicate(
@@ -394,15 +180,12 @@ impl QueryGenerator for MyQueryGenerator {
         rng: &mut Rng,
         scope: &Scope,
         pivot: &[Value],
-    ) -> Option<(Expr, lancet_core::Truth)> {
-        if scope.columns.len() != self.pivot_columns.len() {
-            return None;
-        }
-        crate::pqs::pivot_predicate(rng, &self.pivot_columns, pivot)
+    ) -> Option<(Expr, Truth)> {
+        self.core.pivot_predicate(rng, scope, pivot)
     }
 
-    fn is_aggregate(&self, name: &str) -> bool {
-        AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
+    fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
+        self.core.pivot_tables(rng)
     }
 
     /// Text and dates are read as their bytes: under a case-insensitive or
@@ -410,7 +193,7 @@ impl QueryGenerator for MyQueryGenerator {
     /// GROUP BY, MIN and MAX may return any of them. Numbers need nothing
     /// (equal numbers that print differently are equal to the comparison).
     fn with_exact_equality(&self, expr: Expr) -> Expr {
-        match self.category_of(&expr) {
+        match self.core.category_of(&expr) {
             Some(Category::Int | Category::Decimal | Category::Float | Category::Blob) => expr,
             _ => Expr::Cast {
                 expr: Box::new(expr),
@@ -420,7 +203,7 @@ impl QueryGenerator for MyQueryGenerator {
     }
 
     /// MySQL's SUM and AVG read text as numbers (with warnings); a text
-    /// argument is replaced by a number column or expression, so that sums
+    /// argument is replaced by a number column (or `1`), so that sums
     /// stay exact where they can.
     fn aggregate_argument(
         &mut self,
@@ -435,20 +218,8 @@ impl QueryGenerator for MyQueryGenerator {
         ) {
             return proposed;
         }
-        if self
-            .category_of(&proposed)
-            .is_none_or(|c| c == Category::Int || c == Category::Decimal)
-        {
-            return proposed;
-        }
-        let cols = self.typed(scope);
-        let exact: Vec<&TypedColumn> = cols
-            .iter()
-            .filter(|c| matches!(c.category, Category::Int | Category::Decimal))
-            .collect();
-        match exact.choose(rng) {
-            Some(c) => c.expr.clone(),
-            None => Expr::int(1),
-        }
+        let exact = [Category::Int, Category::Decimal];
+        self.core
+            .aggregate_argument(rng, scope, (&exact, 1.0), proposed, Some(Expr::int(1)))
     }
 }

@@ -1,16 +1,17 @@
 //! The provider's model of a generated database: its tables and views with
-//! typed columns, which the query generator reads.
+//! typed columns, which the query generator reads (through the server
+//! toolkit's [`lancet_server::ServerSchema`], implemented in
+//! [`crate::expr`]).
 
 use crate::types::{Category, MyType};
-use lancet_core::schema::{Column, Index, Relation, RelationKind, Schema};
-use lancet_core::{Expr, TypeName, Value};
+use lancet_core::schema::{Index, RelationKind};
 
 /// A column and the category of its type.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TypedColumn {
-    pub expr: Expr,
-    pub category: Category,
-}
+pub type TypedColumn = lancet_server::TypedColumn<Category>;
+
+/// Values read from the tables after they were filled, by category, so
+/// that constants in predicates hit rows.
+pub type Sampled = lancet_server::Sampled<Category>;
 
 /// A table or view.
 #[derive(Clone, Debug)]
@@ -26,33 +27,31 @@ pub struct MyTable {
 
 impl MyTable {
     /// The columns as `alias.column`; a BIT column as `(alias.column +
-    /// 0)`. MariaDB labels some results of BIT type (a BIT column read
-    /// through a derived table, a UNION or MAX) yet sends them as decimal
-    /// text instead of bits, so a bare BIT value in a result cannot be
-    /// read back reliably, by lancet or by the `mariadb` client; as a
-    /// number it always can.
+    /// 0)` (see [`MyType`]'s `read`).
     pub fn typed_columns(&self, alias: &str) -> Vec<TypedColumn> {
-        self.columns
-            .iter()
-            .map(|(name, ty)| {
-                let column = Expr::column(Some(alias), name);
-                TypedColumn {
-                    expr: if ty.is_bit() {
-                        Expr::binary(lancet_core::BinaryOp::Add, column, Expr::int(0))
-                    } else {
-                        column
-                    },
-                    category: ty.category,
-                }
-            })
-            .collect()
+        lancet_server::ServerTable::typed_columns(self, alias)
     }
 }
 
-/// Values read from the tables after they were filled, by category, so
-/// that constants in predicates hit rows.
-#[derive(Clone, Debug, Default)]
-pub struct Sampled(pub Vec<(Category, Value)>);
+impl lancet_server::ServerTable for MyTable {
+    type Type = MyType;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> RelationKind {
+        self.kind
+    }
+
+    fn columns(&self) -> &[(String, MyType)] {
+        &self.columns
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
+    }
+}
 
 /// One generated database.
 #[derive(Clone, Debug, Default)]
@@ -88,32 +87,5 @@ impl MySchema {
             .collect::<Vec<_>>()
             .choose(rng)
             .map(|t| (*t).clone())
-    }
-
-    /// The core view of the schema, for the rest of lancet.
-    pub fn to_core(&self) -> Schema {
-        Schema {
-            relations: self
-                .relations
-                .iter()
-                .map(|t| Relation {
-                    name: t.name.clone(),
-                    kind: t.kind,
-                    columns: t
-                        .columns
-                        .iter()
-                        .map(|(name, ty)| Column {
-                            name: name.clone(),
-                            ty: Some(TypeName(ty.sql.clone())),
-                            not_null: false,
-                            primary_key: false,
-                            unique: false,
-                            collation: None,
-                        })
-                        .collect(),
-                })
-                .collect(),
-            indexes: self.indexes.clone(),
-        }
     }
 }

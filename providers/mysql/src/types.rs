@@ -2,6 +2,7 @@
 //! which expressions fit them, and literals of each.
 
 use lancet_core::{Expr, Rng, Value};
+use lancet_server::{ColumnType, ServerCategory};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -29,6 +30,82 @@ impl Category {
 
     pub fn is_number(self) -> bool {
         matches!(self, Category::Int | Category::Decimal | Category::Float)
+    }
+}
+
+impl ServerCategory for Category {
+    const CATEGORIES: &'static [Category] = &Category::ALL;
+    const LITERAL: fn(&mut Rng, Category) -> Expr = literal;
+
+    /// A type name for a category, for scope columns.
+    fn scope_type(self) -> &'static str {
+        match self {
+            Category::Int => "BIGINT",
+            Category::Decimal => "DECIMAL",
+            Category::Float => "DOUBLE",
+            Category::Text => "TEXT",
+            Category::Blob => "BLOB",
+            Category::Date => "DATETIME",
+        }
+    }
+
+    /// The category of a type name as a scope column carries it.
+    fn of_type_name(ty: &str) -> Category {
+        let t = ty.to_ascii_uppercase();
+        if t.contains("INT") || t == "SIGNED" || t == "UNSIGNED" {
+            Category::Int
+        } else if t.starts_with("DECIMAL") {
+            Category::Decimal
+        } else if t == "DOUBLE" || t == "FLOAT" {
+            Category::Float
+        } else if t.contains("BLOB") || t.contains("BINARY") {
+            Category::Blob
+        } else if t.starts_with("DATE") {
+            Category::Date
+        } else {
+            Category::Text
+        }
+    }
+
+    /// Literals by their value, casts by their target.
+    fn of_shape(expr: &Expr, _known: &dyn Fn(&Expr) -> Option<Category>) -> Option<Category> {
+        match expr {
+            Expr::Literal(Value::Text(_)) => Some(Category::Text),
+            Expr::Literal(Value::Integer(_)) => Some(Category::Int),
+            Expr::Literal(Value::Decimal(_)) => Some(Category::Decimal),
+            Expr::Literal(Value::Real(_)) => Some(Category::Float),
+            Expr::Literal(Value::Blob(_)) => Some(Category::Blob),
+            Expr::Cast { ty, .. } => match ty.0.as_str() {
+                "CHAR" => Some(Category::Text),
+                "BINARY" => Some(Category::Blob),
+                "SIGNED" | "UNSIGNED" => Some(Category::Int),
+                "DOUBLE" => Some(Category::Float),
+                "DATE" => Some(Category::Date),
+                _ => Some(Category::Decimal),
+            },
+            _ => None,
+        }
+    }
+}
+
+impl ColumnType for MyType {
+    type Category = Category;
+
+    fn declared(&self) -> (&str, Category) {
+        (&self.sql, self.category)
+    }
+
+    /// A BIT column as `(column + 0)`. MariaDB labels some results of BIT
+    /// type (a BIT column read through a derived table, a UNION or MAX)
+    /// yet sends them as decimal text instead of bits, so a bare BIT
+    /// value in a result cannot be read back reliably, by lancet or by
+    /// the `mariadb` client; as a number it always can.
+    fn read(&self, column: Expr) -> Expr {
+        if self.is_bit() {
+            Expr::binary(lancet_core::BinaryOp::Add, column, Expr::int(0))
+        } else {
+            column
+        }
     }
 }
 

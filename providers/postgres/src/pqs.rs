@@ -7,8 +7,8 @@
 //! trailing blanks do not count in comparisons.
 
 use crate::types::PgType;
-use lancet_core::pivot::{Kind, PivotColumn, Semantics, V};
-use lancet_core::{Expr, Rng, Truth, Value};
+use lancet_core::pivot::{Kind, Semantics, V};
+use lancet_core::Value;
 
 /// The evaluator's kind for a declared type, if it supports it.
 pub fn kind_of(ty: &PgType) -> Option<Kind> {
@@ -37,12 +37,9 @@ fn read(kind: Kind, v: &Value) -> Option<V> {
     }
 }
 
-/// A predicate over the supported pivot columns and its truth on the
-/// pivot; `None` where the evaluator declines.
-pub fn pivot_predicate(
-    rng: &mut Rng,
-    columns: &[Option<PivotColumn>],
-    pivot: &[Value],
-) -> Option<(Expr, Truth)> {
-    lancet_core::pivot::predicate_on_pivot(rng, SEMANTICS, columns, pivot, read)
-}
+/// What PQS reads on PostgreSQL, for the server toolkit.
+pub const PQS: lancet_server::Pqs<PgType> = lancet_server::Pqs {
+    semantics: SEMANTICS,
+    kind: kind_of,
+    read,
+};

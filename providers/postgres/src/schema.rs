@@ -4,9 +4,8 @@
 
 use crate::types::PgType;
 use crate::types::{Category, TypedColumn};
-use lancet_core::schema::{Column, Relation, RelationKind};
-use lancet_core::{Expr, Rng, Schema, TypeName};
-use rand::seq::IndexedRandom;
+use lancet_core::schema::{Column, RelationKind};
+use lancet_core::{Expr, TypeName};
 
 /// A table, partition, child table or view.
 #[derive(Clone, Debug)]
@@ -96,13 +95,7 @@ impl PgTable {
 
     /// The columns as `alias.cN`, typed.
     pub fn typed_columns(&self, alias: &str) -> Vec<TypedColumn> {
-        self.columns
-            .iter()
-            .map(|(name, ty)| TypedColumn {
-                expr: Expr::column(Some(alias), name),
-                category: ty.category,
-            })
-            .collect()
+        lancet_server::ServerTable::typed_columns(self, alias)
     }
 
     /// The columns unqualified (DDL inside the table's own definition).
@@ -130,32 +123,7 @@ pub struct PgSchema {
 
 /// Constants taken from the data: a comparison with one selects rows,
 /// where the generator's own constants mostly miss small tables.
-#[derive(Clone, Debug, Default)]
-pub struct Sampled {
-    by_category: Vec<(Category, Vec<Expr>)>,
-}
-
-impl Sampled {
-    pub fn add(&mut self, category: Category, literal: Expr) {
-        match self.by_category.iter_mut().find(|(c, _)| *c == category) {
-            Some((_, values)) => values.push(literal),
-            None => self.by_category.push((category, vec![literal])),
-        }
-    }
-
-    /// A sampled literal of `category`, if any was sampled.
-    pub fn pick(&self, rng: &mut Rng, category: Category) -> Option<Expr> {
-        self.by_category
-            .iter()
-            .find(|(c, _)| *c == category)
-            .and_then(|(_, values)| values.choose(rng))
-            .cloned()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_category.is_empty()
-    }
-}
+pub type Sampled = lancet_server::Sampled<Category>;
 
 impl PgSchema {
     /// Whether any table is distributed (Citus): queries must then join
@@ -171,31 +139,36 @@ impl PgSchema {
             .iter()
             .any(|t| t.placement != Placement::Plain)
     }
+}
 
-    /// The core schema the runner and oracles see.
-    pub fn to_core(&self) -> Schema {
-        Schema {
-            relations: self
-                .relations
-                .iter()
-                .map(|t| Relation {
-                    name: t.name.clone(),
-                    kind: t.kind,
-                    columns: t
-                        .columns
-                        .iter()
-                        .map(|(name, ty)| Column {
-                            name: name.clone(),
-                            ty: Some(TypeName(ty.name.clone())),
-                            not_null: t.facts.not_null.contains(name),
-                            primary_key: t.primary_key.as_deref() == Some(name),
-                            unique: t.facts.unique.contains(name),
-                            collation: None,
-                        })
-                        .collect(),
-                })
-                .collect(),
-            indexes: vec![],
+impl lancet_server::ServerTable for PgTable {
+    type Type = PgType;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> RelationKind {
+        self.kind
+    }
+
+    fn columns(&self) -> &[(String, PgType)] {
+        &self.columns
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// With what the DDL promises: NOT NULL, the primary key, UNIQUE.
+    fn core_column(&self, name: &str, ty: &PgType) -> Column {
+        Column {
+            name: name.to_string(),
+            ty: Some(TypeName(ty.name.clone())),
+            not_null: self.facts.not_null.iter().any(|c| c == name),
+            primary_key: self.primary_key.as_deref() == Some(name),
+            unique: self.facts.unique.iter().any(|c| c == name),
+            collation: None,
         }
     }
 }

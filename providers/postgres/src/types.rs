@@ -1,7 +1,8 @@
 //! PostgreSQL column types, grouped by what expressions may do with them,
 //! and random literals of each.
 
-use lancet_core::{Expr, Rng, TypeName, Value};
+use lancet_core::{BinaryOp, Expr, Rng, TypeName, UnaryOp, Value};
+use lancet_server::{ColumnType, ServerCategory};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -205,8 +206,99 @@ pub fn literal(rng: &mut Rng, category: Category) -> Expr {
 
 /// A column (or expression) a generated expression may read, with its
 /// category.
-#[derive(Clone, Debug)]
-pub struct TypedColumn {
-    pub expr: lancet_core::Expr,
-    pub category: Category,
+pub type TypedColumn = lancet_server::TypedColumn<Category>;
+
+impl ServerCategory for Category {
+    const CATEGORIES: &'static [Category] = &Category::ALL;
+    const LITERAL: fn(&mut Rng, Category) -> Expr = literal;
+
+    /// A type name for a category, for scope columns whose exact type is
+    /// not known.
+    fn scope_type(self) -> &'static str {
+        match self {
+            Category::Int => "bigint",
+            Category::Numeric => "numeric",
+            Category::Float => "double precision",
+            Category::Text => "text",
+            Category::Bool => "boolean",
+            Category::Bytea => "bytea",
+            Category::Date => "date",
+        }
+    }
+
+    fn of_type_name(name: &str) -> Category {
+        PgType::from_name(name).category
+    }
+
+    /// Shapes an oracle or a reducer may build from generated parts.
+    fn of_shape(expr: &Expr, known: &dyn Fn(&Expr) -> Option<Category>) -> Option<Category> {
+        match expr {
+            Expr::Cast { ty, .. } => Some(PgType::from_name(&ty.0).category),
+            Expr::Collate { .. }
+            | Expr::Binary {
+                op: BinaryOp::Concat,
+                ..
+            } => Some(Category::Text),
+            Expr::Literal(v) => match v {
+                Value::Text(_) => Some(Category::Text),
+                Value::Integer(_) => Some(Category::Int),
+                Value::Decimal(_) => Some(Category::Numeric),
+                Value::Real(_) => Some(Category::Float),
+                Value::Boolean(_) => Some(Category::Bool),
+                Value::Blob(_) => Some(Category::Bytea),
+                Value::Null => None,
+            },
+            Expr::Unary {
+                op: UnaryOp::Neg,
+                expr,
+            } => known(expr),
+            Expr::Function { name, args, .. } => match name.to_ascii_lowercase().as_str() {
+                "coalesce" | "nullif" | "greatest" | "least" => {
+                    common_category(args.iter().filter_map(known))
+                }
+                "lower" | "upper" | "substr" | "replace" | "btrim" | "ltrim" | "rtrim" | "left"
+                | "right" | "md5" | "reverse" => Some(Category::Text),
+                _ => None,
+            },
+            Expr::Case {
+                branches,
+                otherwise,
+                ..
+            } => common_category(
+                branches
+                    .iter()
+                    .map(|(_, e)| e)
+                    .chain(otherwise.as_deref())
+                    .filter_map(known),
+            ),
+            _ => None,
+        }
+    }
+
+    /// `=` does not compare bytea in IN subqueries' columns.
+    fn comparable(self) -> bool {
+        self != Category::Bytea
+    }
+}
+
+/// The category PostgreSQL resolves CASE, COALESCE, GREATEST... to:
+/// integers widen to numeric, numeric to float.
+fn common_category(categories: impl Iterator<Item = Category>) -> Option<Category> {
+    categories.reduce(|a, b| match (a, b) {
+        _ if a == b => a,
+        (Category::Float, _) | (_, Category::Float) if a.is_number() && b.is_number() => {
+            Category::Float
+        }
+        _ if a.is_number() && b.is_number() => Category::Numeric,
+        // Unlike categories would not type-check; keep the first.
+        _ => a,
+    })
+}
+
+impl ColumnType for PgType {
+    type Category = Category;
+
+    fn declared(&self) -> (&str, Category) {
+        (&self.name, self.category)
+    }
 }

@@ -3,6 +3,7 @@
 //! values the window alone determines.
 
 use super::*;
+use crate::expr::ExprGen;
 
 impl PgQueryGenerator {
     /// A derived table over one relation, lateral (reading `outer`) or not.
@@ -16,24 +17,25 @@ impl PgQueryGenerator {
         // Citus joins a derived table over a distributed one to little
         // else: mostly over the others there.
         let local: Vec<&crate::schema::PgTable> = self
+            .core
             .schema
             .relations
             .iter()
             .filter(|t| !t.placement.is_distributed())
             .collect();
         let table = match local.choose(rng) {
-            Some(t) if self.schema.has_distributed() && rng.random_bool(0.9) => (*t).clone(),
-            _ => self.schema.relations.choose(rng)?.clone(),
+            Some(t) if self.core.schema.has_distributed() && rng.random_bool(0.9) => (*t).clone(),
+            _ => self.core.schema.relations.choose(rng)?.clone(),
         };
-        let inner_alias = format!("l{}", self.next_alias);
-        self.next_alias += 1;
+        let inner_alias = format!("l{}", self.core.next_alias);
+        self.core.next_alias += 1;
         let inner = table.typed_columns(&inner_alias);
         let mut visible = inner.clone();
         if lateral {
             visible.extend(outer.iter().cloned());
         }
-        let mut g = ExprGen::new(&self.schema, false);
-        g.next_alias = self.next_alias + 1000;
+        let mut g = ExprGen::new(&self.core.schema, false);
+        g.next_alias = self.core.next_alias + 1000;
         let n = rng.random_range(1..=2);
         let mut items = Vec::new();
         let mut cols = Vec::new();
@@ -74,32 +76,10 @@ impl PgQueryGenerator {
         // refuses many joins of a grouped subquery (skipped checks rose
         // past the suite's 15% bound).
         let mut group_by = Vec::new();
-        if !lateral && !self.schema.has_distributed() && rng.random_bool(0.2) {
-            if let Some((key, aggregate, category)) = distinct_aggregate(rng, &inner) {
-                let key_category = inner
-                    .iter()
-                    .find(|c| c.expr == key || exact_text(c.expr.clone()) == key)
-                    .map_or(Category::Int, |c| c.category);
-                items = vec![
-                    SelectItem::Expr {
-                        expr: key.clone(),
-                        alias: Some("c0".into()),
-                    },
-                    SelectItem::Expr {
-                        expr: aggregate,
-                        alias: Some("c1".into()),
-                    },
-                ];
-                cols = vec![
-                    TypedColumn {
-                        expr: Expr::column(Some(alias), "c0"),
-                        category: key_category,
-                    },
-                    TypedColumn {
-                        expr: Expr::column(Some(alias), "c1"),
-                        category,
-                    },
-                ];
+        if !lateral && !self.core.schema.has_distributed() && rng.random_bool(0.2) {
+            if let Some((key, grouped_items, grouped_cols)) = grouped(rng, &inner, alias) {
+                items = grouped_items;
+                cols = grouped_cols;
                 group_by.push(key);
             }
         }
@@ -107,14 +87,7 @@ impl PgQueryGenerator {
         let query = Query::select(Select {
             group_by,
             items,
-            from: Some(FromClause {
-                first: TableFactor::Table {
-                    name: table.name.clone(),
-                    alias: Some(inner_alias),
-                    indexed_by: None,
-                },
-                joins: vec![],
-            }),
+            from: Some(one_table_from(&table.name, &inner_alias)),
             selection,
             ..Select::default()
         });
@@ -140,6 +113,41 @@ impl PgQueryGenerator {
             cols,
         ))
     }
+}
+
+/// The items and columns of a grouped derived table over `inner`,
+/// `SELECT key AS c0, agg(DISTINCT x) AS c1`, and its grouping key.
+fn grouped(
+    rng: &mut Rng,
+    inner: &[TypedColumn],
+    alias: &str,
+) -> Option<(Expr, Vec<SelectItem>, Vec<TypedColumn>)> {
+    let (key, aggregate, category) = distinct_aggregate(rng, inner)?;
+    let key_category = inner
+        .iter()
+        .find(|c| c.expr == key || exact_text(c.expr.clone()) == key)
+        .map_or(Category::Int, |c| c.category);
+    let items = vec![
+        SelectItem::Expr {
+            expr: key.clone(),
+            alias: Some("c0".into()),
+        },
+        SelectItem::Expr {
+            expr: aggregate,
+            alias: Some("c1".into()),
+        },
+    ];
+    let cols = vec![
+        TypedColumn {
+            expr: Expr::column(Some(alias), "c0"),
+            category: key_category,
+        },
+        TypedColumn {
+            expr: Expr::column(Some(alias), "c1"),
+            category,
+        },
+    ];
+    Some((key, items, cols))
 }
 
 /// A grouping key and an aggregate over the DISTINCT values of a column

@@ -2,305 +2,308 @@
 //! those its planner takes), derived tables and LATERAL subqueries.
 
 use super::*;
+use crate::schema::PgTable;
+
+/// A FROM clause under construction: its columns so far, those that
+/// hold stored values, the base tables by alias and the joins.
+struct Draft {
+    scope_cols: Vec<TypedColumn>,
+    /// A view's column may be an expression (COALESCE(c, 'a') is an
+    /// unpadded char): only base tables' columns hold stored values.
+    stored: Vec<Expr>,
+    /// The base tables in scope by alias (Citus joins depend on placement).
+    placed: Vec<(String, PgTable)>,
+    joins: Vec<Join>,
+}
+
+impl Draft {
+    /// Adds a base table's columns under `alias` to the stored ones
+    /// (unless it is a view).
+    fn store(&mut self, table: &PgTable, alias: &str) {
+        if table.kind != RelationKind::View {
+            self.stored
+                .extend(table.typed_columns(alias).into_iter().map(|c| c.expr));
+        }
+    }
+}
 
 impl PgQueryGenerator {
     /// [`QueryGenerator::from_clause`]: every join kind, USING, derived
     /// tables and LATERAL subqueries, and on Citus only joins it plans.
-    pub(super) fn build_from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
-        self.generated.clear();
-        self.stored.clear();
-        let Some(first_table) = self.schema.relations.choose(rng).cloned() else {
+    /// With the clause's columns and the facts kept of it.
+    pub(super) fn build_from_clause(
+        &mut self,
+        rng: &mut Rng,
+    ) -> (FromClause, Vec<TypedColumn>, FromFacts) {
+        let Some(first_table) = self.core.schema.relations.choose(rng).cloned() else {
             // No table could be created: a FROM-less query over a constant.
-            let (factor, cols) = (
-                TableFactor::Derived {
-                    query: Box::new(Query::select(Select {
-                        items: vec![SelectItem::Expr {
-                            expr: Expr::int(1),
-                            alias: Some("c0".into()),
-                        }],
-                        ..Select::default()
-                    })),
-                    alias: "a0".into(),
-                    lateral: false,
-                    form: DerivedForm::Subquery,
-                },
-                vec![TypedColumn {
-                    expr: Expr::column(Some("a0"), "c0"),
-                    category: Category::Int,
-                }],
-            );
-            return (
-                FromClause {
-                    first: factor,
-                    joins: vec![],
-                },
-                Scope {
-                    columns: Self::scope_of(&cols),
-                },
-            );
+            let (from, cols) = QueryCore::<PgSchema, FromFacts>::constant_from();
+            return (from, cols, FromFacts::default());
         };
-        let mut scope_cols = first_table.typed_columns("a0");
-        // A view's column may be an expression (COALESCE(c, 'a') is an
-        // unpadded char): only base tables' columns hold stored values.
-        let mut stored: Vec<Expr> = Vec::new();
-        if first_table.kind != RelationKind::View {
-            stored.extend(scope_cols.iter().map(|c| c.expr.clone()));
+        let mut draft = Draft {
+            scope_cols: first_table.typed_columns("a0"),
+            stored: Vec::new(),
+            placed: Vec::new(),
+            joins: Vec::new(),
+        };
+        draft.store(&first_table, "a0");
+        let first = table_factor(&first_table.name, "a0");
+        draft.placed.push(("a0".to_string(), first_table));
+        let citus = self.core.schema.has_distributed();
+        for j in 1..=QueryCore::<PgSchema, FromFacts>::join_count(rng) {
+            self.add_join(rng, &mut draft, &format!("a{j}"), citus);
         }
-        let first = TableFactor::Table {
-            name: first_table.name.clone(),
-            alias: Some("a0".into()),
-            indexed_by: None,
+        let facts = from_facts(&draft, citus);
+        let from = FromClause {
+            first,
+            joins: draft.joins,
         };
-        let mut joins = Vec::new();
-        // The base tables in scope by alias (Citus joins depend on placement).
-        let mut placed: Vec<(String, crate::schema::PgTable)> =
-            vec![("a0".to_string(), first_table.clone())];
-        let citus = self.schema.has_distributed();
-        let extra = match rng.random_range(0..20) {
-            0..8 => 0,
-            8..18 => 1,
-            _ => 2,
+        (from, draft.scope_cols, facts)
+    }
+
+    /// Joins one more factor (a table, a derived table or a LATERAL
+    /// subquery) to the draft under `alias`, by a join kind and condition
+    /// PostgreSQL (and on Citus, Citus) plans; or none where Citus plans
+    /// no join of it.
+    fn add_join(&mut self, rng: &mut Rng, draft: &mut Draft, alias: &str, citus: bool) {
+        let Some((factor, cols, lateral)) = self.join_factor(rng, draft, alias, citus) else {
+            return;
         };
-        for j in 1..=extra {
-            let alias = format!("a{j}");
-            let (factor, cols, lateral) = match rng.random_range(0..10) {
-                // Citus refuses most lateral joins over distributed tables.
-                0 if !citus => match self.derived(rng, &alias, &scope_cols, true) {
-                    Some((f, c)) => (f, c, true),
-                    None => continue,
-                },
-                1 => match self.derived(rng, &alias, &scope_cols, false) {
-                    Some((f, c)) => (f, c, false),
-                    None => continue,
-                },
-                _ => {
-                    let Some(t) = self.schema.relations.choose(rng).cloned() else {
-                        continue;
-                    };
-                    if t.kind != RelationKind::View {
-                        stored.extend(t.typed_columns(&alias).into_iter().map(|c| c.expr));
-                    }
-                    placed.push((alias.clone(), t.clone()));
-                    (
-                        TableFactor::Table {
-                            name: t.name.clone(),
-                            alias: Some(alias.clone()),
-                            indexed_by: None,
-                        },
-                        t.typed_columns(&alias),
-                        false,
-                    )
-                }
-            };
-            let kind = if lateral {
-                *[JoinKind::Inner, JoinKind::Left, JoinKind::Cross]
-                    .choose(rng)
-                    .unwrap_or(&JoinKind::Cross)
-            } else {
-                *[
-                    JoinKind::Comma,
-                    JoinKind::Inner,
-                    JoinKind::Inner,
-                    JoinKind::Left,
-                    JoinKind::Right,
-                    JoinKind::Full,
-                    JoinKind::Cross,
-                ]
+        let kind = if lateral {
+            *[JoinKind::Inner, JoinKind::Left, JoinKind::Cross]
                 .choose(rng)
-                .unwrap_or(&JoinKind::Inner)
-            };
-            // An outer join whose preserved side is recurring (reference,
-            // local or plain tables) and whose other side is a distributed
-            // table: its ON gets only the join's equality. Citus 13.2.2 and
-            // 14.0.1 prune shards by a constant condition on the
-            // distribution column in such an ON and lose the preserved rows
-            // those shards would have kept (`ref LEFT JOIN dist ON r.k =
-            // d.k AND d.k IN (7, 1)` gives 7 rows of 13; README, Citus bugs).
-            let mut recurring_outer = false;
-            if citus {
-                let newest = match &factor {
-                    TableFactor::Table { .. } => placed.last().map(|(_, t)| t.clone()),
-                    _ => None,
-                };
-                let before = &placed[..placed.len().saturating_sub(usize::from(newest.is_some()))];
-                let scope_distributed = before.iter().any(|(_, t)| t.placement.is_distributed());
-                let new_distributed = newest
-                    .as_ref()
-                    .is_some_and(|t| t.placement.is_distributed());
-                recurring_outer = (kind == JoinKind::Left && new_distributed && !scope_distributed)
-                    || (kind == JoinKind::Right && scope_distributed && !new_distributed);
-                match citus_join(
-                    rng,
-                    &placed,
-                    newest.as_ref(),
-                    &alias,
-                    &scope_cols,
-                    &cols,
-                    kind,
-                ) {
-                    CitusJoin::Keep => {}
-                    CitusJoin::Use(kind, constraint) => {
-                        joins.push(Join {
-                            kind,
-                            factor,
-                            constraint,
-                        });
-                        scope_cols.extend(cols);
-                        continue;
+                .unwrap_or(&JoinKind::Cross)
+        } else {
+            *[
+                JoinKind::Comma,
+                JoinKind::Inner,
+                JoinKind::Inner,
+                JoinKind::Left,
+                JoinKind::Right,
+                JoinKind::Full,
+                JoinKind::Cross,
+            ]
+            .choose(rng)
+            .unwrap_or(&JoinKind::Inner)
+        };
+        let mut recurring_outer = false;
+        if citus {
+            let (recurring, join) = citus_rules(rng, draft, &factor, alias, &cols, kind);
+            recurring_outer = recurring;
+            match join {
+                CitusJoin::Keep => {}
+                CitusJoin::Use(kind, constraint) => {
+                    draft.joins.push(Join {
+                        kind,
+                        factor,
+                        constraint,
+                    });
+                    draft.scope_cols.extend(cols);
+                    return;
+                }
+                CitusJoin::Skip => {
+                    if matches!(factor, TableFactor::Table { .. }) {
+                        draft.placed.pop();
                     }
-                    CitusJoin::Skip => {
-                        if matches!(factor, TableFactor::Table { .. }) {
-                            placed.pop();
-                        }
-                        continue;
-                    }
+                    return;
                 }
             }
-            let constraint = match kind {
-                JoinKind::Comma | JoinKind::Cross => JoinConstraint::None,
-                _ => {
-                    // USING a column both sides have with the same category.
-                    let common: Vec<String> = match &factor {
-                        TableFactor::Table { .. } => cols
-                            .iter()
-                            .filter_map(|c| match &c.expr {
-                                Expr::Column(r) => Some((r.column.clone(), c.category)),
-                                _ => None,
-                            })
-                            .filter(|(name, cat)| {
-                                scope_cols
-                                    .iter()
-                                    .filter(
-                                        |s| matches!(&s.expr, Expr::Column(r) if &r.column == name),
-                                    )
-                                    .count()
-                                    == 1
-                                    && scope_cols.iter().any(|s| {
-                                        matches!(&s.expr, Expr::Column(r) if &r.column == name)
-                                            && s.category == *cat
-                                    })
-                            })
-                            .map(|(n, _)| n)
-                            .collect(),
-                        _ => vec![],
-                    };
-                    if kind == JoinKind::Full {
-                        // FULL JOIN needs a merge- or hash-joinable condition.
-                        let pairs: Vec<(Expr, Expr)> = scope_cols
-                            .iter()
-                            .flat_map(|l| {
-                                cols.iter()
-                                    .filter(move |r| r.category == l.category)
-                                    .map(move |r| (l.expr.clone(), r.expr.clone()))
-                            })
-                            .collect();
-                        match pairs.choose(rng) {
-                            Some((l, r)) => JoinConstraint::On(Expr::binary(
-                                lancet_core::BinaryOp::Eq,
-                                l.clone(),
-                                r.clone(),
-                            )),
-                            None => {
-                                JoinConstraint::On(Expr::Literal(lancet_core::Value::Boolean(true)))
-                            }
-                        }
-                    } else if !common.is_empty()
-                        && !self.schema.has_citus_tables()
-                        && rng.random_bool(0.25)
-                    {
-                        // (Not on Citus: 13.2 deparses a USING column of
-                        // an outer join for the workers under a name that
-                        // does not exist, 42703 "column a2.c0_1": a known
-                        // bug, met in most runs.)
-                        JoinConstraint::Using(vec![common.choose(rng).cloned().unwrap_or_default()])
-                    } else {
-                        let mut visible = scope_cols.clone();
-                        visible.extend(cols.iter().cloned());
-                        let mut g = ExprGen::new(&self.schema, true);
-                        g.next_alias = self.next_alias;
-                        // Mostly an equality between the new factor and one
-                        // before it, so that joins match rows (a random ON
-                        // condition is often false on every pair), at
-                        // times with a random condition; else any predicate.
-                        let on = match equal_pair(rng, &scope_cols, &cols) {
-                            Some(link) if rng.random_bool(0.6) => {
-                                if rng.random_bool(0.7) {
-                                    link
-                                } else {
-                                    let op = if rng.random_bool(0.7) {
-                                        BinaryOp::And
-                                    } else {
-                                        BinaryOp::Or
-                                    };
-                                    Expr::binary(op, link, g.predicate(rng, &visible, 1))
-                                }
-                            }
-                            _ => g.predicate(rng, &visible, 1),
-                        };
-                        self.next_alias = g.next_alias;
-                        JoinConstraint::On(on)
-                    }
-                }
-            };
-            // Citus refuses outer joins whose ON reads no column.
-            let constraint = match constraint {
-                JoinConstraint::On(on) if recurring_outer => {
-                    match equal_pair(rng, &scope_cols, &cols) {
-                        Some(eq) => JoinConstraint::On(eq),
-                        None => JoinConstraint::On(on),
-                    }
-                }
-                JoinConstraint::On(on)
-                    if citus
-                        && matches!(kind, JoinKind::Left | JoinKind::Right | JoinKind::Full)
-                        && !mentions_column(&on) =>
-                {
-                    match equal_pair(rng, &scope_cols, &cols) {
-                        Some(eq) => JoinConstraint::On(eq),
-                        None => JoinConstraint::On(on),
-                    }
-                }
-                other => other,
-            };
-            joins.push(Join {
-                kind,
-                factor,
-                constraint,
-            });
-            scope_cols.extend(cols);
         }
-        let scope = Scope {
-            columns: Self::scope_of(&scope_cols),
+        let constraint = self.join_constraint(rng, draft, (&factor, &cols), kind);
+        // Citus refuses outer joins whose ON reads no column.
+        let constraint = match constraint {
+            JoinConstraint::On(on)
+                if recurring_outer
+                    || (citus
+                        && matches!(kind, JoinKind::Left | JoinKind::Right | JoinKind::Full)
+                        && !mentions_column(&on)) =>
+            {
+                match equal_pair(rng, &draft.scope_cols, &cols) {
+                    Some(eq) => JoinConstraint::On(eq),
+                    None => JoinConstraint::On(on),
+                }
+            }
+            other => other,
         };
-        self.last_scope = scope_cols;
-        self.stored = stored;
-        self.outer_join_on_citus = citus
-            && joins
-                .iter()
-                .any(|j| matches!(j.kind, JoinKind::Left | JoinKind::Right | JoinKind::Full));
-        self.outer_distribution_columns = if self.outer_join_on_citus {
-            // A view's column may be a distribution column too.
-            placed
-                .iter()
-                .flat_map(|(alias, t)| {
-                    let columns: Vec<&str> = if t.kind == RelationKind::View {
-                        t.columns.iter().map(|(c, _)| c.as_str()).collect()
-                    } else if t.placement.is_distributed() {
-                        t.placement.column().into_iter().collect()
-                    } else {
-                        Vec::new()
-                    };
-                    columns
-                        .into_iter()
-                        .map(|c| Expr::column(Some(alias.as_str()), c))
-                        .collect::<Vec<_>>()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        (FromClause { first, joins }, scope)
+        draft.joins.push(Join {
+            kind,
+            factor,
+            constraint,
+        });
+        draft.scope_cols.extend(cols);
     }
+
+    /// The factor a join adds: a LATERAL subquery for a tenth (not on
+    /// Citus, which refuses most lateral joins over distributed tables),
+    /// a derived table for a tenth, else a relation of the schema
+    /// (recorded in the draft's placed and stored columns). With its
+    /// columns and whether it is lateral.
+    fn join_factor(
+        &mut self,
+        rng: &mut Rng,
+        draft: &mut Draft,
+        alias: &str,
+        citus: bool,
+    ) -> Option<(TableFactor, Vec<TypedColumn>, bool)> {
+        match rng.random_range(0..10) {
+            0 if !citus => self
+                .derived(rng, alias, &draft.scope_cols, true)
+                .map(|(f, c)| (f, c, true)),
+            1 => self
+                .derived(rng, alias, &draft.scope_cols, false)
+                .map(|(f, c)| (f, c, false)),
+            _ => {
+                let t = self.core.schema.relations.choose(rng)?.clone();
+                draft.store(&t, alias);
+                let cols = t.typed_columns(alias);
+                let factor = table_factor(&t.name, alias);
+                draft.placed.push((alias.to_string(), t));
+                Some((factor, cols, false))
+            }
+        }
+    }
+
+    /// The condition of a join that is not Citus's to decide: none for
+    /// comma and CROSS joins, an equality for FULL joins, USING a column
+    /// both sides share for a quarter where there is one (not on Citus),
+    /// else an ON condition that mostly matches rows.
+    fn join_constraint(
+        &mut self,
+        rng: &mut Rng,
+        draft: &Draft,
+        (factor, cols): (&TableFactor, &[TypedColumn]),
+        kind: JoinKind,
+    ) -> JoinConstraint {
+        if matches!(kind, JoinKind::Comma | JoinKind::Cross) {
+            return JoinConstraint::None;
+        }
+        let common = match factor {
+            TableFactor::Table { .. } => using_candidates(&draft.scope_cols, cols),
+            _ => vec![],
+        };
+        if kind == JoinKind::Full {
+            // FULL JOIN needs a merge- or hash-joinable condition.
+            let on = equal_pair(rng, &draft.scope_cols, cols)
+                .unwrap_or(Expr::Literal(lancet_core::Value::Boolean(true)));
+            JoinConstraint::On(on)
+        } else if !common.is_empty()
+            && !self.core.schema.has_citus_tables()
+            && rng.random_bool(0.25)
+        {
+            // (Not on Citus: 13.2 deparses a USING column of
+            // an outer join for the workers under a name that
+            // does not exist, 42703 "column a2.c0_1": a known
+            // bug, met in most runs.)
+            JoinConstraint::Using(vec![common.choose(rng).cloned().unwrap_or_default()])
+        } else {
+            // Mostly an equality between the new factor and one before
+            // it, so that joins match rows (a random ON condition is
+            // often false on every pair), at times with a random
+            // condition; else any predicate.
+            JoinConstraint::On(
+                self.core
+                    .join_condition(rng, (&draft.scope_cols, cols), 0.3),
+            )
+        }
+    }
+}
+
+/// The columns a USING may name: a column of the new table that exactly
+/// one column in scope has, of the same category.
+fn using_candidates(scope_cols: &[TypedColumn], cols: &[TypedColumn]) -> Vec<String> {
+    let named =
+        |s: &TypedColumn, name: &str| matches!(&s.expr, Expr::Column(r) if r.column == name);
+    cols.iter()
+        .filter_map(|c| match &c.expr {
+            Expr::Column(r) => Some((r.column.clone(), c.category)),
+            _ => None,
+        })
+        .filter(|(name, cat)| {
+            scope_cols.iter().filter(|s| named(s, name)).count() == 1
+                && scope_cols
+                    .iter()
+                    .any(|s| named(s, name) && s.category == *cat)
+        })
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// What the generator keeps of a finished FROM clause: its stored
+/// columns, whether it has an outer join on Citus, and then the columns
+/// DISTINCT and GROUP BY must read as text (a view's column may be a
+/// distribution column too).
+fn from_facts(draft: &Draft, citus: bool) -> FromFacts {
+    let outer_join_on_citus = citus
+        && draft
+            .joins
+            .iter()
+            .any(|j| matches!(j.kind, JoinKind::Left | JoinKind::Right | JoinKind::Full));
+    let outer_distribution_columns = if outer_join_on_citus {
+        draft
+            .placed
+            .iter()
+            .flat_map(|(alias, t)| {
+                let columns: Vec<&str> = if t.kind == RelationKind::View {
+                    t.columns.iter().map(|(c, _)| c.as_str()).collect()
+                } else if t.placement.is_distributed() {
+                    t.placement.column().into_iter().collect()
+                } else {
+                    Vec::new()
+                };
+                columns
+                    .into_iter()
+                    .map(|c| Expr::column(Some(alias.as_str()), c))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    FromFacts {
+        stored: draft.stored.clone(),
+        outer_join_on_citus,
+        outer_distribution_columns,
+    }
+}
+
+/// Citus's view of a join: whether it is an outer join whose preserved
+/// side is recurring (reference, local or plain tables) and whose other
+/// side is a distributed table, and how placement restricts it. Such a
+/// join's ON gets only the join's equality. Citus 13.2.2 and 14.0.1
+/// prune shards by a constant condition on the distribution column in
+/// such an ON and lose the preserved rows those shards would have kept
+/// (`ref LEFT JOIN dist ON r.k = d.k AND d.k IN (7, 1)` gives 7 rows of
+/// 13; README, Citus bugs).
+fn citus_rules(
+    rng: &mut Rng,
+    draft: &Draft,
+    factor: &TableFactor,
+    alias: &str,
+    cols: &[TypedColumn],
+    kind: JoinKind,
+) -> (bool, CitusJoin) {
+    let placed = &draft.placed;
+    let newest = match factor {
+        TableFactor::Table { .. } => placed.last().map(|(_, t)| t.clone()),
+        _ => None,
+    };
+    let before = &placed[..placed.len().saturating_sub(usize::from(newest.is_some()))];
+    let scope_distributed = before.iter().any(|(_, t)| t.placement.is_distributed());
+    let new_distributed = newest
+        .as_ref()
+        .is_some_and(|t| t.placement.is_distributed());
+    let recurring_outer = (kind == JoinKind::Left && new_distributed && !scope_distributed)
+        || (kind == JoinKind::Right && scope_distributed && !new_distributed);
+    let join = citus_join(
+        rng,
+        placed,
+        newest.as_ref(),
+        alias,
+        &draft.scope_cols,
+        cols,
+        kind,
+    );
+    (recurring_outer, join)
 }
 
 /// How a Citus join of a new factor to the tables in scope must look.
@@ -380,23 +383,6 @@ fn citus_join(
     }
 }
 
-/// `l = r` for a random pair of columns of one category, one from each side.
-fn equal_pair(rng: &mut Rng, left: &[TypedColumn], right: &[TypedColumn]) -> Option<Expr> {
-    let pairs: Vec<(Expr, Expr)> = left
-        .iter()
-        .flat_map(|l| {
-            right
-                .iter()
-                .filter(move |r| r.category == l.category)
-                .map(move |r| (l.expr.clone(), r.expr.clone()))
-        })
-        .collect();
-    pairs
-        .choose(rng)
-        .map(|(l, r)| Expr::binary(BinaryOp::Eq, l.clone(), r.clone()))
-}
-
-/// Whether `e` reads a column (outside subqueries).
 /// Whether every top-level conjunct of `p` reads a column outside
 /// subqueries: PostgreSQL makes a conjunct without one a pseudoconstant
 /// (a one-time filter).
@@ -411,6 +397,7 @@ pub(super) fn no_pseudoconstant_conjunct(p: &Expr) -> bool {
     }
 }
 
+/// Whether `e` reads a column (outside subqueries).
 fn mentions_column(e: &Expr) -> bool {
     matches!(e, Expr::Column(_)) || e.children().into_iter().any(mentions_column)
 }
