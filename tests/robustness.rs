@@ -329,3 +329,58 @@ fn two_runs_with_one_run_id_get_two_directories() {
         assert_eq!(read_json(&run.join("summary.json"))["checks"], 300);
     }
 }
+
+/// One broken record does not block the rest: `findings` and `report`
+/// skip a truncated record with one line naming the broken file and go on;
+/// a truncated reduced record costs only the reduction; a report that
+/// fails leaves no file behind.
+#[test]
+fn a_broken_record_is_skipped_with_one_line_and_a_failed_report_leaves_no_file() {
+    let out = tempfile::tempdir().unwrap();
+    let first = one_finding(out.path());
+    let findings = first.parent().unwrap().to_path_buf();
+    let all = finding_files(&findings, "json");
+    assert!(all.len() >= 2, "two findings at least: {all:?}");
+    // A reduced record cut short beside the first finding, and the second
+    // finding's own record cut short.
+    let reduced = first.with_extension("reduced.json");
+    std::fs::copy(
+        first.with_extension("sql"),
+        first.with_extension("reduced.sql"),
+    )
+    .unwrap();
+    std::fs::write(&reduced, r#"{"kind": "logic", "sql"#).unwrap();
+    std::fs::write(&all[1], r#"{"kind": "lo"#).unwrap();
+    let dir = run_dir(out.path());
+    let listed = run(&["findings", dir.to_str().unwrap()]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let err = stderr(&listed);
+    assert!(
+        err.contains(&format!("skipped {}", all[1].display())),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("skipped {}", reduced.display())),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(stdout.contains("unique bug(s)"), "{stdout}");
+    // A report of a directory that is no run fails and writes nothing.
+    let html = out.path().join("report.html");
+    let failed = run(&[
+        "report",
+        "--output",
+        html.to_str().unwrap(),
+        "/nonexistent-run",
+    ]);
+    assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
+    assert!(!html.exists(), "a failed report left a file behind");
+    let ok = run(&[
+        "report",
+        "--output",
+        html.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(std::fs::metadata(&html).unwrap().len() > 1000);
+}

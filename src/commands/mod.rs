@@ -229,12 +229,19 @@ pub fn default_seed() -> u64 {
 /// report) can be written there: a missing directory would otherwise fail
 /// only after the whole work.
 pub fn check_writable(path: &std::path::Path, what: &str) -> anyhow::Result<()> {
+    let existed = path.exists();
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .map(drop)
-        .with_context(|| format!("cannot write the {what} to {}", path.display()))
+        .with_context(|| format!("cannot write the {what} to {}", path.display()))?;
+    // A file made only to try is not left behind: a command that fails
+    // later leaves no empty output.
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// Creates a run's directory and its ledger, after saying what killed

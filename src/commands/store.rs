@@ -60,7 +60,8 @@ pub fn open_source(source: &StoreSource) -> anyhow::Result<Store> {
     };
     let mut store = Store::open(&location).map_err(|e| anyhow::anyhow!("{e}"))?;
     for dir in run_dirs(&source.runs)? {
-        store.push_run(&dir, &CampaignFindings, &mut PushState::default())?;
+        let pushed = store.push_run(&dir, &CampaignFindings, &mut PushState::default())?;
+        say_broken(&pushed.broken);
     }
     Ok(store)
 }
@@ -77,6 +78,7 @@ pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
     for dir in run_dirs(&args.source.runs)? {
         let mut state = PushState::default();
         let pushed = store.push_run(&dir, &CampaignFindings, &mut state)?;
+        say_broken(&pushed.broken);
         println!(
             "lancet push: {}: {} finding(s) in the store ({} new, {} removed), {} sample(s) sent",
             dir.display(),
@@ -87,6 +89,14 @@ pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per finding record a push left out (or whose reduction it
+/// left out) because it does not read: the rest of the run went in.
+fn say_broken(broken: &[String]) {
+    for b in broken {
+        eprintln!("lancet: skipped {b}");
+    }
 }
 
 /// A listing piped into `head` ends quietly when the pipe closes: this

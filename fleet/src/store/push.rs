@@ -107,11 +107,14 @@ impl PushState {
 type StoredFindings = BTreeMap<String, (String, bool)>;
 
 /// What one push sent.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct Pushed {
     pub findings: usize,
     pub removed: usize,
     pub samples: usize,
+    /// Finding records that do not read (truncated, edited by hand), each
+    /// with why: left out, and the rest pushed.
+    pub broken: Vec<String>,
 }
 
 /// One finding as the store keeps it: its smallest reproducer.
@@ -128,7 +131,21 @@ struct FindingRow {
     reduced: bool,
     sql: String,
     record: String,
+    /// A reduced record that did not read, for the push's report.
+    note: Option<String>,
 }
+
+/// A finding record that does not read: the file and why.
+#[derive(Debug)]
+struct BrokenRecord(String);
+
+impl std::fmt::Display for BrokenRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BrokenRecord {}
 
 /// Reads finding `file` (its `.sql` path in the run's findings/) and its
 /// reduction if there is one. `None` if flood control removed it meanwhile.
@@ -151,12 +168,6 @@ fn read_finding(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", record_path.display())),
     };
-    let reduced_sql = file.with_extension("reduced.sql");
-    let (sql_path, reduced) = if reduced_sql.exists() {
-        (reduced_sql, true)
-    } else {
-        (file.to_path_buf(), false)
-    };
     let read = |p: &Path| -> anyhow::Result<Option<String>> {
         match std::fs::read_to_string(p) {
             Ok(t) => Ok(Some(t)),
@@ -164,18 +175,42 @@ fn read_finding(
             Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
         }
     };
-    let (Some(mut sql), Some(record)) = (read(&sql_path)?, read(&sql_path.with_extension("json"))?)
-    else {
-        return Ok(None);
+    // The reduced reproducer where there is one whose record reads; the
+    // finding as found otherwise (a broken reduced record costs only the
+    // reduction).
+    let reduced_sql = file.with_extension("reduced.sql");
+    let mut chosen = None;
+    let mut broken = None;
+    for (sql_path, reduced) in [(reduced_sql, true), (file.to_path_buf(), false)] {
+        let json = sql_path.with_extension("json");
+        let (Some(sql), Some(record)) = (read(&sql_path)?, read(&json)?) else {
+            continue;
+        };
+        match findings.facts(&record) {
+            Ok(facts) => {
+                chosen = Some((sql, record, facts, reduced));
+                break;
+            }
+            Err(e) => {
+                broken.get_or_insert(BrokenRecord(format!(
+                    "{}: not a finding record ({e:#})",
+                    json.display()
+                )));
+            }
+        }
+    }
+    let Some((mut sql, record, facts, reduced)) = chosen else {
+        return match broken {
+            Some(b) => Err(b.into()),
+            None => Ok(None),
+        };
     };
+    let note = broken.map(|b| format!("{b}; the finding as found is pushed"));
     // PostgreSQL's text holds no NUL; reproducers written before lancet
     // escaped control characters in their header may have one there.
     if sql.contains('\0') {
         sql = sql.replace('\0', "\\0");
     }
-    let facts = findings
-        .facts(&record)
-        .with_context(|| format!("{} is not a finding record", sql_path.display()))?;
     Ok(Some(FindingRow {
         file: name,
         signature: signature.to_string(),
@@ -188,6 +223,7 @@ fn read_finding(
         reduced,
         sql,
         record,
+        note,
     }))
 }
 
@@ -378,8 +414,17 @@ fn sync_findings(
         if stored.get(name) == Some(&(signature.clone(), reduced_now)) {
             continue;
         }
-        let Some(row) = read_finding(path, signature, findings)? else {
-            continue;
+        let row = match read_finding(path, signature, findings) {
+            Ok(Some(row)) => {
+                pushed.broken.extend(row.note.clone());
+                row
+            }
+            Ok(None) => continue,
+            Err(e) if e.is::<BrokenRecord>() => {
+                pushed.broken.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e),
         };
         db.execute(
             "INSERT INTO lancet_findings (run_id, file, signature, kind, oracle, found_unix,
