@@ -61,6 +61,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn the_run_line_runs_twice() {
+                run(promises::the_run_line_runs_twice);
+            }
+
+            #[test]
             fn expected_errors_are_keyed_by_statement_kind() {
                 run(promises::expected_errors_are_keyed_by_statement_kind);
             }

@@ -58,6 +58,17 @@ pub trait Subject {
     fn plant_lookalike(&self) -> Result<Box<dyn Fn() -> bool + '_>, &'static str> {
         Err("an embedded engine's databases are its own files")
     }
+    /// The environment in which the DBMS's own client reaches it as the
+    /// reproducers' run line expects (`PGHOST`, `MYSQL_TCP_PORT`, an option
+    /// file under `home`, the client on `PATH`); `None` if the client is
+    /// not installed here.
+    fn client_env(&self, home: &Path) -> Option<Vec<(String, String)>>;
+    /// Whether that client is of the engine's own release (a server's),
+    /// so a reproducer runs there without error; the `sqlite3` shell on
+    /// `PATH` is the system's, older than the SQLite lancet bundles.
+    fn client_matches_engine(&self) -> bool {
+        true
+    }
     /// The built-in expected-error files of the DBMS, relative to the
     /// repository.
     fn expected_error_files(&self) -> &'static [&'static str];
@@ -358,4 +369,73 @@ pub fn expected_errors_are_keyed_by_statement_kind(s: &dyn Subject) {
             );
         }
     }
+}
+
+/// A reproducer's run line (`-- run:`) works as written, twice in a row,
+/// with the DBMS's own client taking the server from its usual
+/// environment: it makes its own scratch database and drops it first, and
+/// asks for no password the client's settings give.
+pub fn the_run_line_runs_twice(s: &dyn Subject) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(env) = s.client_env(dir.path()) else {
+        eprintln!("SKIPPED for {}: its client is not installed here", s.dbms());
+        return;
+    };
+    let mut args = target_args(s);
+    args.extend(
+        [
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "1",
+            "--seed",
+            "3",
+            "--queries",
+            "400",
+            "--no-reduce",
+        ]
+        .map(String::from),
+    );
+    let out = fuzz_into(dir.path(), &strs(&args));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let findings = run_dir(dir.path()).join("findings");
+    let sql = finding_files(&findings, "sql")
+        .into_iter()
+        .next()
+        .expect("a finding");
+    let text = std::fs::read_to_string(&sql).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once(" run: ").map(|(_, r)| r.to_string()))
+        .expect("a run line");
+    assert!(
+        !line.contains("127.0.0.1"),
+        "the run line names the tester's server: {line}"
+    );
+    let run_it = || {
+        let out = std::process::Command::new("sh")
+            .args(["-c", &line])
+            .current_dir(&findings)
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() || !s.client_matches_engine(),
+            "{line}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let first = run_it();
+    assert_eq!(
+        run_it(),
+        first,
+        "the second run shows something else: {line}"
+    );
 }

@@ -47,6 +47,17 @@ fn with_tlp_and_norec(more: &[&'static str]) -> Vec<&'static str> {
     all
 }
 
+/// Where psql finds a throwaway PostgreSQL: its own environment.
+fn pg_client_env(pg: &PgServer) -> Vec<(String, String)> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    vec![
+        ("PATH".into(), format!("{}:{path}", pg.bindir().display())),
+        ("PGHOST".into(), "127.0.0.1".into()),
+        ("PGPORT".into(), pg.port().to_string()),
+        ("PGUSER".into(), "postgres".into()),
+    ]
+}
+
 /// SQLite, embedded: its databases run in worker processes.
 pub struct Sqlite;
 
@@ -78,6 +89,12 @@ impl Subject for Sqlite {
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
         with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise"])
+    }
+    fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
+        sqlite3_cli().map(|_| Vec::new())
+    }
+    fn client_matches_engine(&self) -> bool {
+        false
     }
     fn expected_error_files(&self) -> &'static [&'static str] {
         &["providers/sqlite/expected-errors.toml"]
@@ -208,6 +225,9 @@ impl Subject for Postgres {
     }
     fn plant_lookalike(&self) -> Result<Box<dyn Fn() -> bool + '_>, &'static str> {
         Ok(pg_lookalike(&self.0))
+    }
+    fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
+        Some(pg_client_env(&self.0))
     }
     fn expected_error_files(&self) -> &'static [&'static str] {
         &["providers/postgres/expected-errors.toml"]
@@ -355,6 +375,15 @@ impl Subject for MariaDb {
                 == Some("7")
         }))
     }
+    fn client_env(&self, home: &Path) -> Option<Vec<(String, String)>> {
+        let options = format!("[client]\nuser=lancet\npassword={MARIADB_SECRET}\n");
+        std::fs::write(home.join(".my.cnf"), options).ok()?;
+        Some(vec![
+            ("HOME".into(), home.display().to_string()),
+            ("MYSQL_HOST".into(), "127.0.0.1".into()),
+            ("MYSQL_TCP_PORT".into(), self.0.port().to_string()),
+        ])
+    }
     fn expected_error_files(&self) -> &'static [&'static str] {
         &["configs/expected-errors/mysql.toml"]
     }
@@ -425,6 +454,9 @@ impl Subject for Citus {
     }
     fn plant_lookalike(&self) -> Result<Box<dyn Fn() -> bool + '_>, &'static str> {
         Ok(pg_lookalike(&self.0.coordinator))
+    }
+    fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
+        Some(pg_client_env(&self.0.coordinator))
     }
     fn expected_error_files(&self) -> &'static [&'static str] {
         &[

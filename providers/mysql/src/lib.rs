@@ -310,13 +310,14 @@ impl Provider for MySqlProvider {
         Ok(Box::new(database::MyDatabase::new(model)))
     }
 
+    /// One client call that drops and makes its own scratch database first
+    /// (so it runs twice in a row), on the server the client's own
+    /// settings name (`MYSQL_HOST`, `MYSQL_TCP_PORT`, option files; add
+    /// `-p` to be asked for a password once), never the tester's.
     fn client_command(&self) -> String {
-        let client = self.kind.client();
         format!(
-            "{client} -h {host} -P {port} -u {user} -p -e 'CREATE DATABASE lancet_repro' && {client} -h {host} -P {port} -u {user} -p lancet_repro < {{file}}",
-            host = self.url.host(),
-            port = self.url.port(),
-            user = self.url.user(),
+            "(echo 'DROP DATABASE IF EXISTS lancet_repro; CREATE DATABASE lancet_repro; USE lancet_repro;'; cat {{file}}) | {}",
+            self.kind.client()
         )
     }
 

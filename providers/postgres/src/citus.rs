@@ -563,13 +563,8 @@ impl Flavor for Citus {
     /// In a schema of their own in the database the URL names (which has
     /// Citus and its workers registered), dropped first and after.
     fn client_command(&self, url: &ServerUrl) -> Option<String> {
-        let psql = format!(
-            "psql -X -h {} -p {} -U {} -d {}",
-            url.host(),
-            url.port(),
-            url.user(),
-            url.maintenance_database()
-        );
+        // The server from PGHOST, PGPORT and PGUSER, not the tester's.
+        let psql = format!("psql -X -d {}", url.maintenance_database());
         Some(format!(
             "{psql} -c 'DROP SCHEMA IF EXISTS {REPRO_SCHEMA}, {TWIN_SCHEMA} CASCADE' -c 'CREATE SCHEMA {REPRO_SCHEMA}' -c 'SET search_path TO {REPRO_SCHEMA}' -f {{file}}"
         ))

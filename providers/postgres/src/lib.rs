@@ -537,11 +537,12 @@ impl Provider for PostgresProvider {
         if let Some(command) = self.flavor.client_command(&self.url) {
             return command;
         }
+        // One psql call (the password asked once at most, kept for `\c`)
+        // that drops and makes its own scratch database first, so it runs
+        // twice in a row, on the server PGHOST, PGPORT and PGUSER name.
         format!(
-            "createdb -h {host} -p {port} -U {user} lancet_repro && psql -X -h {host} -p {port} -U {user} -d lancet_repro -f {{file}}",
-            host = self.url.host(),
-            port = self.url.port(),
-            user = self.url.user(),
+            "psql -X -d {db} -c 'DROP DATABASE IF EXISTS lancet_repro' -c 'CREATE DATABASE lancet_repro' -c '\\c lancet_repro' -f {{file}}",
+            db = self.url.maintenance_database(),
         )
     }
 

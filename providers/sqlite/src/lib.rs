@@ -199,7 +199,8 @@ impl Provider for SqliteProvider {
     }
 
     fn client_command(&self) -> String {
-        "sqlite3 new.db < {file}".to_string()
+        // A database in memory: nothing left from an earlier run.
+        "sqlite3 :memory: < {file}".to_string()
     }
 
     fn features(&self) -> Vec<lancet_core::Feature> {
