@@ -205,3 +205,86 @@ fn connection_errors_timeouts_and_knobs() {
     // lancet refuses to drop what it did not create.
     assert!(lancet_postgres::ensure_ours("keepme").is_err());
 }
+
+/// A backend that crashes (SIGSEGV: the postmaster then ends every other
+/// backend, as after a real crash) under two threads is one crash finding,
+/// naming the statement; the other thread's lost session is the crash's
+/// collateral, kept with the unconfirmed findings, not a finding of its own.
+#[test]
+fn one_server_crash_under_two_threads_is_one_crash_finding() {
+    // A collateral backend's warning can miss its client now and then (it
+    // ends as the postmaster resets shared memory): one more try then.
+    let mut last = String::new();
+    for _ in 0..2 {
+        match crash_under_two_threads() {
+            Ok(()) => return,
+            Err(why) => last = why,
+        }
+    }
+    panic!("{last}");
+}
+
+/// One try of the scenario above: `Err` says what was wrong.
+fn crash_under_two_threads() -> Result<(), String> {
+    let pg = server();
+    let out_dir = tempfile::tempdir().unwrap();
+    let summary = out_dir.path().join("summary.json");
+    let child = spawn_fuzz(
+        out_dir.path(),
+        &[
+            "--dbms",
+            "postgres",
+            "--url",
+            &pg.url(),
+            "--oracle",
+            "tlp-where",
+            "--threads",
+            "2",
+            "--seed",
+            "9",
+            "--timeout",
+            "30",
+            "--checks-per-database",
+            "100000",
+            "--no-reduce",
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ],
+    );
+    // Both threads testing: two backends whose last statement read a table.
+    let testing = "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity \
+                   WHERE datname LIKE 'lancet\\_%' AND query ~ '\\mt[0-9]+\\M'";
+    let start = Instant::now();
+    let mut pids = Vec::new();
+    while start.elapsed() < Duration::from_secs(20) && pids.len() < 2 {
+        std::thread::sleep(Duration::from_millis(300));
+        pids = pg
+            .psql("postgres", testing)
+            .unwrap()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+    }
+    assert!(pids.len() >= 2, "two testing backends: {pids:?}");
+    signal(pids[0].parse().unwrap(), "SEGV");
+    let out = wait_within(child, Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let findings = run_dir(out_dir.path()).join("findings");
+    let crashes: Vec<serde_json::Value> = finding_files(&findings, "json")
+        .iter()
+        .map(|f| read_json(f))
+        .filter(|j| j["kind"] == "crash")
+        .collect();
+    let s = read_json(&summary);
+    assert!(
+        s["databases"].as_u64().unwrap() >= 2,
+        "the run went on: {s}"
+    );
+    let err = stderr(&out);
+    if crashes.len() != 1 || !err.contains("another server process crashed") {
+        return Err(format!(
+            "not one crash and its collateral: {crashes:?}\n{err}"
+        ));
+    }
+    Ok(())
+}

@@ -305,4 +305,11 @@ pub trait Provider: Send + Sync {
     fn comment_prefix(&self) -> &'static str {
         "--"
     }
+    /// Whether a lost connection says that another session crashed the
+    /// server (PostgreSQL ends every other backend with SQLSTATE 57P02
+    /// when one crashes): such a loss is the crash's collateral, counted
+    /// with it and kept apart, not a finding of its own.
+    fn lost_to_another_crash(&self, _error: &crate::connection::DbError) -> bool {
+        false
+    }
 }

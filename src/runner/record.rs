@@ -21,6 +21,14 @@ fn stands_alone(kind: FindingKind) -> bool {
 /// Writes a finding (to `pending/` until confirmed on a fresh database),
 /// confirms it, and reports it.
 pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyhow::Result<()> {
+    if finding.kind == FindingKind::Crash
+        && finding
+            .error
+            .as_ref()
+            .is_some_and(|e| shared.provider.lost_to_another_crash(e))
+    {
+        return keep_collateral(shared, thread, &finding);
+    }
     // Signed once here: the index reads the signature from the finding.
     let sig = crate::dedup::signature(&finding, shared.provider.dialect());
     finding.signature = Some(sig.clone());
@@ -41,6 +49,26 @@ pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyh
             .release(&sig);
     }
     result
+}
+
+/// A session the server ended because another one crashed it: the
+/// crash is the finding (the thread whose statement crashed the server
+/// has it); this one is kept with the unconfirmed findings, to show what
+/// was running when the server went down, and counted there.
+fn keep_collateral(shared: &Shared, thread: u32, finding: &Finding) -> anyhow::Result<()> {
+    let comment = shared.provider.comment_prefix();
+    let client = shared.provider.client_command();
+    let pending = shared.writer.write_pending(finding, comment, &client)?;
+    let moved = shared
+        .writer
+        .demote(&pending, &shared.options.unconfirmed_dir)?;
+    shared.counters.add_unconfirmed();
+    let _ = shared.events.send(Event::Warning(format!(
+        "worker {thread}: the server ended its session because another server process crashed \
+         (the crash is that session's finding); what this one was running is kept in {}",
+        moved.sql.display()
+    )));
+    Ok(())
 }
 
 /// [`record`] past the flood limit check.

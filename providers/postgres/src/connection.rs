@@ -36,8 +36,10 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, CancelToken, Client, Config, NoTls, SimpleQueryMessage};
 
 /// Settings every lancet session starts with, so that results do not depend
-/// on the server's configuration.
-const SESSION_SETTINGS: &str = "SET client_min_messages = error; SET TimeZone = 'UTC'; \
+/// on the server's configuration. Warnings come through: the one a backend
+/// sends when the postmaster ends it after another crashed (57P02) tells
+/// a crash's collateral from the crash.
+const SESSION_SETTINGS: &str = "SET client_min_messages = warning; SET TimeZone = 'UTC'; \
      SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
      SET bytea_output = 'hex'; SET jit = off";
 
@@ -75,6 +77,8 @@ pub struct PgConnection {
     /// Warnings the server sent (SQLSTATE, message), collected by the
     /// connection's task.
     warnings: Arc<Mutex<Vec<(String, String)>>>,
+    /// The error the server ended the session with, if it sent one.
+    ended_by: Arc<Mutex<Option<DbError>>>,
     /// Prefixes of warnings that say a query's result is wrong (Citus:
     /// "Query could not find the intermediate result file"): such a query
     /// fails with the warning instead of returning its rows.
@@ -126,10 +130,21 @@ impl PgConnection {
             .map_err(|e| map_error(&e))?;
         let warnings: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
         let sink = warnings.clone();
+        let ended_by: Arc<Mutex<Option<DbError>>> = Arc::default();
+        let ending = ended_by.clone();
         let mut connection = connection;
         let task = rt.spawn(async move {
             loop {
                 match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    // After a crash the postmaster ends every other backend,
+                    // which says why as a WARNING (57P02) before it goes.
+                    Some(Ok(AsyncMessage::Notice(n))) if *n.code() == SqlState::CRASH_SHUTDOWN => {
+                        *ending.lock().unwrap_or_else(|e| e.into_inner()) = Some(DbError {
+                            kind: FailureKind::ConnectionLost,
+                            code: Some(n.code().code().to_string()),
+                            message: n.message().to_string(),
+                        });
+                    }
                     Some(Ok(AsyncMessage::Notice(n)))
                         if n.parsed_severity() == Some(Severity::Warning) =>
                     {
@@ -138,7 +153,16 @@ impl PgConnection {
                             .push((n.code().code().to_string(), n.message().to_string()));
                     }
                     Some(Ok(_)) => {}
-                    Some(Err(_)) | None => break,
+                    // The server's last word (57P02: another backend
+                    // crashed), which the failing call does not see.
+                    Some(Err(e)) => {
+                        let mut last = ending.lock().unwrap_or_else(|e| e.into_inner());
+                        if last.is_none() {
+                            *last = Some(map_error(&e));
+                        }
+                        break;
+                    }
+                    None => break,
                 }
             }
         });
@@ -152,6 +176,7 @@ impl PgConnection {
             closed: String::new(),
             knobs: KnobSetting::default(),
             warnings,
+            ended_by,
             failing_warnings: Vec::new(),
             time_limit,
             rt,
@@ -180,8 +205,21 @@ impl PgConnection {
 
     /// Closes the connection after a hang or a lost connection, so that
     /// later calls fail at once.
-    fn settle<T>(&mut self, out: Result<T, DbError>) -> Result<T, DbError> {
-        if let Err(e) = &out {
+    fn settle<T>(&mut self, mut out: Result<T, DbError>) -> Result<T, DbError> {
+        if let Err(e) = &mut out {
+            // A loss the call saw only as a closed socket takes the code
+            // and message the server sent as it ended the session.
+            let last_word = self
+                .ended_by
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let Some(word) = last_word.filter(|w| w.code.is_some()) {
+                if e.kind == FailureKind::ConnectionLost && e.code.is_none() {
+                    e.message = format!("{} ({})", word.message, e.message);
+                    e.code = word.code;
+                }
+            }
             let gone = matches!(e.kind, FailureKind::Hang | FailureKind::ConnectionLost)
                 || self.open.as_ref().is_some_and(|o| o.client.is_closed());
             if gone {
@@ -385,9 +423,12 @@ impl lancet_core::Connection for PgConnection {
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
-        if !self.failing_warnings.is_empty() {
-            self.failing_warning();
-        }
+        // Warnings of earlier statements go (they are kept only to fail a
+        // query on, below).
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         let messages = self.call(|c| Box::pin(async move { c.simple_query(sql).await }))?;
         if !self.failing_warnings.is_empty() {
             if let Some(e) = self.failing_warning() {

@@ -533,6 +533,12 @@ impl Provider for PostgresProvider {
         Ok(Box::new(database::PgDatabase::new(model)))
     }
 
+    /// 57P02 (`crash_shutdown`): the postmaster ended this backend because
+    /// another one crashed.
+    fn lost_to_another_crash(&self, error: &lancet_core::DbError) -> bool {
+        error.code.as_deref() == Some("57P02")
+    }
+
     fn client_command(&self) -> String {
         if let Some(command) = self.flavor.client_command(&self.url) {
             return command;
