@@ -16,10 +16,12 @@
 
 pub mod ddmin;
 pub mod foreign;
+mod passes;
 pub mod sql_text;
 mod target;
 pub use crate::judge::Direction;
 use crate::judge::Symptom;
+use passes::Budget;
 use target::Target;
 
 use crate::databases::{Databases, Purpose};
@@ -27,7 +29,7 @@ use crate::findings::{found_queries, Finding, FindingKind, FoundQuery, Reduction
 use lancet_core::{
     run_check, run_check_with_knobs_off, Case, CheckOutcome, Disagreement, Oracle, Session,
 };
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Replays candidates on fresh databases of one provider.
@@ -99,202 +101,37 @@ impl<'a> Reducer<'a> {
                     "a performance finding is not reduced: each candidate would be timed, slowly and with noise"
                 )
             }
-            _ => None,
-        };
-        let symptom = Symptom::of(original);
-        let target = match original.kind {
-            FindingKind::Logic => Target::Logic {
-                oracle: &*logic.as_ref().expect("a logic finding's oracle").0,
-                symptom,
-                hiding_knob: crate::localize::first_knob_that_hides(original, self.databases),
-            },
-            FindingKind::UnexpectedError | FindingKind::Crash => Target::Failure(symptom),
-            FindingKind::Performance => anyhow::bail!("a performance finding is not reduced"),
             FindingKind::Hang => {
                 anyhow::bail!("a hang is not reduced: each candidate could hang the server again")
             }
+            _ => None,
+        };
+        let symptom = Symptom::of(original);
+        let target = match &logic {
+            Some((oracle, _)) => Target::Logic {
+                oracle: &**oracle,
+                symptom,
+                hiding_knob: crate::localize::first_knob_that_hides(original, self.databases),
+            },
+            None => Target::Failure(symptom),
         };
         // The time limit is for shrinking; localizing the knob above is not
         // counted in it.
         let start = Instant::now();
-        let deadline = start + self.time_limit;
-        let tests = AtomicU64::new(0);
-        let mut stopped = false;
-        let out_of_time = |stopped: &mut bool| {
-            let over =
-                Instant::now() >= deadline || self.abort.is_some_and(|a| a.load(Ordering::Relaxed));
-            *stopped |= over;
-            over
-        };
-
-        let provider = self.databases.provider();
-        let derived = original
-            .setup
-            .iter()
-            .any(|s| provider.is_derived_statement(s));
-        self.derive.set(derived);
-        let mut setup: Vec<String> = original
-            .setup
-            .iter()
-            .filter(|s| !provider.is_derived_statement(s))
-            .cloned()
-            .collect();
-        let (mut finding, case) = match &target {
-            Target::Logic { oracle, .. } => {
-                let case = original.case.clone().ok_or_else(|| {
-                    anyhow::anyhow!("the finding has no oracle case to rebuild its queries from")
-                })?;
-                tests.fetch_add(1, Ordering::Relaxed);
-                if self.logic(&setup, *oracle, &case, &target).is_none() {
-                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
-                }
-                (original.clone(), Some(case))
-            }
-            _ => {
-                let stmt = original
-                    .queries
-                    .first()
-                    .map(|q| q.sql.clone())
-                    .unwrap_or_default();
-                tests.fetch_add(1, Ordering::Relaxed);
-                if !self.fails(&setup, &stmt, &target) {
-                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
-                }
-                (original.clone(), None)
-            }
-        };
-
-        let mut case = case;
-        let mut statement = original.queries.first().map(|q| q.sql.clone());
+        let mut budget = Budget::new(start + self.time_limit, self.abort);
+        let mut current = self.reproduce(original, &target, &mut budget)?;
         self.reuse.set(true);
-        // Statements an oracle's case was computed against stay as they are.
-        let pinned: Vec<String> = match (&target, &case) {
-            (Target::Logic { oracle, .. }, Some(c)) if oracle.case_depends_on_schema() => {
-                let tables = tables_read(c);
-                setup
-                    .iter()
-                    .filter(|s| is_schema_of(s, &tables))
-                    .cloned()
-                    .collect()
-            }
-            _ => vec![],
-        };
-        let is_pinned = |s: &str| pinned.iter().any(|p| p == s);
+        let pinned = self.pinned_statements(&current, &target);
         loop {
-            let before = (setup.clone(), case.clone(), statement.clone());
-            // 1. Setup statements, whole.
-            let items: Vec<(usize, String)> = setup.iter().cloned().enumerate().collect();
-            let (kept, movable): (Vec<_>, Vec<_>) =
-                items.into_iter().partition(|(_, s)| is_pinned(s));
-            let merge = |part: &[(usize, String)]| -> Vec<String> {
-                let mut all: Vec<(usize, String)> =
-                    part.iter().cloned().chain(kept.iter().cloned()).collect();
-                all.sort_by_key(|(i, _)| *i);
-                all.into_iter().map(|(_, s)| s).collect()
-            };
-            let movable = ddmin::ddmin(movable, |cand| {
-                if out_of_time(&mut stopped) {
-                    return None;
-                }
-                tests.fetch_add(1, Ordering::Relaxed);
-                Some(self.holds(&merge(cand), case.as_ref(), statement.as_deref(), &target))
-            });
-            setup = merge(&movable);
-            // 2. The oracle's inputs, or the failing statement.
-            match (&target, &mut case) {
-                (Target::Logic { oracle, .. }, Some(c)) => 'case: loop {
-                    for cand in oracle.shrink(c) {
-                        if out_of_time(&mut stopped) {
-                            break 'case;
-                        }
-                        tests.fetch_add(1, Ordering::Relaxed);
-                        if self.logic(&setup, *oracle, &cand, &target).is_some() {
-                            *c = cand;
-                            continue 'case;
-                        }
-                    }
-                    break;
-                },
-                (Target::Failure(Symptom::Error(_)), _) => {
-                    if let Some(stmt) = &mut statement {
-                        'stmt: loop {
-                            for cand in sql_text::statement_variants(
-                                stmt,
-                                self.databases.provider().dialect(),
-                            ) {
-                                if out_of_time(&mut stopped) {
-                                    break 'stmt;
-                                }
-                                tests.fetch_add(1, Ordering::Relaxed);
-                                if self.fails(&setup, &cand, &target) {
-                                    *stmt = cand;
-                                    continue 'stmt;
-                                }
-                            }
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            }
-            // 3. Each setup statement, simplified in place.
-            let mut i = 0;
-            while i < setup.len() && !out_of_time(&mut stopped) {
-                if is_pinned(&setup[i]) {
-                    i += 1;
-                    continue;
-                }
-                let mut improved = false;
-                for cand in
-                    sql_text::statement_variants(&setup[i], self.databases.provider().dialect())
-                {
-                    if out_of_time(&mut stopped) {
-                        break;
-                    }
-                    let mut trial = setup.clone();
-                    trial[i] = cand;
-                    tests.fetch_add(1, Ordering::Relaxed);
-                    if self.holds(&trial, case.as_ref(), statement.as_deref(), &target) {
-                        setup = trial;
-                        improved = true;
-                        break;
-                    }
-                }
-                if !improved {
-                    i += 1;
-                }
-            }
-            if stopped || (setup.clone(), case.clone(), statement.clone()) == before {
+            let before = current.clone();
+            self.shrink_setup_whole(&mut current, &pinned, &target, &mut budget);
+            self.shrink_inputs(&mut current, &target, &mut budget);
+            self.shrink_statements_in_place(&mut current, &pinned, &target, &mut budget);
+            if budget.stopped || current == before {
                 break;
             }
         }
-
-        // The reduced finding, from a final replay of exactly what is
-        // written, on a database made for it.
-        self.reuse.set(false);
-        finding.setup = self.full_setup(&setup);
-        self.derive.set(false);
-        match (&target, &case) {
-            (Target::Logic { oracle, .. }, Some(c)) => {
-                let shown = self
-                    .logic(&finding.setup, *oracle, c, &target)
-                    .ok_or_else(|| anyhow::anyhow!("{}", self.no_reproduction(&original.setup)))?;
-                finding.queries = shown.queries;
-                finding.diff = Some(shown.disagreement.diff);
-                finding.relation = Some(shown.disagreement.relation);
-                finding.case = Some(c.clone());
-            }
-            _ => {
-                let stmt = statement.unwrap_or_default();
-                if !self.fails(&finding.setup, &stmt, &target) {
-                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
-                }
-                if let Some(q) = finding.queries.first_mut() {
-                    q.sql = stmt;
-                }
-            }
-        }
-        finding.confirmed = true;
+        let finding = self.final_replay(original, current, &target)?;
         let info = ReductionInfo {
             from: from_file.to_string(),
             statements_before: original.statement_count(),
@@ -302,9 +139,10 @@ impl<'a> Reducer<'a> {
             bytes_before: original.sql_bytes(),
             bytes_after: finding.sql_bytes(),
             seconds: start.elapsed().as_secs_f64(),
-            tests: tests.load(Ordering::Relaxed),
-            complete: !stopped,
+            tests: budget.tests,
+            complete: !budget.stopped,
         };
+        let mut finding = finding;
         finding.reduction = Some(info.clone());
         Ok(Reduction { finding, info })
     }

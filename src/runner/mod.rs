@@ -290,25 +290,7 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     let dbms_version = provider.version()?;
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
-    let mut samples = match &options.run_dir {
-        Some(dir) => {
-            RunRecord {
-                run_id: options.run_id.clone(),
-                lancet_version: crate::VERSION.to_string(),
-                dbms: provider.name().to_string(),
-                dbms_version: dbms_version.clone(),
-                seed: options.seed,
-                shard: options.shard,
-                threads: options.threads,
-                oracles: oracles.names().iter().map(|n| n.to_string()).collect(),
-                started_unix: crate::run_files::unix_now(),
-                host: crate::run_files::host_name(),
-            }
-            .save(dir)?;
-            Some(SampleLog::new(dir))
-        }
-        None => None,
-    };
+    let mut samples = start_run_files(&options, &*provider, &dbms_version, &oracles)?;
     let plan: Vec<(u32, Option<u64>)> = match options.only_database {
         Some((thread, database)) => vec![(thread, Some(database))],
         None => (0..options.threads.max(1))
@@ -336,51 +318,8 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         log_warned: AtomicBool::new(false),
         reserved_checks: AtomicU64::new(0),
     });
-    if let Some(reduce) = shared.options.reduce.clone() {
-        for i in 0..reduce.reducers.max(1) {
-            let s = shared.clone();
-            s.live_reducers.fetch_add(1, Ordering::SeqCst);
-            let spawned = std::thread::Builder::new()
-                .name(format!("lancet-reducer-{i}"))
-                .spawn(move || {
-                    reduce_queue::reduce_loop(&s, reduce.per_finding);
-                    s.live_reducers.fetch_sub(1, Ordering::SeqCst);
-                });
-            if let Err(e) = spawned {
-                shared.live_reducers.fetch_sub(1, Ordering::SeqCst);
-                anyhow::ensure!(i > 0, "cannot start a reducer thread: {e}");
-            }
-        }
-    }
-    for (thread, only) in plan.iter().copied() {
-        let s = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("lancet-worker-{thread}"))
-            .spawn(move || {
-                let exit = WorkerExit {
-                    shared: s.clone(),
-                    thread,
-                };
-                if let Err(e) = worker::worker(&exit.shared, thread, only) {
-                    let _ = exit.shared.events.send(Event::ThreadFailed {
-                        thread,
-                        error: format!("{e:#}"),
-                    });
-                }
-            });
-        if let Err(e) = spawned {
-            shared
-                .running
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .retain(|t| *t != thread);
-            shared.live_workers.fetch_sub(1, Ordering::SeqCst);
-            let _ = shared.events.send(Event::ThreadFailed {
-                thread,
-                error: format!("cannot start the worker thread: {e}"),
-            });
-        }
-    }
+    spawn_reducers(&shared)?;
+    spawn_workers(&shared, &plan);
     let dropper_stop = Arc::new(AtomicBool::new(false));
     if shared.provider.server().is_some() {
         if let Err(e) = shared.databases.dropper(dropper_stop.clone()) {
@@ -446,6 +385,88 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     summary.unstopped_workers = unstopped;
     summary.leftover_databases = leftovers;
     Ok(summary)
+}
+
+/// Writes `run.json` and opens the throughput samples, for a run with a
+/// directory of its own.
+fn start_run_files(
+    options: &RunOptions,
+    provider: &dyn Provider,
+    dbms_version: &str,
+    oracles: &OracleSet,
+) -> anyhow::Result<Option<SampleLog>> {
+    let Some(dir) = &options.run_dir else {
+        return Ok(None);
+    };
+    RunRecord {
+        run_id: options.run_id.clone(),
+        lancet_version: crate::VERSION.to_string(),
+        dbms: provider.name().to_string(),
+        dbms_version: dbms_version.to_string(),
+        seed: options.seed,
+        shard: options.shard,
+        threads: options.threads,
+        oracles: oracles.names().iter().map(|n| n.to_string()).collect(),
+        started_unix: crate::run_files::unix_now(),
+        host: crate::run_files::host_name(),
+    }
+    .save(dir)?;
+    Ok(Some(SampleLog::new(dir)))
+}
+
+/// Starts the reducer threads, if the run reduces.
+fn spawn_reducers(shared: &Arc<Shared>) -> anyhow::Result<()> {
+    if let Some(reduce) = shared.options.reduce.clone() {
+        for i in 0..reduce.reducers.max(1) {
+            let s = shared.clone();
+            s.live_reducers.fetch_add(1, Ordering::SeqCst);
+            let spawned = std::thread::Builder::new()
+                .name(format!("lancet-reducer-{i}"))
+                .spawn(move || {
+                    reduce_queue::reduce_loop(&s, reduce.per_finding);
+                    s.live_reducers.fetch_sub(1, Ordering::SeqCst);
+                });
+            if let Err(e) = spawned {
+                shared.live_reducers.fetch_sub(1, Ordering::SeqCst);
+                anyhow::ensure!(i > 0, "cannot start a reducer thread: {e}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts one worker thread per planned thread; a thread that cannot
+/// start is a failure of the run, and the others go on.
+fn spawn_workers(shared: &Arc<Shared>, plan: &[(u32, Option<u64>)]) {
+    for (thread, only) in plan.iter().copied() {
+        let s = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("lancet-worker-{thread}"))
+            .spawn(move || {
+                let exit = WorkerExit {
+                    shared: s.clone(),
+                    thread,
+                };
+                if let Err(e) = worker::worker(&exit.shared, thread, only) {
+                    let _ = exit.shared.events.send(Event::ThreadFailed {
+                        thread,
+                        error: format!("{e:#}"),
+                    });
+                }
+            });
+        if let Err(e) = spawned {
+            shared
+                .running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|t| *t != thread);
+            shared.live_workers.fetch_sub(1, Ordering::SeqCst);
+            let _ = shared.events.send(Event::ThreadFailed {
+                thread,
+                error: format!("cannot start the worker thread: {e}"),
+            });
+        }
+    }
 }
 
 fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
