@@ -41,25 +41,48 @@ fn comment_safe(text: &str) -> std::borrow::Cow<'_, str> {
 /// Renders the `.sql` reproducer: a comment header with the facts, the setup,
 /// then the queries, each with its row count.
 pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str) -> String {
-    let mut out = String::new();
-    let mut line = |text: &str| {
-        out.push_str(comment);
-        if !text.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&comment_safe(text));
-        out.push('\n');
+    let mut h = HeaderLines {
+        out: String::new(),
+        comment,
     };
-    line(&format!(
+    header_origin(&mut h, f, client_command, file_name);
+    header_result(&mut h, f);
+    let mut out = h.out;
+    statements(&mut out, f, comment);
+    out
+}
+
+/// The header: comment lines, each made safe for the comment syntax.
+struct HeaderLines<'a> {
+    out: String,
+    comment: &'a str,
+}
+
+impl HeaderLines<'_> {
+    fn line(&mut self, text: &str) {
+        self.out.push_str(self.comment);
+        if !text.is_empty() {
+            self.out.push(' ');
+        }
+        self.out.push_str(&comment_safe(text));
+        self.out.push('\n');
+    }
+}
+
+/// Where the finding comes from and how to run it: version, DBMS,
+/// oracle, the line that regenerates it, the client's run line, the
+/// planted fault, confirmation, reduction and knob localization.
+fn header_origin(h: &mut HeaderLines, f: &Finding, client_command: &str, file_name: &str) {
+    h.line(&format!(
         "lancet {} finding: {}",
         f.lancet_version,
         f.kind.name()
     ));
-    line(&format!("DBMS: {} {}", f.dbms, f.dbms_version));
+    h.line(&format!("DBMS: {} {}", f.dbms, f.dbms_version));
     if let Some(o) = &f.oracle {
-        line(&format!("oracle: {o}"));
+        h.line(&format!("oracle: {o}"));
     }
-    line(&format!(
+    h.line(&format!(
         "regenerate: lancet fuzz --dbms {} --seed {} --thread {} --database {}{}",
         f.dbms,
         f.origin.seed,
@@ -74,16 +97,16 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
                 .map(|x| format!(" --inject-fault {x}"))
                 .unwrap_or_default()
     ));
-    line(&format!(
+    h.line(&format!(
         "run: {}",
         client_command.replace("{file}", file_name)
     ));
     if let Some(fault) = &f.fault {
-        line(&format!(
+        h.line(&format!(
             "planted fault: {fault} (lancet perturbed results on purpose; the DBMS itself agrees)"
         ));
     }
-    line(&format!(
+    h.line(&format!(
         "confirmed on a fresh database: {}",
         match (f.confirmed, f.kind) {
             (true, _) => "yes",
@@ -96,7 +119,7 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
         }
     ));
     if let Some(r) = &f.reduction {
-        line(&format!(
+        h.line(&format!(
             "reduced from {} ({} statements, {} bytes) to {} statements, {} bytes, in {:.1} s{}",
             r.from,
             r.statements_before,
@@ -108,22 +131,27 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
         ));
     }
     if !f.flipped_by_knobs.is_empty() {
-        line(&format!(
+        h.line(&format!(
             "localized: the result differs with only these knob changes: {}",
             describe_changes(&f.flipped_by_knobs)
         ));
     }
     if !f.hidden_by_knobs.is_empty() {
-        line(&format!(
+        h.line(&format!(
             "hidden by any one of these knob changes: {}",
             describe_changes(&f.hidden_by_knobs)
         ));
     }
+}
+
+/// What broke: signature, relation, timings, row counts, the differing
+/// rows, the error.
+fn header_result(h: &mut HeaderLines, f: &Finding) {
     if let Some(sig) = &f.signature {
-        line(&format!("signature: {sig}"));
+        h.line(&format!("signature: {sig}"));
     }
     if let Some(r) = &f.relation {
-        line(&format!("relation that broke: {r}"));
+        h.line(&format!("relation that broke: {r}"));
     }
     if let Some(t) = &f.timing {
         let medians: Vec<String> = t
@@ -131,7 +159,7 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
             .iter()
             .map(|(role, ms)| format!("{ms:.1} ms {role}"))
             .collect();
-        line(&format!(
+        h.line(&format!(
             "median times over {} runs each: {} (each query's EXPLAIN precedes its first run below)",
             t.runs,
             medians.join(", ")
@@ -139,25 +167,25 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
     }
     for (i, q) in compared(&f.queries).enumerate() {
         if let Some(c) = q.row_count {
-            line(&format!("query {} ({}): {c} rows", i + 1, q.role));
+            h.line(&format!("query {} ({}): {c} rows", i + 1, q.role));
         }
     }
     if let Some(diff) = &f.diff {
-        let mut side = |name: &str, rows: &[(lancet_core::Row, usize)]| {
+        let side = |h: &mut HeaderLines, name: &str, rows: &[(lancet_core::Row, usize)]| {
             if rows.is_empty() {
                 return;
             }
-            line(&format!("rows only in {name}:"));
+            h.line(&format!("rows only in {name}:"));
             for (row, times) in rows.iter().take(MAX_LISTED_ROWS) {
                 let suffix = if *times > 1 {
                     format!("  x{times}")
                 } else {
                     String::new()
                 };
-                line(&format!("  {}{suffix}", format_row(row)));
+                h.line(&format!("  {}{suffix}", format_row(row)));
             }
             if rows.len() > MAX_LISTED_ROWS {
-                line(&format!("  ... and {} more", rows.len() - MAX_LISTED_ROWS));
+                h.line(&format!("  ... and {} more", rows.len() - MAX_LISTED_ROWS));
             }
         };
         let first = compared(&f.queries)
@@ -167,12 +195,17 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
             || "what must be in the result (it is missing)".to_string(),
             |q| format!("query 2 ({})", q.role),
         );
-        side(&first, &diff.only_in_first);
-        side(&second, &diff.only_in_second);
+        side(h, &first, &diff.only_in_first);
+        side(h, &second, &diff.only_in_second);
     }
     if let Some(e) = &f.error {
-        line(&format!("error: {}", e.to_string().replace('\n', " ")));
+        h.line(&format!("error: {}", e.to_string().replace('\n', " ")));
     }
+}
+
+/// The setup statements, then the queries and statements that ran, each
+/// under a comment naming it.
+fn statements(out: &mut String, f: &Finding, comment: &str) {
     out.push('\n');
     for stmt in &f.setup {
         out.push_str(stmt);
@@ -201,7 +234,6 @@ pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str)
         out.push_str(&q.sql);
         out.push_str(";\n");
     }
-    out
 }
 
 /// The queries whose results were compared (not the statements that
