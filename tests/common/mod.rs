@@ -112,6 +112,16 @@ pub fn spawn_fuzz(out: &Path, extra: &[&str]) -> std::process::Child {
         .expect("starting lancet")
 }
 
+/// Sends `kill -SIG` to a process that may have ended meanwhile; whether
+/// it got the signal.
+pub fn try_signal(pid: u32, sig: &str) -> bool {
+    Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// Sends `kill -SIG` to a process.
 pub fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")

@@ -75,11 +75,10 @@ impl Subject for Sqlite {
         5
     }
     fn kill_sessions(&self, lancet: u32) -> usize {
-        let workers = children(lancet, "__database-runner");
-        for &pid in &workers {
-            signal(pid, "KILL");
-        }
-        workers.len()
+        children(lancet, "__database-runner")
+            .into_iter()
+            .filter(|&pid| try_signal(pid, "KILL"))
+            .count()
     }
     fn stop_session(&self, _lancet: u32) -> Result<Vec<u32>, &'static str> {
         Err(
@@ -147,10 +146,10 @@ fn pg_stop(pg: &PgServer) -> Vec<u32> {
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
         .collect();
-    for &pid in &pids {
-        signal(pid, "STOP");
-    }
-    pids
+    // A backend may end between the lookup and the signal.
+    pids.into_iter()
+        .filter(|&pid| try_signal(pid, "STOP"))
+        .collect()
 }
 
 fn pg_lookalike(pg: &PgServer) -> Box<dyn Fn() -> bool + '_> {
