@@ -90,7 +90,8 @@ fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyho
             // be timed, slowly and with noise); its reproducer is whole.
             let reducible = finding.kind != FindingKind::Performance;
             if reducible && shared.options.reduce.is_some() {
-                let signature = crate::dedup::signature(&finding, shared.provider.dialect());
+                // Signed once, in `record`.
+                let signature = finding.signature.clone().unwrap_or_default();
                 shared.reductions.push(
                     signature,
                     ReduceWork {
