@@ -50,34 +50,16 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         let name = registered.oracle.name();
         let fault = registered.oracle.planted_fault();
         databases.set_fault(Some(fault.clone()));
-        let oracles = Arc::new(OracleSet::new(vec![(registered.oracle, 1)]));
         let dir = run_dir.join(name);
         let writer = Arc::new(FindingWriter::new(&dir.join("findings"))?);
-        let options = RunOptions {
-            max_checks: Some(args.max_checks),
-            // A safety net: an oracle that generates no checks here would run forever.
-            timeout: Some(Duration::from_secs(120)),
-            stop_after_findings: Some(1),
-            child: database_child(
-                &args.dbms,
-                None,
-                args.expected_errors.as_deref(),
-                &args.isolation,
-            )?,
-            ..plain_options(format!("{run_id}-{name}"), args.seed, 1, 200, &dir)
+        let run = OracleRun {
+            args: &args,
+            run_id: &run_id,
+            provider: &provider,
+            databases: &databases,
+            stop: &stop,
         };
-        let s = runner::run(RunSetup {
-            provider: provider.clone(),
-            oracles,
-            options,
-            writer: writer.clone(),
-            databases: databases.clone(),
-            stop: stop.clone(),
-        })?;
-        let _ = std::fs::write(
-            dir.join("summary.json"),
-            serde_json::to_string_pretty(&s).unwrap_or_default(),
-        );
+        let s = run.under_its_fault(registered.oracle, &dir, &writer)?;
         if interrupted.load(Ordering::SeqCst) && s.findings == 0 {
             println!(
                 "{name:<15} {:<14} {:>7} {:>8}  interrupted",
@@ -146,5 +128,54 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!("selftest FAILED: {} missed their fault", missed.join(", "));
         Ok(ExitCode::from(1))
+    }
+}
+
+/// What every oracle's run in a selftest shares.
+struct OracleRun<'a> {
+    args: &'a SelftestArgs,
+    run_id: &'a str,
+    provider: &'a Arc<dyn lancet_core::Provider>,
+    databases: &'a Arc<Databases>,
+    stop: &'a Arc<AtomicBool>,
+}
+
+impl OracleRun<'_> {
+    /// Runs `oracle` alone, its planted fault already set, until its first
+    /// finding or its check limit; writes the summary into `dir`.
+    fn under_its_fault(
+        &self,
+        oracle: Box<dyn lancet_core::Oracle>,
+        dir: &std::path::Path,
+        writer: &Arc<FindingWriter>,
+    ) -> anyhow::Result<lancet::summary::Summary> {
+        let args = self.args;
+        let name = oracle.name();
+        let options = RunOptions {
+            max_checks: Some(args.max_checks),
+            // A safety net: an oracle that generates no checks here would run forever.
+            timeout: Some(Duration::from_secs(120)),
+            stop_after_findings: Some(1),
+            child: database_child(
+                &args.dbms,
+                None,
+                args.expected_errors.as_deref(),
+                &args.isolation,
+            )?,
+            ..plain_options(format!("{}-{name}", self.run_id), args.seed, 1, 200, dir)
+        };
+        let s = runner::run(RunSetup {
+            provider: self.provider.clone(),
+            oracles: Arc::new(OracleSet::new(vec![(oracle, 1)])),
+            options,
+            writer: writer.clone(),
+            databases: self.databases.clone(),
+            stop: self.stop.clone(),
+        })?;
+        let _ = std::fs::write(
+            dir.join("summary.json"),
+            serde_json::to_string_pretty(&s).unwrap_or_default(),
+        );
+        Ok(s)
     }
 }
