@@ -95,9 +95,6 @@ impl Subject for Sqlite {
     fn client_matches_engine(&self) -> bool {
         false
     }
-    fn expected_error_files(&self) -> &'static [&'static str] {
-        &["providers/sqlite/expected-errors.toml"]
-    }
 }
 
 /// The `lancet_` databases on a PostgreSQL server.
@@ -227,9 +224,6 @@ impl Subject for Postgres {
     }
     fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
         Some(pg_client_env(&self.0))
-    }
-    fn expected_error_files(&self) -> &'static [&'static str] {
-        &["providers/postgres/expected-errors.toml"]
     }
 }
 
@@ -383,9 +377,6 @@ impl Subject for MariaDb {
             ("MYSQL_TCP_PORT".into(), self.0.port().to_string()),
         ])
     }
-    fn expected_error_files(&self) -> &'static [&'static str] {
-        &["configs/expected-errors/mysql.toml"]
-    }
 }
 
 /// Citus, a coordinator and two workers of the Citus line on PostgreSQL
@@ -456,11 +447,5 @@ impl Subject for Citus {
     }
     fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
         Some(pg_client_env(&self.0.coordinator))
-    }
-    fn expected_error_files(&self) -> &'static [&'static str] {
-        &[
-            "providers/postgres/expected-errors.toml",
-            "configs/expected-errors/citus.toml",
-        ]
     }
 }
