@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 #[derive(Clone)]
 pub enum StoreLocation {
     Sqlite(PathBuf),
-    Postgres(Box<lancet_postgres::ServerUrl>),
+    Postgres(Box<lancet_postgres_url::ServerUrl>),
 }
 
 impl StoreLocation {
@@ -36,7 +36,7 @@ impl StoreLocation {
         }
         if t.starts_with("postgres://") || t.starts_with("postgresql://") {
             return Ok(StoreLocation::Postgres(Box::new(
-                lancet_postgres::ServerUrl::parse_option(t, "--store")?,
+                lancet_postgres_url::ServerUrl::parse_option(t, "--store")?,
             )));
         }
         if let Some(path) = t
@@ -61,7 +61,7 @@ impl StoreLocation {
         }
         if t.contains('=') && t.contains("host") {
             return Ok(StoreLocation::Postgres(Box::new(
-                lancet_postgres::ServerUrl::parse_option(t, "--store")?,
+                lancet_postgres_url::ServerUrl::parse_option(t, "--store")?,
             )));
         }
         Ok(StoreLocation::Sqlite(PathBuf::from(t)))

@@ -17,10 +17,10 @@ use crate::connection::PgConnection;
 use crate::nodes::admin;
 use crate::schema::{PgSchema, PgTable, Placement};
 use crate::types::PgType;
-use crate::url::ServerUrl;
 use crate::{Features, Flavor};
 use anyhow::{bail, Context};
 use lancet_core::{ExecError, Knob, Rng, Session, StatementKind, TWIN_SCHEMA};
+use lancet_postgres_url::ServerUrl;
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 

@@ -43,9 +43,7 @@ const SESSION_SETTINGS: &str = "SET client_min_messages = warning; SET TimeZone 
      SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 1; \
      SET bytea_output = 'hex'; SET jit = off";
 
-/// The longest a connection attempt may take as a whole (TCP connect,
-/// authentication, start-up), unless the URL's `connect_timeout` is longer.
-pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+pub use lancet_postgres_url::CONNECT_LIMIT;
 /// The longest lancet waits for a cancel request to be delivered.
 pub const CANCEL_LIMIT: Duration = Duration::from_secs(2);
 /// How long a statement may take to end after its cancel request before

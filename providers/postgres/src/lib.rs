@@ -34,7 +34,6 @@ pub mod query;
 pub mod schema;
 pub mod server;
 pub mod types;
-pub mod url;
 
 use anyhow::bail;
 use connection::PgConnection;
@@ -42,10 +41,10 @@ use lancet_core::{
     Connection, CreatedDatabase, DatabaseError, DatabaseId, Dialect, ExecError, ExpectedErrors,
     GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session, TWIN_SCHEMA,
 };
+pub use lancet_postgres_url::ServerUrl;
 use schema::{PgTable, Placement};
 pub use server::{ServerProfile, VersionFeatures};
 use std::time::Duration;
-pub use url::ServerUrl;
 
 /// The expected errors of generated PostgreSQL SQL (by SQLSTATE).
 const EXPECTED_ERRORS: &str = include_str!("../expected-errors.toml");

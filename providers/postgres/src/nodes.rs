@@ -7,9 +7,9 @@
 //! on the URL's server first, then one per other node.
 
 use crate::connection::PgConnection;
-use crate::url::ServerUrl;
 use anyhow::bail;
 use lancet_core::{Connection, DatabaseError, DbError};
+use lancet_postgres_url::ServerUrl;
 
 /// The time limit of lancet's own statements on the maintenance database
 /// (CREATE and DROP DATABASE, lookups); CREATE DATABASE from template0

@@ -1,3 +1,8 @@
+//! A PostgreSQL connection string, shared by the PostgreSQL provider and
+//! the findings store (`--store postgres://...`), so that neither shows a
+//! password and the store needs no provider. It may not depend on any
+//! lancet crate.
+//!
 //! The server's connection string: parsed once, checked before any thread
 //! starts, and never shown as given. Messages name the server only as
 //! `user@host:port/database` ([`ServerUrl::display_name`]); errors say what
@@ -6,8 +11,13 @@
 //! typed where something else belonged).
 
 use anyhow::anyhow;
+use std::time::Duration;
 use tokio_postgres::config::Host;
 use tokio_postgres::Config;
+
+/// The longest a connection attempt may take as a whole (TCP connect,
+/// authentication, start-up), unless the URL's `connect_timeout` is longer.
+pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 
 /// A parsed `postgres://user[:password]@host[:port]/database` URL or libpq
 /// `key=value` string.
@@ -119,7 +129,7 @@ impl ServerUrl {
             return Err(invalid("it names no user"));
         }
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(crate::connection::CONNECT_LIMIT);
+            config.connect_timeout(CONNECT_LIMIT);
         }
         config.application_name("lancet");
         Ok(ServerUrl { config })
