@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// FNV-1a, stable across Rust releases (signatures are stored on disk).
-fn fnv(text: &str) -> u64 {
+pub(crate) fn fnv(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= u64::from(b);
@@ -30,7 +30,7 @@ fn fnv(text: &str) -> u64 {
 
 /// `t12` → `t`, `a0` → `a`: generated names differ between databases that
 /// show the same bug.
-fn abstract_name(s: &str) -> String {
+pub(crate) fn abstract_name(s: &str) -> String {
     let trimmed = s.trim_end_matches(|c: char| c.is_ascii_digit());
     if trimmed.len() < s.len()
         && !trimmed.is_empty()
@@ -62,7 +62,7 @@ fn abstract_json(v: &mut Json) {
 
 /// The shape of a statement: keywords and operators kept, literals and
 /// generated names abstracted.
-fn statement_shape(sql: &str, dialect: Dialect) -> String {
+pub(crate) fn statement_shape(sql: &str, dialect: Dialect) -> String {
     let d = crate::script::parser_dialect(dialect);
     match Tokenizer::new(&*d, sql).tokenize() {
         Ok(tokens) => tokens
@@ -153,9 +153,31 @@ pub struct Entry {
     /// (`fixed after 3.26.0, by 3.31.1`), or `still open`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed_in: Option<String>,
+    /// The bug core of its smallest reproducer ([`crate::bug`]): the key
+    /// that groups signatures into bugs, and the query that shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core: Option<String>,
+    /// The SQL constructs of that core, which place an unreduced finding
+    /// in the bug whose reduced constructs it holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constructs: Vec<String>,
 }
 
 impl Entry {
+    /// What grouping into bugs needs of this signature.
+    fn member(&self) -> crate::bug::Member<'_> {
+        crate::bug::Member {
+            signature: &self.signature,
+            core_key: self.core_key.as_deref(),
+            constructs: &self.constructs,
+            reduced: self.reduced,
+            hiding_knob: self.hidden_by_knobs.first().map(String::as_str),
+            fixed_in: self.fixed_in.as_deref(),
+        }
+    }
+
     /// The root-cause groups the bug is in, by label: the knob whose
     /// change alone hides it, the knob changes alone that show it (knob
     /// differential), the release that fixed it. Bugs with one label are
@@ -281,6 +303,9 @@ impl Index {
             hidden_by_knobs: Vec::new(),
             flipped_by_knobs: Vec::new(),
             fixed_in: None,
+            core_key: None,
+            core: None,
+            constructs: Vec::new(),
         });
         entry.count += 1;
         entry.findings.push(origin);
@@ -296,6 +321,10 @@ impl Index {
             entry.bytes = size.1;
             entry.reproducer = path.to_path_buf();
             entry.reduced = reduced_from.is_some();
+            let core = crate::bug::core_of(f, &sig, dialect);
+            entry.core_key = Some(core.key);
+            entry.core = Some(core.text);
+            entry.constructs = core.constructs;
         }
         let count = entry.count;
         self.save()?;
@@ -358,16 +387,53 @@ impl Index {
         write_synced(&self.dir.join("index.md"), self.render().as_bytes())
     }
 
-    /// The human-readable index: one table row per unique bug.
+    /// The signatures grouped into bugs ([`group_into_bugs`]).
+    pub fn bugs(&self) -> Vec<(String, Vec<&Entry>)> {
+        group_into_bugs(self.entries.values())
+    }
+
+    /// The human-readable index: each bug, what shows it, and its
+    /// signatures, one table row each.
     pub fn render(&self) -> String {
-        let mut sorted: Vec<&Entry> = self.entries.values().collect();
-        sorted.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
+        let bugs = self.bugs();
         let mut out = format!(
-            "# lancet findings: {} unique, {} in all\n\n| signature | count | kind | oracle | statements | reduced | reproducer |\n|---|---|---|---|---|---|---|\n",
-            sorted.len(),
-            sorted.iter().map(|e| e.count).sum::<u64>()
+            "# lancet findings: {} bug(s) under {} signature(s), {} finding(s) in all\n\n\
+             Signatures whose reduced cases are the same once tables, columns, literals, oracles \
+             and the direction of comparisons are abstracted, and that the same knob hides and the \
+             same release fixed, are one bug.\n",
+            bugs.len(),
+            self.entries.len(),
+            self.entries.values().map(|e| e.count).sum::<u64>()
         );
-        for e in sorted {
+        for (bug, entries) in &bugs {
+            out.push_str(&self.render_bug(bug, entries));
+        }
+        out.push_str(&self.render_groups());
+        out
+    }
+
+    /// One bug: its smallest signature's core, then a row per signature.
+    fn render_bug(&self, bug: &str, entries: &[&Entry]) -> String {
+        let smallest = entries
+            .iter()
+            .min_by_key(|e| (e.statements, e.bytes))
+            .expect("a bug has a signature");
+        let mut out =
+            format!(
+            "\n## bug {bug}: {} finding(s) under {} signature(s), smallest {} statement(s){}\n\n",
+            entries.iter().map(|e| e.count).sum::<u64>(),
+            entries.len(),
+            smallest.statements,
+            if smallest.reduced { ", reduced" } else { ", not reduced" }
+        );
+        if let Some(core) = &smallest.core {
+            out.push_str(&format!("```sql\n{core}\n```\n\n"));
+        }
+        out.push_str(
+            "| signature | count | kind | oracle | statements | reduced | reproducer |\n\
+             |---|---|---|---|---|---|---|\n",
+        );
+        for e in entries {
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} |\n",
                 e.signature,
@@ -386,7 +452,6 @@ impl Index {
                     .display()
             ));
         }
-        out.push_str(&self.render_groups());
         out
     }
 
@@ -481,6 +546,26 @@ pub fn write_reduced(
         provider.comment_prefix(),
         &provider.client_command(),
     )
+}
+
+/// Signatures grouped into bugs ([`crate::bug::assign_bugs`]), the bug
+/// with most findings first, and in each the signature with most first.
+pub fn group_into_bugs<'a>(
+    entries: impl Iterator<Item = &'a Entry>,
+) -> Vec<(String, Vec<&'a Entry>)> {
+    let entries: Vec<&Entry> = entries.collect();
+    let members: Vec<crate::bug::Member<'_>> = entries.iter().map(|e| e.member()).collect();
+    let mut bugs: BTreeMap<String, Vec<&Entry>> = BTreeMap::new();
+    for (bug, e) in crate::bug::assign_bugs(&members).into_iter().zip(&entries) {
+        bugs.entry(bug).or_default().push(e);
+    }
+    let mut list: Vec<(String, Vec<&Entry>)> = bugs.into_iter().collect();
+    for (_, entries) in &mut list {
+        entries.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
+    }
+    let total = |es: &[&Entry]| es.iter().map(|e| e.count).sum::<u64>();
+    list.sort_by(|a, b| total(&b.1).cmp(&total(&a.1)).then(a.0.cmp(&b.0)));
+    list
 }
 
 #[cfg(test)]

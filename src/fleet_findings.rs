@@ -19,10 +19,23 @@ impl RunFindings for CampaignFindings {
             Vec::new()
         };
         add_unindexed(findings_dir, &mut entries)?;
+        let bug_of: std::collections::BTreeMap<String, String> =
+            crate::dedup::group_into_bugs(entries.iter())
+                .into_iter()
+                .flat_map(|(bug, es)| {
+                    es.into_iter()
+                        .map(move |e| (e.signature.clone(), bug.clone()))
+                })
+                .collect();
         Ok(entries
             .into_iter()
             .map(|e| RunBug {
                 group_labels: e.group_labels(),
+                bug: bug_of
+                    .get(&e.signature)
+                    .cloned()
+                    .unwrap_or_else(|| e.signature.clone()),
+                core: e.core.clone().unwrap_or_default(),
                 signature: e.signature,
                 kind: e.kind.name(),
                 oracle: e.oracle,
@@ -73,18 +86,23 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
         let Ok(finding) = Finding::load_record(&record) else {
             continue;
         };
-        let Some(signature) = finding.signature.clone().or_else(|| {
-            crate::registry::dialect_of(&finding.dbms).map(|d| crate::dedup::signature(&finding, d))
-        }) else {
+        let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
             continue;
         };
+        let signature = finding
+            .signature
+            .clone()
+            .unwrap_or_else(|| crate::dedup::signature(&finding, dialect));
         match entries.iter_mut().find(|e| e.signature == signature) {
             Some(e) => {
                 e.count += 1;
                 e.findings.push(sql);
             }
             None => entries.push(Entry {
-                signature,
+                core_key: None,
+                core: None,
+                constructs: Vec::new(),
+                signature: signature.clone(),
                 kind: finding.kind,
                 oracle: finding.oracle.clone(),
                 relation: finding.relation.clone(),
@@ -99,6 +117,14 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
                 flipped_by_knobs: Vec::new(),
                 fixed_in: None,
             }),
+        }
+        if let Some(e) = entries.iter_mut().find(|e| e.signature == signature) {
+            if e.core_key.is_none() {
+                let core = crate::bug::core_of(&finding, &signature, dialect);
+                e.core_key = Some(core.key);
+                e.core = Some(core.text);
+                e.constructs = core.constructs;
+            }
         }
     }
     Ok(())

@@ -12,6 +12,7 @@
 //! of a DBMS by name outside `registry` (tests/seams.rs checks), or the
 //! oracles' and providers' insides beyond their public traits.
 
+pub mod bug;
 pub mod campaign;
 pub mod cleanup;
 pub mod databases;

@@ -255,9 +255,9 @@ struct StoreSource {
 struct FindingsArgs {
     #[command(flatten)]
     source: StoreSource,
-    /// Print the smallest reproducer of the bug with this signature (or a
-    /// prefix of it) instead of the list.
-    #[arg(long, value_name = "SIGNATURE")]
+    /// Print the smallest reproducer of the signature, or of the bug, with
+    /// this id (or a prefix of it) instead of the list.
+    #[arg(long, value_name = "BUG-OR-SIGNATURE")]
     show: Option<String>,
 }
 

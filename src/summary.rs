@@ -234,8 +234,12 @@ pub struct Summary {
     /// Share of the workers' wall time spent inside DBMS calls.
     pub dbms_time_share: f64,
     pub findings_dir: String,
-    /// Unique bugs among the findings (by signature; see `dedup`).
+    /// Unique signatures among the findings (see `dedup`); the name is
+    /// kept so that summaries written before bugs were grouped still read.
     pub unique_bugs: u64,
+    /// Bugs: signatures grouped by their reduced cores (see `bug`).
+    #[serde(default)]
+    pub bug_groups: u64,
     /// Findings reduced during the run.
     pub reduced: u64,
     /// Confirmed findings left unreduced, by why (the queue was full, the
@@ -269,6 +273,9 @@ pub struct Summary {
 /// A unique bug, as the summary lists it.
 #[derive(Clone, Debug, Serialize)]
 pub struct BugLine {
+    /// The bug it is a signature of (see `bug`).
+    #[serde(default)]
+    pub bug: String,
     pub signature: String,
     pub count: u64,
     pub kind: String,
@@ -374,6 +381,7 @@ impl Summary {
             dbms_time_share: (dbms_secs / (secs * f64::from(workers))).min(1.0),
             findings_dir: facts.findings_dir.display().to_string(),
             unique_bugs: 0,
+            bug_groups: 0,
             reduced: 0,
             unreduced: Default::default(),
             bugs: Vec::new(),
@@ -434,8 +442,8 @@ impl Summary {
         s.push_str(&format!("  findings    {}", self.findings));
         if self.findings > 0 {
             s.push_str(&format!(
-                "  ({} unique bug(s); {} reduced",
-                self.unique_bugs, self.reduced
+                "  ({} bug(s) under {} signature(s); {} reduced",
+                self.bug_groups, self.unique_bugs, self.reduced
             ));
             let unreduced: Vec<String> = self
                 .unreduced
@@ -465,7 +473,15 @@ impl Summary {
                 "  reproducers in {} (index: index.md, index.json)\n",
                 self.findings_dir
             ));
-            for b in &self.bugs {
+            for (i, b) in self.bugs.iter().enumerate() {
+                if i == 0 || self.bugs[i - 1].bug != b.bug {
+                    let same = self.bugs.iter().filter(|o| o.bug == b.bug);
+                    s.push_str(&format!(
+                        "  bug {}: {} finding(s)\n",
+                        b.bug,
+                        same.map(|o| o.count).sum::<u64>()
+                    ));
+                }
                 s.push_str(&format!(
                     "    {}  x{:<4} {:<16} {:>3} statements{}  {}{}\n",
                     b.signature,

@@ -491,7 +491,7 @@ fn assert_store_matches(store: &Reader, runs: &[PathBuf]) -> usize {
     on_disk.len() + unindexed_files.len()
 }
 
-/// `lancet findings --store STORE`: its first line's unique bugs and runs.
+/// `lancet findings --store STORE`: its first line's signatures and runs.
 fn findings_headline(store: &str) -> (usize, usize) {
     let out = lancet()
         .args(["findings", "--store", store])
@@ -501,13 +501,19 @@ fn findings_headline(store: &str) -> (usize, usize) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let first = stdout.lines().next().unwrap_or_default();
-    // lancet findings: N unique bug(s) in R run(s) ...
+    // lancet findings: B bug(s) under S signature(s) in R run(s) ...
     let words: Vec<&str> = first.split_whitespace().collect();
     assert!(
-        words.len() > 6 && words[..2] == ["lancet", "findings:"] && words[3] == "unique",
+        words.len() > 8
+            && words[..2] == ["lancet", "findings:"]
+            && words[3] == "bug(s)"
+            && words[6] == "signature(s)",
         "{first}"
     );
-    (words[2].parse().unwrap(), words[6].parse().unwrap())
+    let bugs: usize = words[2].parse().unwrap();
+    let signatures: usize = words[5].parse().unwrap();
+    assert!(bugs <= signatures, "{first}");
+    (signatures, words[8].parse().unwrap())
 }
 
 #[test]

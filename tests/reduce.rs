@@ -179,7 +179,7 @@ fn no_reduce_keeps_findings_as_found() {
         .iter()
         .any(|p| p.to_string_lossy().contains(".reduced.")));
     assert!(findings.join("index.json").exists());
-    assert!(stdout(&out).contains("unique bug(s)"));
+    assert!(stdout(&out).contains("bug(s) under"));
 }
 
 const PADDED: &str = "\

@@ -92,7 +92,12 @@ fn the_report_renders_in_a_real_browser() {
         page.matches("<svg").count() >= 4,
         "plots missing from the DOM"
     );
-    assert!(page.contains("Unique bugs") && page.contains("id=\"bug-"));
+    assert!(
+        page.contains("signatures)</h2>")
+            && page.contains("class=\"bughead\"")
+            && page.contains("id=\"bug-"),
+        "the bugs, each with its signatures"
+    );
     for error in ["Uncaught", "Failed to load resource", "ERR_FILE_NOT_FOUND"] {
         assert!(!log.contains(error), "the browser reported {error}: {log}");
     }

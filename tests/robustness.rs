@@ -364,7 +364,7 @@ fn a_broken_record_is_skipped_with_one_line_and_a_failed_report_leaves_no_file()
         "{err}"
     );
     let stdout = String::from_utf8_lossy(&listed.stdout);
-    assert!(stdout.contains("unique bug(s)"), "{stdout}");
+    assert!(stdout.contains("bug(s) under"), "{stdout}");
     // A report of a directory that is no run fails and writes nothing.
     let html = out.path().join("report.html");
     let failed = run(&[

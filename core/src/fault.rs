@@ -104,10 +104,57 @@ impl PlantedFault for EmptyResult {
     }
 }
 
+/// Two bugs in one fault, for testing how findings are grouped: a query
+/// whose top-level WHERE has a BETWEEN loses its first row, and one whose
+/// WHERE has a LIKE (not GLOB or ILIKE) returns its first row twice, as an engine would that
+/// evaluated each construct wrongly in a filter (and right in a select
+/// list, so NoREC's reference query is unaffected). Every oracle that
+/// filters by a predicate sees both, through many query shapes; the
+/// findings are two bugs.
+#[derive(Debug)]
+pub struct TwoFilterBugs;
+
+impl TwoFilterBugs {
+    /// Whether the top-level WHERE of `q` has an expression `f` accepts.
+    fn filters_with(q: &crate::ast::Query, f: &dyn Fn(&crate::ast::Expr) -> bool) -> bool {
+        match &q.body {
+            crate::ast::SetExpr::Select(s) => s.selection.as_ref().is_some_and(|w| w.any(f)),
+            crate::ast::SetExpr::SetOp { .. } => false,
+        }
+    }
+}
+
+impl PlantedFault for TwoFilterBugs {
+    fn name(&self) -> &'static str {
+        "two-filter-bugs"
+    }
+    fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
+        use crate::ast::Expr;
+        if r.rows.is_empty() {
+            return;
+        }
+        if Self::filters_with(&q.query.query, &|e| matches!(e, Expr::Between { .. })) {
+            r.rows.remove(0);
+        } else if Self::filters_with(&q.query.query, &|e| {
+            matches!(
+                e,
+                Expr::Like {
+                    kind: crate::ast::LikeKind::Like,
+                    ..
+                }
+            )
+        }) {
+            let first = r.rows[0].clone();
+            r.rows.push(first);
+        }
+    }
+}
+
 /// The faults core defines, which any oracle may plant.
 pub fn generic_faults() -> Vec<Fault> {
     vec![
         Arc::new(DropRow { period: 5 }),
         Arc::new(EmptyResult { period: 5 }),
+        Arc::new(TwoFilterBugs),
     ]
 }

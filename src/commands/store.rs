@@ -119,8 +119,25 @@ pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
     let runs = store.runs()?;
     let bugs = store.bugs()?;
     if let Some(sig) = &args.show {
-        let Some(bug) = bugs.iter().find(|b| b.signature.starts_with(sig.as_str())) else {
-            bail!("no bug with signature {sig} in {}", store.name());
+        let mut candidates: Vec<&lancet_fleet::store::read::BugSummary> = bugs
+            .iter()
+            .filter(|b| b.signature.starts_with(sig.as_str()))
+            .collect();
+        if candidates.is_empty() {
+            // A bug: its smallest signature's reproducer.
+            candidates = bugs
+                .iter()
+                .filter(|b| b.bug.starts_with(sig.as_str()))
+                .collect();
+            candidates.sort_by_key(|b| {
+                b.smallest
+                    .as_ref()
+                    .map_or((u64::MAX, u64::MAX), |f| (f.statements, f.bytes))
+            });
+            candidates.truncate(1);
+        }
+        let Some(bug) = candidates.first() else {
+            bail!("no bug or signature {sig} in {}", store.name());
         };
         let Some(f) = &bug.smallest else {
             bail!("bug {} has no reproducer on record", bug.signature);
@@ -133,21 +150,41 @@ pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
     }
     let shards = runs.iter().filter(|r| r.shard_count > 1).count();
     let hosts: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.host.as_str()).collect();
+    let grouped = lancet_fleet::store::read::group_into_bugs(&bugs);
     println!(
-        "lancet findings: {} unique bug(s) in {} run(s) ({shards} of them shards) on {} host(s), from {}",
+        "lancet findings: {} bug(s) under {} signature(s) in {} run(s) ({shards} of them shards) on {} host(s), from {}",
+        grouped.len(),
         bugs.len(),
         runs.len(),
         hosts.len(),
         store.name()
     );
-    if bugs.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+    for bug in &grouped {
+        print_bug(bug);
+    }
+    if !bugs.is_empty() {
+        println!("(lancet findings --show BUG-OR-SIGNATURE prints its smallest reproducer)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One bug: its core, then its signatures, one line each.
+fn print_bug(bug: &lancet_fleet::store::read::Bug<'_>) {
+    println!();
+    println!(
+        "bug {}: {} finding(s) under {} signature(s)",
+        bug.bug,
+        bug.count,
+        bug.signatures.len()
+    );
+    if !bug.core.is_empty() {
+        println!("  {}", one_line(bug.core, 160));
     }
     println!(
-        "{:<16} {:>6} {:>4}  {:<14} {:<20} {:<20} {:>5}  smallest reproducer",
+        "  {:<16} {:>6} {:>4}  {:<14} {:<20} {:<20} {:>5}  smallest reproducer",
         "signature", "count", "runs", "oracle/kind", "first seen (UTC)", "last seen (UTC)", "stmts"
     );
-    for b in &bugs {
+    for b in &bug.signatures {
         let (stmts, place) = match &b.smallest {
             Some(f) => (
                 f.statements.to_string(),
@@ -156,7 +193,7 @@ pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
             None => ("-".into(), "(not written: past the flood limit)".into()),
         };
         println!(
-            "{:<16} {:>6} {:>4}  {:<14} {:<20} {:<20} {:>5}  {}",
+            "  {:<16} {:>6} {:>4}  {:<14} {:<20} {:<20} {:>5}  {}",
             b.signature,
             b.count,
             b.runs,
@@ -167,11 +204,18 @@ pub fn findings(args: FindingsArgs) -> anyhow::Result<ExitCode> {
             place
         );
         for g in &b.groups {
-            println!("{:<16} group: {g}", "");
+            println!("  {:<16} group: {g}", "");
         }
     }
-    println!("(lancet findings --show SIGNATURE prints a bug's smallest reproducer)");
-    Ok(ExitCode::SUCCESS)
+}
+
+/// `text` on one line, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((at, _)) => format!("{}...", &flat[..at]),
+        None => flat,
+    }
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {

@@ -371,6 +371,7 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     let mut summary = Summary::new(&facts, &shared.counters);
     let index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
     summary.unique_bugs = index.unique() as u64;
+    summary.bug_groups = index.bugs().len() as u64;
     summary.reduced = shared.reduced.load(Ordering::Relaxed);
     if shared.options.reduce.is_some() {
         let why = match stop_reason {
@@ -469,26 +470,30 @@ fn spawn_workers(shared: &Arc<Shared>, plan: &[(u32, Option<u64>)]) {
     }
 }
 
+/// The summary's lines: a signature each, ordered by bug (most findings
+/// first) so that one bug's signatures stand together.
 fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
-    let mut lines: Vec<BugLine> = index
-        .entries()
-        .map(|e| BugLine {
-            signature: e.signature.clone(),
-            count: e.count,
-            kind: e.kind.name().to_string(),
-            oracle: e.oracle.clone(),
-            statements: e.statements,
-            reduced: e.reduced,
-            reproducer: e
-                .reproducer
-                .strip_prefix(dir)
-                .unwrap_or(&e.reproducer)
-                .display()
-                .to_string(),
-            relation: e.relation.clone(),
-            known: false,
+    index
+        .bugs()
+        .into_iter()
+        .flat_map(|(bug, entries)| {
+            entries.into_iter().map(move |e| BugLine {
+                bug: bug.clone(),
+                signature: e.signature.clone(),
+                count: e.count,
+                kind: e.kind.name().to_string(),
+                oracle: e.oracle.clone(),
+                statements: e.statements,
+                reduced: e.reduced,
+                reproducer: e
+                    .reproducer
+                    .strip_prefix(dir)
+                    .unwrap_or(&e.reproducer)
+                    .display()
+                    .to_string(),
+                relation: e.relation.clone(),
+                known: false,
+            })
         })
-        .collect();
-    lines.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
-    lines
+        .collect()
 }

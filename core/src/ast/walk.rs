@@ -87,6 +87,12 @@ impl Select {
 }
 
 impl Expr {
+    /// Whether this expression, or one inside it outside subqueries,
+    /// satisfies `f`.
+    pub fn any(&self, f: &dyn Fn(&Expr) -> bool) -> bool {
+        f(self) || self.children().into_iter().any(|c| c.any(f))
+    }
+
     fn for_each_from(&self, f: &mut dyn FnMut(&FromClause)) {
         match self {
             Expr::Exists { query, .. } | Expr::Subquery(query) => query.for_each_from(f),

@@ -161,6 +161,7 @@ table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #eee; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f6f6; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
+tr.bughead td { background: #fbf7ea; }
 td.t { white-space: nowrap; }
 .plots { display: flex; flex-wrap: wrap; gap: 16px; }
 .plot svg { max-width: 100%; height: auto; border: 1px solid #eee; }
@@ -250,7 +251,8 @@ fn write_head(h: &mut String, campaign: &Campaign, generated_unix: u64) {
          <div class=\"card\"><b>{}</b>checks</div>\
          <div class=\"card\"><b>{:.0}</b>checks/s (all runs)</div>\
          <div class=\"card\"><b>{}</b>findings</div>\
-         <div class=\"card\"><b>{}</b>unique bugs</div>\
+         <div class=\"card\"><b>{}</b>bugs</div>\
+         <div class=\"card\"><b>{}</b>signatures</div>\
          <div class=\"card\"><b>{:.1}%</b>skipped on expected errors</div>\
          <div class=\"card\"><b>{}</b>runs / shards</div></div>",
         thousands(checks),
@@ -258,6 +260,7 @@ fn write_head(h: &mut String, campaign: &Campaign, generated_unix: u64) {
             .map(|(_, t)| t.checks as f64 / t.seconds.max(1e-9))
             .sum::<f64>(),
         thousands(findings),
+        crate::store::read::group_into_bugs(&data.bugs).len(),
         data.bugs.len(),
         100.0 * share(skipped, checks + skipped),
         data.runs.len()
@@ -447,31 +450,53 @@ fn write_runs(h: &mut String, campaign: &Campaign) {
     h.push_str("</table>\n");
 }
 
-/// The table of unique bugs, each linked to its reproducer below.
+/// The bugs, each with the query that shows it and its signatures, each
+/// signature linked to its reproducer below.
 fn write_bugs(h: &mut String, data: &ReportData) {
+    let bugs = crate::store::read::group_into_bugs(&data.bugs);
     let _ = write!(
         h,
-        "<h2>Unique bugs ({})</h2>\n<table><tr><th>signature</th><th>oracle</th><th>findings</th>\
+        "<h2>Bugs ({}, under {} signatures)</h2>\n<p>Signatures whose reduced cases are the \
+         same once tables, columns, literals, oracles and the direction of comparisons are \
+         abstracted, and that the same knob hides and the same release fixed, are one bug.</p>\
+         <table><tr><th>signature</th><th>oracle</th><th>findings</th>\
          <th>runs</th><th>first seen (UTC)</th><th>last seen (UTC)</th><th>statements</th>\
          <th>groups</th></tr>\n",
+        bugs.len(),
         data.bugs.len()
     );
-    for b in &data.bugs {
+    for bug in &bugs {
         let _ = writeln!(
             h,
-            "<tr><td><a href=\"#bug-{sig}\"><code>{sig}</code></a></td><td>{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
-            esc(b.oracle.as_deref().unwrap_or(&b.kind)),
-            b.count,
-            b.runs,
-            crate::utc::utc_time(b.first_seen),
-            crate::utc::utc_time(b.last_seen),
-            b.smallest.as_ref().map_or("-".into(), |f| f.statements.to_string()),
-            esc(&b.groups.join("; ")),
-            sig = esc(&b.signature)
+            "<tr class=\"bughead\"><td colspan=\"8\"><b>bug <code>{}</code></b>: {} finding(s) \
+             under {} signature(s)<br><code>{}</code></td></tr>",
+            esc(bug.bug),
+            bug.count,
+            bug.signatures.len(),
+            esc(bug.core)
         );
+        for b in &bug.signatures {
+            write_signature_row(h, b);
+        }
     }
     h.push_str("</table>\n");
+}
+
+/// One signature of a bug, linked to its reproducer.
+fn write_signature_row(h: &mut String, b: &BugSummary) {
+    let _ = writeln!(
+        h,
+        "<tr><td><a href=\"#bug-{sig}\"><code>{sig}</code></a></td><td>{}</td><td class=\"n\">{}</td>\
+         <td class=\"n\">{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+        esc(b.oracle.as_deref().unwrap_or(&b.kind)),
+        b.count,
+        b.runs,
+        crate::utc::utc_time(b.first_seen),
+        crate::utc::utc_time(b.last_seen),
+        b.smallest.as_ref().map_or("-".into(), |f| f.statements.to_string()),
+        esc(&b.groups.join("; ")),
+        sig = esc(&b.signature)
+    );
 }
 
 /// Each bug's smallest reproducer, inlined (the most frequent

@@ -37,6 +37,10 @@ pub struct RunBug {
     pub not_written: u64,
     /// The root-cause groups it is in, by label.
     pub group_labels: Vec<String>,
+    /// The bug it is an instance of (signatures of one bug share it), and
+    /// the query or error that shows that bug, for people.
+    pub bug: String,
+    pub core: String,
     /// Its findings on disk (`.sql` files), in the order found.
     pub findings: Vec<PathBuf>,
 }
@@ -356,6 +360,17 @@ fn write_bugs(db: &mut Backend, run: &str, entries: &[RunBug]) -> anyhow::Result
                 e.kind.into(),
                 e.oracle.clone().into(),
                 e.relation.clone().into(),
+            ],
+        )?;
+        // A signature's bug can change (a knob localized, a release
+        // bisected): the latest push says which it is.
+        db.execute(
+            "INSERT INTO lancet_bug_of (signature, bug, core) VALUES ($1, $2, $3)
+             ON CONFLICT (signature) DO UPDATE SET bug = excluded.bug, core = excluded.core",
+            &[
+                e.signature.as_str().into(),
+                e.bug.as_str().into(),
+                e.core.as_str().into(),
             ],
         )?;
         for label in &e.group_labels {

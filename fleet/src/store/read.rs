@@ -79,6 +79,59 @@ pub struct BugSummary {
     pub smallest: Option<FindingRef>,
     /// Root-cause groups (see [`crate::dedup::Entry::group_labels`]).
     pub groups: Vec<String>,
+    /// The bug this signature is an instance of (the signature itself in
+    /// a store written before bugs were grouped), and the query or error
+    /// that shows it.
+    pub bug: String,
+    pub core: String,
+}
+
+/// One bug across every run: the signatures that are instances of it.
+#[derive(Clone, Debug)]
+pub struct Bug<'a> {
+    pub bug: &'a str,
+    /// The query or error that shows it: its smallest signature's.
+    pub core: &'a str,
+    /// Most frequent first.
+    pub signatures: Vec<&'a BugSummary>,
+    pub count: u64,
+    /// The smallest reproducer among its signatures'.
+    pub smallest: Option<&'a FindingRef>,
+}
+
+/// Signatures grouped into bugs, the bug with most findings first.
+pub fn group_into_bugs(sigs: &[BugSummary]) -> Vec<Bug<'_>> {
+    let mut bugs: Vec<Bug<'_>> = Vec::new();
+    for s in sigs {
+        let at = match bugs.iter().position(|b| b.bug == s.bug) {
+            Some(at) => at,
+            None => {
+                bugs.push(Bug {
+                    bug: &s.bug,
+                    core: &s.core,
+                    signatures: Vec::new(),
+                    count: 0,
+                    smallest: None,
+                });
+                bugs.len() - 1
+            }
+        };
+        let b = &mut bugs[at];
+        b.signatures.push(s);
+        b.count += s.count;
+        if let Some(f) = &s.smallest {
+            if b.smallest
+                .is_none_or(|m| (f.statements, f.bytes) < (m.statements, m.bytes))
+            {
+                b.smallest = Some(f);
+                if !s.core.is_empty() {
+                    b.core = &s.core;
+                }
+            }
+        }
+    }
+    bugs.sort_by(|a, b| b.count.cmp(&a.count).then(a.bug.cmp(b.bug)));
+    bugs
 }
 
 impl Store {
@@ -163,6 +216,8 @@ impl Store {
                 last_seen: 0,
                 smallest: None,
                 groups: Vec::new(),
+                bug: String::new(),
+                core: String::new(),
             });
             bug.count += r[4].int() as u64;
             bug.runs += 1;
@@ -203,9 +258,25 @@ impl Store {
                 .or_default()
                 .insert(r[1].text().unwrap_or_default().to_string());
         }
+        let mut bug_of: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for r in self
+            .db()
+            .query("SELECT signature, bug, core FROM lancet_bug_of", &[])?
+        {
+            bug_of.insert(
+                r[0].text().unwrap_or_default().to_string(),
+                (
+                    r[1].text().unwrap_or_default().to_string(),
+                    r[2].text().unwrap_or_default().to_string(),
+                ),
+            );
+        }
         let mut list: Vec<BugSummary> = bugs
             .into_values()
             .map(|mut b| {
+                (b.bug, b.core) = bug_of
+                    .remove(&b.signature)
+                    .unwrap_or_else(|| (b.signature.clone(), String::new()));
                 if b.first_seen == u64::MAX {
                     b.first_seen = 0;
                 }

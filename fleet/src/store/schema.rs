@@ -74,6 +74,13 @@ const MIGRATIONS: &[&str] = &[
         label TEXT NOT NULL,
         PRIMARY KEY (signature, label)
     );",
+    // 2: which bug each signature is an instance of (see the binary's
+    // `bug` module), and the query that shows it.
+    "CREATE TABLE lancet_bug_of (
+        signature TEXT PRIMARY KEY,
+        bug TEXT NOT NULL,
+        core TEXT NOT NULL
+    );",
 ];
 
 /// The schema version this lancet writes.
