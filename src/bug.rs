@@ -124,6 +124,7 @@ pub struct Member<'a> {
 /// need them around the construct a bug is in.
 pub const CONNECTIVES: &[&str] = &[
     "Or",
+    "Xor",
     "Not",
     "cmp",
     "IsNull",
@@ -322,6 +323,13 @@ fn construct(tag: &str, inner: &Json, scope: Scope) -> Option<String> {
         },
         "Unary" => match field("op") {
             "Neg" | "Plus" => return None,
+            // `~0`, `NOT 1`: a way to write a constant, not a construct.
+            _ if inner
+                .get("expr")
+                .is_some_and(|e| e.get("Literal").is_some()) =>
+            {
+                return None
+            }
             op => op.into(),
         },
         "Function" => {

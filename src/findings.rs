@@ -157,6 +157,10 @@ pub struct Finding {
     /// Performance findings: the median times of the equivalent queries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<lancet_core::oracle::Timing>,
+    /// Reduced logic findings: which query is wrong, or why lancet cannot
+    /// tell (see `wrong_side`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrong_side: Option<crate::wrong_side::WrongSide>,
 }
 
 /// How a reduced finding came about.
@@ -203,6 +207,7 @@ impl Finding {
             signature: None,
             hidden_by_knobs: Vec::new(),
             flipped_by_knobs: Vec::new(),
+            wrong_side: None,
             timing: None,
         }
     }
@@ -301,6 +306,7 @@ impl Finding {
             signature: None,
             hidden_by_knobs: Vec::new(),
             flipped_by_knobs: Vec::new(),
+            wrong_side: None,
             timing: None,
             ..self.clone()
         }

@@ -32,6 +32,7 @@ pub mod reproducer;
 pub mod runner;
 pub mod script;
 pub mod summary;
+pub mod wrong_side;
 
 // The fleet's modules keep their paths in this crate (`lancet::store`, ...),
 // so the command line and the campaign name them as before.

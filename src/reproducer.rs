@@ -144,6 +144,42 @@ fn header_origin(h: &mut HeaderLines, f: &Finding, client_command: &str, file_na
     }
 }
 
+/// Which query is wrong and what it should return, or why lancet cannot
+/// tell (see `wrong_side`).
+fn header_wrong_side(h: &mut HeaderLines, f: &Finding) {
+    let Some(w) = &f.wrong_side else {
+        return;
+    };
+    if w.wrong.is_empty() {
+        h.line(&format!("wrong side: lancet cannot tell: {}", w.how));
+        return;
+    }
+    let named: Vec<String> = w
+        .wrong
+        .iter()
+        .map(
+            |role| match compared(&f.queries).position(|q| &q.role == role) {
+                Some(i) => format!("query {} ({role})", i + 1),
+                None => role.clone(),
+            },
+        )
+        .collect();
+    h.line(&format!("wrong: {}; {}", named.join(" and "), w.how));
+    if let Some(n) = w.expected_rows {
+        h.line(&format!(
+            "{} should return {n} rows{}",
+            named[0],
+            if w.expected.is_empty() { "" } else { ":" }
+        ));
+        for row in &w.expected {
+            h.line(&format!("  {row}"));
+        }
+        if n > w.expected.len() {
+            h.line(&format!("  ... and {} more", n - w.expected.len()));
+        }
+    }
+}
+
 /// What broke: signature, relation, timings, row counts, the differing
 /// rows, the error.
 fn header_result(h: &mut HeaderLines, f: &Finding) {
@@ -170,6 +206,7 @@ fn header_result(h: &mut HeaderLines, f: &Finding) {
             h.line(&format!("query {} ({}): {c} rows", i + 1, q.role));
         }
     }
+    header_wrong_side(h, f);
     if let Some(diff) = &f.diff {
         let side = |h: &mut HeaderLines, name: &str, rows: &[(lancet_core::Row, usize)]| {
             if rows.is_empty() {

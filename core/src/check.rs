@@ -10,6 +10,7 @@ use crate::fault::{FaultedQuery, FaultedResult};
 use crate::knobs::KnobSetting;
 use crate::oracle::{Disagreement, Oracle, QueryContext, Verdict};
 use crate::session::{ExecError, Session};
+use crate::value::Row;
 
 /// One query of a check, as it ran.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +22,10 @@ pub struct RanQuery {
     /// A statement that materialized a query ([`OracleQuery::materialize`]):
     /// no rows to report.
     pub statement: bool,
+    /// The rows it returned, as the oracle compared them (after a planted
+    /// fault, if any); empty for a statement. Moved here after the
+    /// comparison, so keeping them costs nothing.
+    pub result: Vec<Row>,
 }
 
 /// What one check came to.
@@ -97,6 +102,7 @@ pub fn run_check_with_knobs_off(
                 context: first.context.clone(),
                 rows: 0,
                 statement: true,
+                result: Vec::new(),
             });
             continue;
         }
@@ -138,6 +144,7 @@ pub fn run_check_with_knobs_off(
                         context: q.context.clone(),
                         rows: rows.len(),
                         statement: false,
+                        result: Vec::new(),
                     });
                     results.push(rows);
                     times.push(time);
@@ -158,7 +165,11 @@ pub fn run_check_with_knobs_off(
         (Some(e), _) | (None, Err(e)) => return Ok(CheckOutcome::Failed(e)),
         (None, Ok(())) => {}
     }
-    Ok(match oracle.compare_timed(case, &results, &times)? {
+    let verdict = oracle.compare_timed(case, &results, &times)?;
+    for (ran, rows) in ran.iter_mut().filter(|r| !r.statement).zip(results) {
+        ran.result = rows;
+    }
+    Ok(match verdict {
         Verdict::Agree { nonempty } => CheckOutcome::Agreed {
             nonempty,
             queries: ran,

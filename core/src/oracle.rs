@@ -235,6 +235,14 @@ pub trait Oracle: Send + Sync {
     fn case_depends_on_schema(&self) -> bool {
         false
     }
+    /// When this oracle's relation alone says which query is wrong: the
+    /// role of that query and why (PQS: lancet's evaluator computed that
+    /// the pivot row belongs in the result, so the query that lacks it is
+    /// wrong). `None`: either side may be wrong, and lancet asks the DBMS
+    /// itself with every optimization off (see the binary's `wrong_side`).
+    fn wrong_by_relation(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
     /// The provider features this oracle cannot draw a case without.
     fn requires(&self) -> &'static [crate::provider::Feature] {
         &[]

@@ -289,6 +289,20 @@ pub trait Provider: Send + Sync {
     fn knobs(&self) -> Vec<crate::knobs::Knob> {
         Vec::new()
     }
+    /// The configuration with every optimization off that the DBMS
+    /// accepts, to tell which side of a disagreement is wrong: by default
+    /// every switch of [`Provider::knobs`] off, settings at their defaults.
+    /// A DBMS that refuses some combination leaves out what it needs on.
+    fn every_optimization_off(&self) -> crate::knobs::KnobSetting {
+        crate::knobs::KnobSetting {
+            changes: self
+                .knobs()
+                .into_iter()
+                .filter(|k| k.values.is_empty())
+                .map(|k| k.name)
+                .collect(),
+        }
+    }
     /// How a reproducer changes the optimizer configuration from `from` to
     /// `to` with the DBMS's own client: lines to put before the next query
     /// (SQLite: `.testctrl optimizations 0x..`, PostgreSQL: `SET

@@ -126,6 +126,15 @@ impl Oracle for DistVsLocal {
         })
     }
 
+    fn wrong_by_relation(&self) -> Option<(&'static str, &'static str)> {
+        Some((
+            "tables",
+            "the twins are plain local tables with the same rows, which the distributed \
+             planner does not touch: the query over the distributed tables must return what \
+             the twins return",
+        ))
+    }
+
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
         let inputs = case.inputs::<Twins>()?;

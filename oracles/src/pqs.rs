@@ -235,6 +235,14 @@ impl Oracle for Pqs {
         out
     }
 
+    fn wrong_by_relation(&self) -> Option<(&'static str, &'static str)> {
+        Some((
+            "pivot query",
+            "lancet's evaluator computed that the pivot row satisfies the predicate, and the \
+             query without WHERE shows the row is stored: the pivot query must return it",
+        ))
+    }
+
     /// The pivot query, and the same query without its WHERE: the second
     /// shows that the pivot row is in the tables at all, so a reproducer
     /// (or a reduced one, whose setup may have lost the row) proves the bug

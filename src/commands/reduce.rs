@@ -96,6 +96,7 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
     if !stop.load(std::sync::atomic::Ordering::SeqCst) {
         reduced.hidden_by_knobs = lancet::localize::knobs_that_hide(&reduced, &databases);
         reduced.flipped_by_knobs = lancet::localize::knobs_that_flip(&reduced);
+        reduced.wrong_side = lancet::wrong_side::judge(&reduced, &databases);
     }
     let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
     let written = lancet::reproducer::WrittenFinding {
@@ -129,6 +130,12 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
             "localized: the result differs with only these knob changes: {}",
             describe_changes(&reduced.flipped_by_knobs)
         );
+    }
+    if let Some(w) = &reduced.wrong_side {
+        match w.wrong.as_slice() {
+            [] => println!("wrong side: lancet cannot tell ({})", w.how),
+            roles => println!("wrong: {} ({})", roles.join(", "), w.how),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -220,6 +220,7 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
         if !shared.stopped() {
             f.hidden_by_knobs = crate::localize::knobs_that_hide(&f, &shared.databases);
             f.flipped_by_knobs = crate::localize::knobs_that_flip(&f);
+            f.wrong_side = crate::wrong_side::judge(&f, &shared.databases);
         }
         let out = work.written.reduced();
         // Flood control by the reduced signature, which stands for many

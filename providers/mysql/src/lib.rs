@@ -325,6 +325,20 @@ impl Provider for MySqlProvider {
         self.knobs.clone()
     }
 
+    /// Every `optimizer_switch` flag off but `in_to_exists`: one of it and
+    /// `materialization` must stay on (both servers refuse otherwise), and
+    /// it is the plain strategy, rewriting `IN` to a correlated `EXISTS`.
+    fn every_optimization_off(&self) -> KnobSetting {
+        KnobSetting {
+            changes: self
+                .knobs
+                .iter()
+                .filter(|k| k.values.is_empty() && k.name != "in_to_exists")
+                .map(|k| k.name.clone())
+                .collect(),
+        }
+    }
+
     fn features(&self) -> Vec<lancet_core::Feature> {
         vec![lancet_core::Feature::PivotRows]
     }

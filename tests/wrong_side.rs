@@ -1,0 +1,99 @@
+//! The wrong side of a logic finding, named where it can be decided: a
+//! fault of an optimization (rows dropped only while every knob is on) is
+//! named by the DBMS with every optimization off, with what the query
+//! should return; a fault that no knob hides cannot be told; PQS's relation
+//! names its pivot query by itself.
+
+mod common;
+use common::*;
+
+/// The reduced finding records of a run of `oracle` under `fault`.
+fn reduced_records(oracle: &str, fault: &str, seed: &str) -> Vec<(serde_json::Value, String)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = fuzz_into(
+        tmp.path(),
+        &[
+            "--dbms",
+            "sqlite",
+            "--oracle",
+            oracle,
+            "--inject-fault",
+            fault,
+            "--threads",
+            "1",
+            "--seed",
+            seed,
+            "--queries",
+            "300",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let findings = run_dir(tmp.path()).join("findings");
+    let records: Vec<(serde_json::Value, String)> = finding_files(&findings, "json")
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".reduced."))
+        .map(|p| {
+            let sql = std::fs::read_to_string(p.with_extension("sql")).unwrap();
+            (read_json(&p), sql)
+        })
+        .collect();
+    assert!(!records.is_empty(), "no finding was reduced");
+    records
+}
+
+#[test]
+fn a_fault_of_an_optimization_is_named_with_what_the_query_should_return() {
+    for (record, sql) in reduced_records("tlp-where", "drop-row-under-default-knobs", "11") {
+        let side = &record["wrong_side"];
+        let wrong: Vec<&str> = side["wrong"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no wrong side: {record}"))
+            .iter()
+            .filter_map(|r| r.as_str())
+            .collect();
+        assert!(!wrong.is_empty(), "{side}");
+        // The fault drops one row of each query it hits: the first wrong
+        // query should return one row more than lancet saw.
+        let saw = record["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["role"] == wrong[0])
+            .and_then(|q| q["row_count"].as_u64())
+            .unwrap();
+        assert_eq!(side["expected_rows"].as_u64(), Some(saw + 1), "{side}");
+        assert!(sql.contains("-- wrong: query "), "{sql}");
+        assert!(
+            sql.contains(&format!("should return {} rows", saw + 1)),
+            "{sql}"
+        );
+    }
+}
+
+#[test]
+fn a_fault_no_knob_hides_cannot_be_told() {
+    for (record, sql) in reduced_records("tlp-where", "drop-row", "11") {
+        let side = &record["wrong_side"];
+        assert_eq!(side["wrong"].as_array().map(Vec::len), Some(0), "{side}");
+        assert!(
+            side["how"]
+                .as_str()
+                .unwrap()
+                .contains("stays with every optimization off"),
+            "{side}"
+        );
+        assert!(sql.contains("-- wrong side: lancet cannot tell: "), "{sql}");
+    }
+}
+
+#[test]
+fn pqs_names_its_pivot_query_by_its_relation() {
+    for (record, sql) in reduced_records("pqs", "drop-row", "5") {
+        let side = &record["wrong_side"];
+        assert_eq!(side["wrong"][0], "pivot query", "{side}");
+        assert!(
+            sql.contains("-- wrong: query 1 (pivot query); by the oracle's relation"),
+            "{sql}"
+        );
+    }
+}
