@@ -161,6 +161,10 @@ pub struct Finding {
     /// tell (see `wrong_side`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrong_side: Option<crate::wrong_side::WrongSide>,
+    /// Reduced logic findings: what the tables the queries read hold after
+    /// the setup (see `stored_rows`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stored: Vec<crate::stored_rows::StoredTable>,
 }
 
 /// How a reduced finding came about.
@@ -208,6 +212,7 @@ impl Finding {
             hidden_by_knobs: Vec::new(),
             flipped_by_knobs: Vec::new(),
             wrong_side: None,
+            stored: Vec::new(),
             timing: None,
         }
     }
@@ -307,6 +312,7 @@ impl Finding {
             hidden_by_knobs: Vec::new(),
             flipped_by_knobs: Vec::new(),
             wrong_side: None,
+            stored: Vec::new(),
             timing: None,
             ..self.clone()
         }

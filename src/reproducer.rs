@@ -248,6 +248,7 @@ fn statements(out: &mut String, f: &Finding, comment: &str) {
         out.push_str(stmt);
         out.push_str(";\n");
     }
+    stored_tables(out, f, comment);
     // Queries and statements are numbered apart, so that `query 1` and
     // `query 2` are the compared ones whatever statements come first.
     let (mut queries, mut statements) = (0, 0);
@@ -270,6 +271,31 @@ fn statements(out: &mut String, f: &Finding, comment: &str) {
         }
         out.push_str(&q.sql);
         out.push_str(";\n");
+    }
+}
+
+/// What the tables the queries read hold after the setup, each as a
+/// `SELECT *` with the rows lancet read below it (see `stored_rows`).
+fn stored_tables(out: &mut String, f: &Finding, comment: &str) {
+    if f.stored.is_empty() {
+        return;
+    }
+    out.push_str(&format!(
+        "\n{comment} What the tables hold now, as lancet read them (the engine may have \
+         converted values on the way in):\n"
+    ));
+    for t in &f.stored {
+        out.push_str(&format!("SELECT * FROM {};\n", t.table));
+        out.push_str(&format!("{comment}   {} rows\n", t.rows));
+        for row in &t.shown {
+            out.push_str(&format!("{comment}   {}\n", row.replace('\n', " ")));
+        }
+        if t.rows > t.shown.len() {
+            out.push_str(&format!(
+                "{comment}   ... and {} more\n",
+                t.rows - t.shown.len()
+            ));
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 //! fault of an optimization (rows dropped only while every knob is on) is
 //! named by the DBMS with every optimization off, with what the query
 //! should return; a fault that no knob hides cannot be told; PQS's relation
-//! names its pivot query by itself.
+//! names its pivot query by itself. A reduced reproducer also shows what
+//! the tables it reads hold after its setup.
 
 mod common;
 use common::*;

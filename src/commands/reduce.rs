@@ -97,6 +97,7 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
         reduced.hidden_by_knobs = lancet::localize::knobs_that_hide(&reduced, &databases);
         reduced.flipped_by_knobs = lancet::localize::knobs_that_flip(&reduced);
         reduced.wrong_side = lancet::wrong_side::judge(&reduced, &databases);
+        reduced.stored = lancet::stored_rows::read(&reduced, &databases);
     }
     let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
     let written = lancet::reproducer::WrittenFinding {

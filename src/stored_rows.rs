@@ -1,0 +1,69 @@
+//! What the tables of a reduced finding hold once its statements ran: an
+//! engine may convert values on the way in (MySQL's non-strict modes clip
+//! an out-of-range number and store a zero date for an invalid one;
+//! SQLite applies column affinity), and a maintainer reading the INSERTs
+//! would otherwise reason about values the table never held. The
+//! reproducer shows, after the setup, a `SELECT * FROM t` per table the
+//! queries read, with the rows lancet read as a comment.
+
+use crate::databases::{Databases, Purpose};
+use crate::findings::{Finding, FindingKind};
+use serde::{Deserialize, Serialize};
+
+/// Rows shown per table, at most.
+const SHOWN_ROWS: usize = 20;
+
+/// One table's rows after a finding's setup.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredTable {
+    /// As the queries name it.
+    pub table: String,
+    pub rows: usize,
+    /// The first rows, as lancet prints values.
+    pub shown: Vec<String>,
+}
+
+/// The rows of every table a logic finding's case reads, on a fresh
+/// database after its setup. Empty for other findings, and where the
+/// setup does not run; a name that is not a table one can select from
+/// (a CTE's) is left out.
+pub fn read(finding: &Finding, databases: &Databases) -> Vec<StoredTable> {
+    let Some(case) = finding
+        .case
+        .as_ref()
+        .filter(|_| finding.kind == FindingKind::Logic)
+    else {
+        return Vec::new();
+    };
+    let mut names = lancet_core::Query::select(case.query.clone()).table_names();
+    names.sort();
+    names.dedup();
+    let Ok(mut scratch) = databases.create_reusable(Purpose::Reduce, 0, databases.next_index())
+    else {
+        return Vec::new();
+    };
+    let session = scratch.session();
+    for stmt in &finding.setup {
+        if session.connection().execute(stmt).is_err() {
+            return Vec::new();
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|table| {
+            let rows = session
+                .connection()
+                .query(&format!("SELECT * FROM {table}"))
+                .ok()?;
+            Some(StoredTable {
+                shown: rows
+                    .iter()
+                    .take(SHOWN_ROWS)
+                    .map(|r| lancet_core::value::format_row(r))
+                    .collect(),
+                rows: rows.len(),
+                table,
+            })
+        })
+        .collect()
+}
