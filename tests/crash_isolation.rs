@@ -170,6 +170,43 @@ fn a_library_that_aborts_gives_crash_findings_and_the_run_completes() {
     );
 }
 
+/// A crash is reduced like any other finding, once the workers are done
+/// (each candidate that still crashes takes the DBMS down again): to the
+/// statement that crashes, which still crashes the shell.
+#[test]
+fn a_crash_is_reduced_after_the_workers_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((lib, out_dir, out)) = fuzz_on_crashing_library(tmp.path(), "2", &[]) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let findings = run_dir(&out_dir).join("findings");
+    let reduced: Vec<PathBuf> = finding_files(&findings, "json")
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".reduced.") && read_json(p)["kind"] == "crash")
+        .collect();
+    assert!(!reduced.is_empty(), "no crash was reduced");
+    for record in &reduced {
+        let json = read_json(record);
+        let before = json["reduction"]["statements_before"].as_u64().unwrap();
+        let after = json["reduction"]["statements_after"].as_u64().unwrap();
+        assert!(after < before && after <= 3, "{before} -> {after}");
+        let sql = record.with_extension("sql");
+        let script = std::fs::read_to_string(&sql).unwrap();
+        assert!(script.contains(TRIGGER), "{script}");
+        if let Some(shell) = sqlite3_cli() {
+            let shell_out = Command::new(shell)
+                .env("LD_PRELOAD", &lib)
+                .arg(":memory:")
+                .stdin(std::fs::File::open(&sql).unwrap())
+                .output()
+                .unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(shell_out.status.signal(), Some(6), "{}", sql.display());
+        }
+    }
+}
+
 #[test]
 fn in_process_the_statement_log_holds_the_statement_that_crashed() {
     let tmp = tempfile::tempdir().unwrap();

@@ -79,6 +79,19 @@ fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyho
     let (path, confirmed) = if stands_alone(finding.kind) {
         let written = writer.write(&finding, comment, &client)?;
         file_finding(shared, &finding, &written)?;
+        // A crash is reduced once the workers are done: every candidate
+        // that still crashes takes the DBMS down again. A hang is not: each
+        // candidate would wait out the time limit.
+        if finding.kind == FindingKind::Crash && shared.options.reduce.is_some() {
+            shared.reductions.push(
+                finding.signature.clone().unwrap_or_default(),
+                ReduceWork {
+                    finding: finding.clone(),
+                    written: written.clone(),
+                    after_workers: true,
+                },
+            );
+        }
         (written.sql, true)
     } else {
         let pending = writer.write_pending(&finding, comment, &client)?;
@@ -97,6 +110,7 @@ fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyho
                     ReduceWork {
                         finding: finding.clone(),
                         written: written.clone(),
+                        after_workers: false,
                     },
                 );
             }

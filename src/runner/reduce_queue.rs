@@ -34,6 +34,23 @@ pub struct ReduceOptions {
 pub(super) struct ReduceWork {
     pub finding: Finding,
     pub written: WrittenFinding,
+    /// Reduce only once the workers are done: a crash, whose candidates
+    /// crash the DBMS again (a server restarts every session, the
+    /// workers' too).
+    pub after_workers: bool,
+}
+
+/// Whether a queued item may be taken now.
+pub(super) trait Waits {
+    fn waits_for_workers(&self) -> bool {
+        false
+    }
+}
+
+impl Waits for ReduceWork {
+    fn waits_for_workers(&self) -> bool {
+        self.after_workers
+    }
 }
 
 /// Findings waiting beyond this many: the one of the most-taken signature
@@ -80,10 +97,12 @@ impl<T> QueueState<T> {
         (self.taken.get(signature).copied().unwrap_or(0), *seq)
     }
 
-    /// The position of the waiting item to take next: the least-taken
-    /// signature, oldest first.
-    fn best(&self) -> Option<usize> {
-        (0..self.waiting.len()).min_by_key(|&i| self.key(i))
+    /// The position of the waiting item to take next among those `ready`
+    /// allows: the least-taken signature, oldest first.
+    fn best(&self, ready: impl Fn(&T) -> bool) -> Option<usize> {
+        (0..self.waiting.len())
+            .filter(|&i| ready(&self.waiting[i].2))
+            .min_by_key(|&i| self.key(i))
     }
 
     /// The position of the waiting item to give up first.
@@ -92,7 +111,7 @@ impl<T> QueueState<T> {
     }
 }
 
-impl<T> ReduceQueue<T> {
+impl<T: Waits> ReduceQueue<T> {
     /// Queues an item; past [`MAX_QUEUED_REDUCTIONS`] the worst-placed
     /// one is left unreduced.
     pub fn push(&self, signature: String, item: T) {
@@ -110,17 +129,19 @@ impl<T> ReduceQueue<T> {
         self.arrived.notify_one();
     }
 
-    /// The next item to reduce, waiting at most `wait` for one.
-    fn take(&self, wait: Duration) -> Option<T> {
+    /// The next item to reduce, waiting at most `wait` for one; items
+    /// that wait for the workers only once `workers_done`.
+    fn take(&self, wait: Duration, workers_done: bool) -> Option<T> {
+        let ready = |item: &T| workers_done || !item.waits_for_workers();
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if s.waiting.is_empty() {
+        if s.best(ready).is_none() {
             s = self
                 .arrived
                 .wait_timeout(s, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        let i = s.best()?;
+        let i = s.best(ready)?;
         let (_, signature, item) = s.waiting.swap_remove(i);
         *s.taken.entry(signature).or_default() += 1;
         Some(item)
@@ -176,13 +197,18 @@ fn reducers_done(shared: &Shared) -> bool {
     if shared.abort_reduction.load(Ordering::SeqCst) {
         return true;
     }
-    let workers_done = shared.stopped() || shared.live_workers.load(Ordering::SeqCst) == 0;
+    let workers_done = workers_done(shared);
     let past_finish = shared
         .finish_reductions_by
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .is_some_and(|by| Instant::now() >= by);
     workers_done && (shared.reductions.is_empty() || past_finish)
+}
+
+/// Whether the workers have ended (the run's limit, an error, a stop).
+fn workers_done(shared: &Shared) -> bool {
+    shared.stopped() || shared.live_workers.load(Ordering::SeqCst) == 0
 }
 
 /// One reducer thread: takes findings from the queue, writes each reduced
@@ -194,7 +220,10 @@ pub(super) fn reduce_loop(shared: &Shared, limit: Duration) {
         .with_time_limit(limit)
         .with_abort(&shared.abort_reduction);
     while !reducers_done(shared) {
-        let Some(work) = shared.reductions.take(Duration::from_millis(200)) else {
+        let Some(work) = shared
+            .reductions
+            .take(Duration::from_millis(200), workers_done(shared))
+        else {
             continue;
         };
         if shared.abort_reduction.load(Ordering::SeqCst) {
@@ -276,20 +305,39 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
 mod tests {
     use super::*;
 
+    impl Waits for u32 {}
+
+    /// An item that waits for the workers.
+    struct Held;
+
+    impl Waits for Held {
+        fn waits_for_workers(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_crash_waits_for_the_workers() {
+        let q = ReduceQueue::<Held>::default();
+        q.push("crash".into(), Held);
+        assert!(q.take(Duration::ZERO, false).is_none());
+        assert!(q.take(Duration::ZERO, true).is_some());
+    }
+
     #[test]
     fn new_signatures_go_first_and_a_full_queue_drops_the_most_taken() {
         let q = ReduceQueue::<u32>::default();
         for (i, s) in ["a", "a", "b", "a", "c"].into_iter().enumerate() {
             q.push(s.to_string(), i as u32);
         }
-        let order: Vec<u32> = std::iter::from_fn(|| q.take(Duration::ZERO)).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| q.take(Duration::ZERO, true)).collect();
         // a (first), then b and c (new signatures), then the other a's.
         assert_eq!(order, [0, 2, 4, 1, 3]);
         for i in 0..(MAX_QUEUED_REDUCTIONS as u32 + 1) {
             q.push(if i == 0 { "d" } else { "a" }.to_string(), i);
         }
         // The newest finding of the most-taken signature was given up.
-        assert_eq!(q.take(Duration::ZERO), Some(0));
+        assert_eq!(q.take(Duration::ZERO, true), Some(0));
         assert_eq!(q.close("the run ended")["the queue was full"], 1);
     }
 }
