@@ -211,15 +211,23 @@ pub fn drop_on(
 ) -> anyhow::Result<bool> {
     crate::ensure_ours(name)?;
     let mut admin = admin(url)?;
-    let dropped = match drop_checked(&mut admin, url, name, oid, force_first) {
-        Err(e)
-            if e.downcast_ref::<DbError>()
-                .is_some_and(|d| sqlstate(d) == Some("55006")) =>
-        {
-            drop_checked(&mut admin, url, name, oid, true)
-        }
-        other => other,
+    let in_use = |r: &anyhow::Result<bool>| {
+        r.as_ref().err().is_some_and(|e| {
+            e.downcast_ref::<DbError>()
+                .is_some_and(|d| sqlstate(d) == Some("55006"))
+        })
     };
+    let mut dropped = drop_checked(&mut admin, url, name, oid, force_first);
+    if in_use(&dropped) {
+        dropped = drop_checked(&mut admin, url, name, oid, true);
+    }
+    // Still in use: a transaction prepared in it for two-phase commit,
+    // left by a session that died between PREPARE and COMMIT (Citus,
+    // after a backend was killed). It is this run's, in this run's
+    // database: roll it back, then drop.
+    if in_use(&dropped) && roll_back_prepared(&mut admin, url, name)? > 0 {
+        dropped = drop_checked(&mut admin, url, name, oid, true);
+    }
     dropped.map_err(|e| {
         if e.downcast_ref::<DatabaseError>().is_some() {
             e
@@ -230,6 +238,40 @@ pub fn drop_on(
             ))
         }
     })
+}
+
+/// Rolls back the transactions prepared in database `name` (ours: the
+/// caller checked), connected to it, as PostgreSQL requires; how many.
+fn roll_back_prepared(
+    admin: &mut PgConnection,
+    url: &ServerUrl,
+    name: &str,
+) -> anyhow::Result<usize> {
+    let gids = admin
+        .query(&format!(
+            "SELECT gid FROM pg_prepared_xacts WHERE database = '{}'",
+            name.replace('\'', "''")
+        ))
+        .map_err(anyhow::Error::new)?;
+    if gids.is_empty() {
+        return Ok(0);
+    }
+    let mut inside = PgConnection::open(&url.config_for(name), ADMIN_LIMIT)
+        .map_err(anyhow::Error::new)
+        .map_err(|e| {
+            e.context(format!(
+                "cannot connect to {name} to roll back its prepared transactions"
+            ))
+        })?;
+    for row in &gids {
+        let Some(lancet_core::Value::Text(gid)) = row.first() else {
+            continue;
+        };
+        inside
+            .execute(&format!("ROLLBACK PREPARED '{}'", gid.replace('\'', "''")))
+            .map_err(anyhow::Error::new)?;
+    }
+    Ok(gids.len())
 }
 
 fn drop_checked(

@@ -334,3 +334,36 @@ fn no_error_shows_a_password() {
         "{e:#}"
     );
 }
+
+/// A session that died between PREPARE TRANSACTION and COMMIT PREPARED
+/// (a Citus backend killed mid-commit) leaves a prepared transaction in
+/// lancet's database, which no DROP DATABASE, even WITH (FORCE), removes:
+/// the drop rolls it back, connected to that database, and drops.
+#[test]
+fn a_transaction_left_prepared_in_our_database_does_not_keep_it() {
+    let pg = PgServer::start_with(
+        lancet_testkit::ServerOptions::default().setting("max_prepared_transactions", "5"),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let provider = PostgresProvider::connect(&pg.url()).unwrap();
+    let created = provider.create_database(&id("prepared", 0)).unwrap();
+    let name = created.owned.name.clone();
+    drop(created.conn);
+    pg.psql(
+        &name,
+        "BEGIN; CREATE TABLE t (a int); PREPARE TRANSACTION 'lancet_left_prepared'",
+    )
+    .unwrap();
+    assert_eq!(
+        pg.psql("postgres", "SELECT count(*) FROM pg_prepared_xacts")
+            .unwrap(),
+        "1"
+    );
+    assert!(provider.drop_database(&created.owned).unwrap());
+    assert!(!exists(&pg, &name));
+    assert_eq!(
+        pg.psql("postgres", "SELECT count(*) FROM pg_prepared_xacts")
+            .unwrap(),
+        "0"
+    );
+}
