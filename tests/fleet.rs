@@ -6,6 +6,10 @@
 //! go on feeding and that `lancet push` completes; a store that is away
 //! when the run starts gets everything once it is back; and a store that
 //! is wrong or never answers is reported clearly, without its password.
+//!
+//! Over 600 lines on purpose: the fleet's promises share the shard,
+//! store and kill helpers at the top; split by promise, each file would
+//! copy them.
 
 mod common;
 use common::*;

@@ -3,6 +3,9 @@
 //! where DISTINCT, GROUP BY, MIN and MAX may return either and a HAVING
 //! predicate sees one row of its group; and aggregates over argument types
 //! PostgreSQL rejects. Each test starts its own throwaway server.
+//!
+//! Just over 600 lines on purpose: each latent false alarm is a test with
+//! its own server and its fix's check, sharing the generator helpers.
 
 use lancet_core::rng::database_rng;
 use lancet_core::schema::RelationKind;
