@@ -398,6 +398,15 @@ impl Summary {
     /// The summary as people read it.
     pub fn render(&self) -> String {
         let mut s = String::new();
+        self.render_counts(&mut s);
+        self.render_findings_line(&mut s);
+        self.render_bugs(&mut s);
+        self.render_known_and_problems(&mut s);
+        s
+    }
+
+    /// The run and its counts: what ran, how fast, on how many databases.
+    fn render_counts(&self, s: &mut String) {
         let stopped = self.stopped_by.describe();
         s.push_str(&format!(
             "lancet run {} ({}, {}): {stopped} after {:.1} s\n",
@@ -439,6 +448,11 @@ impl Summary {
             100.0 * self.dbms_time_share
         ));
         s.push_str(&format!("  databases   {}\n", self.databases));
+    }
+
+    /// The findings line: how many, unique and reduced, and those counted
+    /// but not written (flooded) or not confirmed.
+    fn render_findings_line(&self, s: &mut String) {
         s.push_str(&format!("  findings    {}", self.findings));
         if self.findings > 0 {
             s.push_str(&format!(
@@ -468,6 +482,10 @@ impl Summary {
             ));
         }
         s.push('\n');
+    }
+
+    /// Where the reproducers are, and a line per unique bug.
+    fn render_bugs(&self, s: &mut String) {
         if self.findings > 0 {
             s.push_str(&format!(
                 "  reproducers in {} (index: index.md, index.json)\n",
@@ -494,6 +512,12 @@ impl Summary {
                 ));
             }
         }
+    }
+
+    /// Known bugs (still open, or fixed), and what went wrong beside the
+    /// findings: failed or unstopped workers, warnings, databases left
+    /// on the server.
+    fn render_known_and_problems(&self, s: &mut String) {
         if self.known_findings > 0 {
             s.push_str(&format!(
                 "  known       {} finding(s) of {} known open bug(s) (do not fail the gate)\n",
@@ -530,7 +554,6 @@ impl Summary {
                 s.push_str(&format!("    {}: {}\n", l.name, l.why));
             }
         }
-        s
     }
 
     /// Findings that are not of a known open bug: what fails a CI gate.

@@ -269,34 +269,7 @@ impl Stepwise {
                     && (pool[i].nonempty || cx.rng.random_bool(0.2))
             })
             .collect();
-        let mut reads = Vec::new();
-        let (mut from, mut scope) = if readable.is_empty() || cx.rng.random_bool(0.3) {
-            let (from, scope) = cx.generator.from_clause(cx.rng);
-            (from, scope)
-        } else {
-            let id = *readable.choose(cx.rng)?;
-            reads.push(id);
-            (
-                FromClause::table(&NamedStep::table_name(id), None),
-                Scope {
-                    columns: step_scope(cx, id, &pool[id].columns),
-                },
-            )
-        };
-        if scope.columns.is_empty() {
-            return None;
-        }
-        let source_rows = reads.first().map_or(BASE_ROWS, |&i| pool[i].rows.max(1));
-        let joinable: Vec<usize> = readable
-            .iter()
-            .copied()
-            .filter(|&i| !reads.contains(&i) && source_rows * pool[i].rows.max(1) <= MAX_PRODUCT)
-            .collect();
-        if !joinable.is_empty() && cx.rng.random_bool(0.5) {
-            let id = *joinable.choose(cx.rng)?;
-            reads.push(id);
-            join_step(cx, &mut from, &mut scope, id, &pool[id]);
-        }
+        let (from, scope, mut reads) = step_from(cx, pool, &readable)?;
         let selection = cx
             .rng
             .random_bool(0.6)
@@ -308,89 +281,149 @@ impl Stepwise {
             selection,
             ..Select::default()
         };
-        let mut columns: Vec<ScopeColumn>;
-        match cx.rng.random_range(0..100) {
-            // Plain rows; DISTINCT over the exact group keys, so that of
-            // equal values that differ (SQLite's 1 and 1.0, PostgreSQL's
-            // 1.0 and 1.00) it keeps all, not an arbitrary one that a later
-            // step could tell apart (typeof, text).
-            0..75 => {
-                let mut exprs: Vec<(Expr, Option<lancet_core::TypeName>)> =
-                    chosen.into_iter().map(|c| (c.expr, c.ty)).collect();
-                if cx.rng.random_bool(0.25) {
-                    exprs.push((cx.generator.expression(cx.rng, &scope), None));
-                }
-                select.distinct = cx.rng.random_bool(0.2);
-                columns = Vec::new();
-                for (e, ty) in exprs {
-                    let forms = if select.distinct {
-                        cx.generator.exact_group_keys(e)
-                    } else {
-                        vec![cx.generator.with_exact_equality(e)]
-                    };
-                    for (k, form) in forms.into_iter().enumerate() {
-                        columns.push(ScopeColumn {
-                            expr: Expr::int(0),
-                            ty: if k == 0 { ty.clone() } else { None },
-                        });
-                        select.items.push(item(form));
-                    }
-                }
-            }
-            // Groups: exact keys, a count, and MIN or MAX of a column
-            // whose equal values are identical (of others, MIN and MAX
-            // return an arbitrary one).
-            _ => {
-                let keys: Vec<ScopeColumn> = chosen.into_iter().take(2).collect();
-                let mut items = Vec::new();
-                for k in &keys {
-                    for (n, form) in cx
-                        .generator
-                        .exact_group_keys(k.expr.clone())
-                        .into_iter()
-                        .enumerate()
-                    {
-                        items.push((form, if n == 0 { k.ty.clone() } else { None }));
-                    }
-                }
-                select.group_by = items.iter().map(|(e, _)| e.clone()).collect();
-                items.push((Expr::CountStar, None));
-                if let Some(c) = scope.columns.choose(cx.rng) {
-                    let name = *["MIN", "MAX"].choose(cx.rng)?;
-                    let arg = cx
-                        .generator
-                        .aggregate_argument(cx.rng, &scope, name, c.expr.clone());
-                    if cx.generator.exact_group_keys(arg.clone()).len() == 1 {
-                        let exact = cx.generator.with_exact_equality(arg);
-                        items.push((Expr::func(name, vec![exact]), None));
-                    }
-                }
-                columns = items
-                    .iter()
-                    .map(|(_, ty)| ScopeColumn {
-                        expr: Expr::int(0),
-                        ty: ty.clone(),
-                    })
-                    .collect();
-                select.items = items.into_iter().map(|(e, _)| item(e)).collect();
-            }
-        }
-        // Where materializing changes values (SQLite: a column made of an
-        // expression with NUMERIC affinity stores the REAL 0.0 as the
-        // INTEGER 0), items are written `+x`: no affinity, so the column
-        // made of them has none and stores values as they are.
-        let without_affinity = cx.dialect.rules().materialized_columns_lose_affinity();
-        for (i, it) in select.items.iter_mut().enumerate() {
-            if let SelectItem::Expr { expr, alias } = it {
-                *alias = Some(format!("c{i}"));
-                if without_affinity {
-                    let e = std::mem::replace(expr, Expr::int(0));
-                    *expr = Expr::unary(lancet_core::UnaryOp::Plus, e);
-                }
-            }
-        }
+        let columns = match cx.rng.random_range(0..100) {
+            0..75 => plain_items(cx, &mut select, chosen, &scope),
+            _ => group_items(cx, &mut select, chosen, &scope)?,
+        };
+        name_items(cx, &mut select);
         reads.sort_unstable();
         Some((select, reads, columns))
+    }
+}
+
+/// The FROM clause of a new step: base tables or one of the `readable`
+/// pool steps, maybe joined to another; with its scope and the pool steps
+/// it reads (in the order drawn). `None` if it has no columns.
+fn step_from(
+    cx: &mut GenerateContext<'_>,
+    pool: &[PoolStep],
+    readable: &[usize],
+) -> Option<(FromClause, Scope, Vec<usize>)> {
+    let mut reads = Vec::new();
+    let (mut from, mut scope) = if readable.is_empty() || cx.rng.random_bool(0.3) {
+        cx.generator.from_clause(cx.rng)
+    } else {
+        let id = *readable.choose(cx.rng)?;
+        reads.push(id);
+        (
+            FromClause::table(&NamedStep::table_name(id), None),
+            Scope {
+                columns: step_scope(cx, id, &pool[id].columns),
+            },
+        )
+    };
+    if scope.columns.is_empty() {
+        return None;
+    }
+    let source_rows = reads.first().map_or(BASE_ROWS, |&i| pool[i].rows.max(1));
+    let joinable: Vec<usize> = readable
+        .iter()
+        .copied()
+        .filter(|&i| !reads.contains(&i) && source_rows * pool[i].rows.max(1) <= MAX_PRODUCT)
+        .collect();
+    if !joinable.is_empty() && cx.rng.random_bool(0.5) {
+        let id = *joinable.choose(cx.rng)?;
+        reads.push(id);
+        join_step(cx, &mut from, &mut scope, id, &pool[id]);
+    }
+    Some((from, scope, reads))
+}
+
+/// The select list of a step of plain rows: the `chosen` columns, maybe
+/// an expression; returns the step's columns. DISTINCT goes over the
+/// exact group keys, so that of equal values that differ (SQLite's 1 and
+/// 1.0, PostgreSQL's 1.0 and 1.00) it keeps all, not an arbitrary one
+/// that a later step could tell apart (typeof, text).
+fn plain_items(
+    cx: &mut GenerateContext<'_>,
+    select: &mut Select,
+    chosen: Vec<ScopeColumn>,
+    scope: &Scope,
+) -> Vec<ScopeColumn> {
+    let mut exprs: Vec<(Expr, Option<lancet_core::TypeName>)> =
+        chosen.into_iter().map(|c| (c.expr, c.ty)).collect();
+    if cx.rng.random_bool(0.25) {
+        exprs.push((cx.generator.expression(cx.rng, scope), None));
+    }
+    select.distinct = cx.rng.random_bool(0.2);
+    let mut columns = Vec::new();
+    for (e, ty) in exprs {
+        let forms = if select.distinct {
+            cx.generator.exact_group_keys(e)
+        } else {
+            vec![cx.generator.with_exact_equality(e)]
+        };
+        for (k, form) in forms.into_iter().enumerate() {
+            columns.push(ScopeColumn {
+                expr: Expr::int(0),
+                ty: if k == 0 { ty.clone() } else { None },
+            });
+            select.items.push(item(form));
+        }
+    }
+    columns
+}
+
+/// The select list and GROUP BY of a step of groups: exact keys of up to
+/// two `chosen` columns, a count, and MIN or MAX of a column whose equal
+/// values are identical (of others, MIN and MAX return an arbitrary one);
+/// returns the step's columns.
+fn group_items(
+    cx: &mut GenerateContext<'_>,
+    select: &mut Select,
+    chosen: Vec<ScopeColumn>,
+    scope: &Scope,
+) -> Option<Vec<ScopeColumn>> {
+    let keys: Vec<ScopeColumn> = chosen.into_iter().take(2).collect();
+    let mut items = Vec::new();
+    for k in &keys {
+        for (n, form) in cx
+            .generator
+            .exact_group_keys(k.expr.clone())
+            .into_iter()
+            .enumerate()
+        {
+            items.push((form, if n == 0 { k.ty.clone() } else { None }));
+        }
+    }
+    select.group_by = items.iter().map(|(e, _)| e.clone()).collect();
+    items.push((Expr::CountStar, None));
+    if let Some(c) = scope.columns.choose(cx.rng) {
+        let name = *["MIN", "MAX"].choose(cx.rng)?;
+        let arg = cx
+            .generator
+            .aggregate_argument(cx.rng, scope, name, c.expr.clone());
+        if cx.generator.exact_group_keys(arg.clone()).len() == 1 {
+            let exact = cx.generator.with_exact_equality(arg);
+            items.push((Expr::func(name, vec![exact]), None));
+        }
+    }
+    let columns = items
+        .iter()
+        .map(|(_, ty)| ScopeColumn {
+            expr: Expr::int(0),
+            ty: ty.clone(),
+        })
+        .collect();
+    select.items = items.into_iter().map(|(e, _)| item(e)).collect();
+    Some(columns)
+}
+
+/// Names a step's items `c0`, `c1`, ..., as later steps read them. Where
+/// materializing changes values (SQLite: a column made of an expression
+/// with NUMERIC affinity stores the REAL 0.0 as the INTEGER 0), items are
+/// written `+x`: no affinity, so the column made of them has none and
+/// stores values as they are.
+fn name_items(cx: &GenerateContext<'_>, select: &mut Select) {
+    let without_affinity = cx.dialect.rules().materialized_columns_lose_affinity();
+    for (i, it) in select.items.iter_mut().enumerate() {
+        if let SelectItem::Expr { expr, alias } = it {
+            *alias = Some(format!("c{i}"));
+            if without_affinity {
+                let e = std::mem::replace(expr, Expr::int(0));
+                *expr = Expr::unary(lancet_core::UnaryOp::Plus, e);
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use lancet::runner::{self, RunOptions, RunSetup};
 use lancet::shard::Shard;
 use lancet::store::feed::Feeder;
 use lancet::store::{OpenError, Store, StoreLocation};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -38,45 +39,8 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let run_id = lancet::run_id(seed, shard, &token);
     let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
     let writer = Arc::new(FindingWriter::new(&run_dir.join("findings"))?);
-    let log_dir = if args.log_statements {
-        let dir = run_dir.join("statements");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        Some(dir)
-    } else {
-        None
-    };
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    let options = RunOptions {
-        timeout: args.timeout.map(Duration::from_secs),
-        max_checks: args.queries,
-        only_database: args.thread.zip(args.database),
-        log_dir,
-        status_interval: (args.status_interval > 0)
-            .then(|| Duration::from_secs(args.status_interval)),
-        reduce: (!args.no_reduce).then(|| lancet::runner::ReduceOptions {
-            per_finding: Duration::from_secs(args.reduce_time.max(1)),
-            reducers: args.reducers.unwrap_or_else(|| {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-                threads.clamp(1, cores.max(1))
-            }),
-            finish: Duration::from_secs(args.finish_reductions),
-        }),
-        flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
-        child: target_child(t)?,
-        shard,
-        run_dir: Some(run_dir.clone()),
-        sample_interval: Duration::from_secs(args.sample_interval.max(1)),
-        ..plain_options(
-            run_id.clone(),
-            seed,
-            threads,
-            checks_per_database(t)?,
-            &run_dir,
-        )
-    };
+    let options = run_options(&args, &run_id, seed, shard, &run_dir)?;
+    let threads = options.threads;
     let stop = Arc::new(AtomicBool::new(false));
     install_interrupt(stop.clone())?;
     let part = if shard.is_part() {
@@ -96,19 +60,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
     databases.set_fault(fault(&t.inject_fault)?);
     let known = replay_known(known, &databases, args.known.as_deref())?;
-    let feeder = match store {
-        Some((location, open)) => Some((
-            location.display(),
-            Feeder::start(
-                location,
-                open,
-                run_dir.clone(),
-                &CampaignFindings,
-                STORE_INTERVAL,
-            )?,
-        )),
-        None => None,
-    };
+    let feeder = start_feeder(store, &run_dir)?;
     let mut summary = runner::run(RunSetup {
         provider,
         oracles,
@@ -124,24 +76,107 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
             eprintln!("lancet: {e:#}");
         }
     }
-    if let Some((name, feeder)) = feeder {
-        let outcome = feeder.finish(STORE_GRACE);
-        if outcome.complete {
-            eprintln!(
-                "lancet: store {name}: the run is stored ({} finding(s))",
-                outcome.findings
-            );
-        } else {
-            eprintln!(
-                "lancet: error: the store {name} does not have all of this run: {}\n        \
-                 its findings are on disk; to store them: lancet push --store {name} {}",
-                outcome.error.unwrap_or_default(),
-                run_dir.display()
-            );
-            return Ok(ExitCode::from(2));
-        }
+    if !finish_feeder(feeder, &run_dir) {
+        return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::from(summary.exit_code()))
+}
+
+/// The run's options from the command line: its limits, statement logs
+/// (whose directory this creates), reduction, flood control and shard.
+fn run_options(
+    args: &FuzzArgs,
+    run_id: &str,
+    seed: u64,
+    shard: Shard,
+    run_dir: &Path,
+) -> anyhow::Result<RunOptions> {
+    let t = &args.target;
+    let log_dir = if args.log_statements {
+        let dir = run_dir.join("statements");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Some(dir)
+    } else {
+        None
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    Ok(RunOptions {
+        timeout: args.timeout.map(Duration::from_secs),
+        max_checks: args.queries,
+        only_database: args.thread.zip(args.database),
+        log_dir,
+        status_interval: (args.status_interval > 0)
+            .then(|| Duration::from_secs(args.status_interval)),
+        reduce: (!args.no_reduce).then(|| lancet::runner::ReduceOptions {
+            per_finding: Duration::from_secs(args.reduce_time.max(1)),
+            reducers: args.reducers.unwrap_or_else(|| {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+                threads.clamp(1, cores.max(1))
+            }),
+            finish: Duration::from_secs(args.finish_reductions),
+        }),
+        flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
+        child: target_child(t)?,
+        shard,
+        run_dir: Some(run_dir.to_path_buf()),
+        sample_interval: Duration::from_secs(args.sample_interval.max(1)),
+        ..plain_options(
+            run_id.to_string(),
+            seed,
+            threads,
+            checks_per_database(t)?,
+            run_dir,
+        )
+    })
+}
+
+/// Starts feeding the findings store (`--store`, if given) from the run
+/// directory while the run goes on; with the store's name, for the end.
+fn start_feeder(
+    store: Option<(StoreLocation, Option<Store>)>,
+    run_dir: &Path,
+) -> anyhow::Result<Option<(String, Feeder)>> {
+    Ok(match store {
+        Some((location, open)) => Some((
+            location.display(),
+            Feeder::start(
+                location,
+                open,
+                run_dir.to_path_buf(),
+                &CampaignFindings,
+                STORE_INTERVAL,
+            )?,
+        )),
+        None => None,
+    })
+}
+
+/// Ends the feeding of the store, with a last push that may retry a store
+/// that is away for [`STORE_GRACE`], and says how it went; false if the
+/// store does not have all of the run.
+fn finish_feeder(feeder: Option<(String, Feeder)>, run_dir: &Path) -> bool {
+    let Some((name, feeder)) = feeder else {
+        return true;
+    };
+    let outcome = feeder.finish(STORE_GRACE);
+    if outcome.complete {
+        eprintln!(
+            "lancet: store {name}: the run is stored ({} finding(s))",
+            outcome.findings
+        );
+        true
+    } else {
+        eprintln!(
+            "lancet: error: the store {name} does not have all of this run: {}\n        \
+             its findings are on disk; to store them: lancet push --store {name} {}",
+            outcome.error.unwrap_or_default(),
+            run_dir.display()
+        );
+        false
+    }
 }
 
 /// How often the store is fed during a run.

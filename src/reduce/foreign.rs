@@ -154,90 +154,21 @@ pub fn reduce_foreign(
     time_limit: Duration,
     abort: Option<&AtomicBool>,
 ) -> anyhow::Result<ForeignReduction> {
-    let start = Instant::now();
+    let budget = Budget {
+        start: Instant::now(),
+        time_limit,
+        abort,
+        stopped: AtomicBool::new(false),
+    };
     let statements = split_statements(text, dialect);
     if statements.is_empty() {
         bail!("{file_name} holds no SQL statements");
     }
-    let tests = AtomicU64::new(0);
-    let stopped = AtomicBool::new(false);
-    let over = || {
-        let o = start.elapsed() >= time_limit || abort.is_some_and(|a| a.load(Ordering::Relaxed));
-        if o {
-            stopped.store(true, Ordering::Relaxed);
-        }
-        o
-    };
     // Items carry their original position so the compared queries can be
     // found (and kept) whatever else is removed.
     let items: Vec<(usize, String)> = statements.iter().cloned().enumerate().collect();
-    let command = match check {
-        Check::Command(cmd) => Some(CommandCheck::new(cmd, file_name)?),
-        Check::Differs { .. } => None,
-    };
-    let pinned: Vec<usize> = match check {
-        Check::Differs { first, second, .. } => {
-            for i in [first, second] {
-                if *i >= statements.len() {
-                    bail!(
-                        "--check-differs names statement {} but {file_name} has {} statements",
-                        i + 1,
-                        statements.len()
-                    );
-                }
-            }
-            vec![*first, *second]
-        }
-        Check::Command(_) => vec![],
-    };
-    let direction = match check {
-        Check::Differs {
-            databases,
-            first,
-            second,
-        } => {
-            let (a, b) = run_pair(databases, &statements, *first, *second).with_context(|| {
-                format!(
-                    "statements {} and {} of {file_name} do not both run as queries",
-                    first + 1,
-                    second + 1
-                )
-            })?;
-            let diff = multiset_diff(&a, &b);
-            if diff.is_empty() {
-                bail!(
-                    "statements {} and {} of {file_name} return the same rows: nothing to keep",
-                    first + 1,
-                    second + 1
-                );
-            }
-            Some(Direction::of(&diff))
-        }
-        Check::Command(_) => None,
-    };
-    let test = |cand: &[(usize, String)]| -> bool {
-        tests.fetch_add(1, Ordering::Relaxed);
-        let texts: Vec<String> = cand.iter().map(|(_, s)| s.clone()).collect();
-        match check {
-            Check::Command(_) => command
-                .as_ref()
-                .is_some_and(|c| c.interesting(&script(&texts)).unwrap_or(false)),
-            Check::Differs { databases, .. } => {
-                let pos = |orig: usize| cand.iter().position(|(i, _)| *i == orig);
-                let (Some(f), Some(s)) = (pos(pinned[0]), pos(pinned[1])) else {
-                    return false;
-                };
-                match run_pair(databases, &texts, f, s) {
-                    Some((a, b)) => {
-                        let diff = multiset_diff(&a, &b);
-                        !diff.is_empty() && Some(Direction::of(&diff)) == direction
-                    }
-                    None => false,
-                }
-            }
-        }
-    };
-    if let Some(c) = &command {
+    let tester = Tester::new(check, &statements, file_name)?;
+    if let Some(c) = &tester.command {
         if !c.interesting(text)? {
             bail!(
                 "the check command does not accept the original file (it must exit 0 on {file_name})"
@@ -247,44 +178,9 @@ pub fn reduce_foreign(
     let mut current = items;
     loop {
         let before = current.clone();
-        // Whole statements; the compared queries always stay.
-        let (kept, movable): (Vec<_>, Vec<_>) =
-            current.into_iter().partition(|(i, _)| pinned.contains(i));
-        let reduced = ddmin(movable, |cand| {
-            if over() {
-                return None;
-            }
-            let mut all: Vec<(usize, String)> = cand.iter().cloned().chain(kept.clone()).collect();
-            all.sort_by_key(|(i, _)| *i);
-            Some(test(&all))
-        });
-        current = reduced.into_iter().chain(kept).collect();
-        current.sort_by_key(|(i, _)| *i);
-        // Each statement simplified in place.
-        let mut k = 0;
-        while k < current.len() && !over() {
-            if pinned.contains(&current[k].0) {
-                k += 1;
-                continue;
-            }
-            let mut improved = false;
-            for v in statement_variants(&current[k].1, dialect) {
-                if over() {
-                    break;
-                }
-                let mut trial = current.clone();
-                trial[k].1 = v;
-                if test(&trial) {
-                    current = trial;
-                    improved = true;
-                    break;
-                }
-            }
-            if !improved {
-                k += 1;
-            }
-        }
-        if stopped.load(Ordering::Relaxed) || current == before {
+        current = drop_statements(current, &tester, &budget);
+        current = simplify_statements(current, &tester, &budget, dialect);
+        if budget.stopped.load(Ordering::Relaxed) || current == before {
             break;
         }
     }
@@ -292,8 +188,192 @@ pub fn reduce_foreign(
         statements: current.into_iter().map(|(_, s)| s).collect(),
         statements_before: statements.len(),
         bytes_before: script(&statements).len(),
-        tests: tests.load(Ordering::Relaxed),
-        seconds: start.elapsed().as_secs_f64(),
-        complete: !stopped.load(Ordering::Relaxed),
+        tests: tester.tests.load(Ordering::Relaxed),
+        seconds: budget.start.elapsed().as_secs_f64(),
+        complete: !budget.stopped.load(Ordering::Relaxed),
     })
+}
+
+/// The time a reduction may take, and whether it ran out (or was
+/// aborted) before the reduction was done.
+struct Budget<'a> {
+    start: Instant,
+    time_limit: Duration,
+    abort: Option<&'a AtomicBool>,
+    stopped: AtomicBool,
+}
+
+impl Budget<'_> {
+    /// Whether the time is up or the reduction aborted; remembered, so
+    /// that the result says it is incomplete.
+    fn over(&self) -> bool {
+        let o = self.start.elapsed() >= self.time_limit
+            || self.abort.is_some_and(|a| a.load(Ordering::Relaxed));
+        if o {
+            self.stopped.store(true, Ordering::Relaxed);
+        }
+        o
+    }
+}
+
+/// Tells whether a candidate (statements with their original positions)
+/// is still interesting under a [`Check`], and counts the candidates.
+struct Tester<'c, 'a> {
+    check: &'c Check<'a>,
+    /// The scratch directory of a check command.
+    command: Option<CommandCheck>,
+    /// The original positions of the compared queries, which every
+    /// candidate keeps (none for a check command).
+    pinned: Vec<usize>,
+    /// Which way the compared queries' results differ in the original.
+    direction: Option<Direction>,
+    tests: AtomicU64,
+}
+
+impl<'c, 'a> Tester<'c, 'a> {
+    /// Sets up `check` on the file's `statements`: a check command's
+    /// scratch directory, or the compared queries and how their results
+    /// differ (an error if they are not queries, or do not differ).
+    fn new(
+        check: &'c Check<'a>,
+        statements: &[String],
+        file_name: &str,
+    ) -> anyhow::Result<Tester<'c, 'a>> {
+        let command = match check {
+            Check::Command(cmd) => Some(CommandCheck::new(cmd, file_name)?),
+            Check::Differs { .. } => None,
+        };
+        let pinned: Vec<usize> = match check {
+            Check::Differs { first, second, .. } => {
+                for i in [first, second] {
+                    if *i >= statements.len() {
+                        bail!(
+                            "--check-differs names statement {} but {file_name} has {} statements",
+                            i + 1,
+                            statements.len()
+                        );
+                    }
+                }
+                vec![*first, *second]
+            }
+            Check::Command(_) => vec![],
+        };
+        let direction = match check {
+            Check::Differs {
+                databases,
+                first,
+                second,
+            } => {
+                let (a, b) =
+                    run_pair(databases, statements, *first, *second).with_context(|| {
+                        format!(
+                            "statements {} and {} of {file_name} do not both run as queries",
+                            first + 1,
+                            second + 1
+                        )
+                    })?;
+                let diff = multiset_diff(&a, &b);
+                if diff.is_empty() {
+                    bail!(
+                        "statements {} and {} of {file_name} return the same rows: nothing to keep",
+                        first + 1,
+                        second + 1
+                    );
+                }
+                Some(Direction::of(&diff))
+            }
+            Check::Command(_) => None,
+        };
+        Ok(Tester {
+            check,
+            command,
+            pinned,
+            direction,
+            tests: AtomicU64::new(0),
+        })
+    }
+
+    /// Whether `cand` is still interesting: the check command accepts it,
+    /// or the compared queries, both still in it, still differ the same way.
+    fn interesting(&self, cand: &[(usize, String)]) -> bool {
+        self.tests.fetch_add(1, Ordering::Relaxed);
+        let texts: Vec<String> = cand.iter().map(|(_, s)| s.clone()).collect();
+        match self.check {
+            Check::Command(_) => self
+                .command
+                .as_ref()
+                .is_some_and(|c| c.interesting(&script(&texts)).unwrap_or(false)),
+            Check::Differs { databases, .. } => {
+                let pos = |orig: usize| cand.iter().position(|(i, _)| *i == orig);
+                let (Some(f), Some(s)) = (pos(self.pinned[0]), pos(self.pinned[1])) else {
+                    return false;
+                };
+                match run_pair(databases, &texts, f, s) {
+                    Some((a, b)) => {
+                        let diff = multiset_diff(&a, &b);
+                        !diff.is_empty() && Some(Direction::of(&diff)) == self.direction
+                    }
+                    None => false,
+                }
+            }
+        }
+    }
+}
+
+/// Drops whole statements (ddmin) while the candidate stays interesting;
+/// the compared queries always stay.
+fn drop_statements(
+    current: Vec<(usize, String)>,
+    tester: &Tester,
+    budget: &Budget,
+) -> Vec<(usize, String)> {
+    let (kept, movable): (Vec<_>, Vec<_>) = current
+        .into_iter()
+        .partition(|(i, _)| tester.pinned.contains(i));
+    let reduced = ddmin(movable, |cand| {
+        if budget.over() {
+            return None;
+        }
+        let mut all: Vec<(usize, String)> = cand.iter().cloned().chain(kept.clone()).collect();
+        all.sort_by_key(|(i, _)| *i);
+        Some(tester.interesting(&all))
+    });
+    let mut current: Vec<(usize, String)> = reduced.into_iter().chain(kept).collect();
+    current.sort_by_key(|(i, _)| *i);
+    current
+}
+
+/// Simplifies each statement in place (but the compared queries): the
+/// first of its variants that keeps the candidate interesting replaces it,
+/// and its own variants are tried next.
+fn simplify_statements(
+    mut current: Vec<(usize, String)>,
+    tester: &Tester,
+    budget: &Budget,
+    dialect: Dialect,
+) -> Vec<(usize, String)> {
+    let mut k = 0;
+    while k < current.len() && !budget.over() {
+        if tester.pinned.contains(&current[k].0) {
+            k += 1;
+            continue;
+        }
+        let mut improved = false;
+        for v in statement_variants(&current[k].1, dialect) {
+            if budget.over() {
+                break;
+            }
+            let mut trial = current.clone();
+            trial[k].1 = v;
+            if tester.interesting(&trial) {
+                current = trial;
+                improved = true;
+                break;
+            }
+        }
+        if !improved {
+            k += 1;
+        }
+    }
+    current
 }

@@ -8,8 +8,9 @@
 use super::OracleSet;
 use crate::findings::{Finding, FindingSource, Origin};
 use lancet_core::rng::database_rng;
+use lancet_core::session::SessionStats;
 use lancet_core::ShapeTimes;
-use lancet_core::{run_check, CheckOutcome, ExecError, GenerateContext, Provider, Session};
+use lancet_core::{run_check, Case, CheckOutcome, ExecError, GenerateContext, Provider, Session};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -77,36 +78,18 @@ pub fn run_database(
     session: &mut Session<'_>,
 ) -> anyhow::Result<DatabaseEnd> {
     let mut rng = database_rng(plan.seed, plan.thread, plan.database);
-    if let Some(dir) = plan.log_dir {
-        let path = statement_log_path(dir, plan.thread, plan.database);
-        match std::fs::File::create(&path) {
-            Ok(file) => session.set_log(Box::new(std::io::BufWriter::new(file))),
-            Err(e) => progress.warn(format!(
-                "cannot create statement log {}: {e}",
-                path.display()
-            )),
-        }
-    }
-    let origin = |check: u64| Origin {
-        seed: plan.seed,
-        thread: plan.thread,
-        database: plan.database,
-        check,
-    };
+    open_statement_log(plan, progress, session);
     if plan.profile_shapes {
         session.shapes = Some(Default::default());
     }
     let populated = plan.provider.populate(&mut rng, session);
-    let mut accounted = session.stats;
-    if let Some(shapes) = &mut session.shapes {
-        progress.shapes(std::mem::take(shapes));
-    }
-    progress.statements(accounted.statements, accounted.dbms_time);
+    let mut accounted = SessionStats::default();
+    account(progress, session, &mut accounted);
     let generated = match populated {
         Ok(generated) => generated,
         Err(e) => {
             let setup = session.setup().to_vec();
-            let finding = failure_finding(plan, session, None, origin(0), setup, e);
+            let finding = failure_finding(plan, session, None, plan.origin(0), setup, e);
             finish_log(progress, session);
             return Ok(DatabaseEnd::Found(Box::new(finding)));
         }
@@ -137,69 +120,15 @@ pub fn run_database(
         if new_plans > 0 {
             progress.plans(new_plans);
         }
-        let mut saw_rows = false;
-        let found = match case {
-            None => None,
+        let (found, saw_rows) = match case {
+            None => (None, false),
             Some(case) => {
                 cases += 1;
-                progress.check_begins(check, oracle.name());
-                match run_check(session, oracle, &case) {
-                    Ok(CheckOutcome::Agreed { nonempty, .. }) => {
-                        progress.check(which, nonempty);
-                        saw_rows = nonempty;
-                        None
-                    }
-                    Ok(CheckOutcome::Skipped(_)) => {
-                        progress.skipped();
-                        None
-                    }
-                    Ok(CheckOutcome::Disagreed {
-                        disagreement,
-                        queries,
-                    }) => Some(Finding::logic(
-                        &plan.source,
-                        origin(check),
-                        session.setup().to_vec(),
-                        case,
-                        disagreement,
-                        &queries,
-                    )),
-                    // The failing statement may read tables the session
-                    // materialized for earlier checks: they follow the setup.
-                    Ok(CheckOutcome::Failed(e)) => {
-                        let setup = session
-                            .setup()
-                            .iter()
-                            .cloned()
-                            .chain(session.materializations().map(str::to_string))
-                            .collect();
-                        Some(failure_finding(
-                            plan,
-                            session,
-                            Some(oracle.name()),
-                            origin(check),
-                            setup,
-                            e,
-                        ))
-                    }
-                    // The oracle cannot build queries from the case it just
-                    // drew: a bug of lancet's, not of the DBMS.
-                    Err(e) => {
-                        anyhow::bail!("oracle {} drew a case it cannot run: {e}", oracle.name())
-                    }
-                }
+                run_case(plan, progress, session, which, check, case)?
             }
         };
         generator.check_ended(saw_rows);
-        if let Some(shapes) = &mut session.shapes {
-            progress.shapes(std::mem::take(shapes));
-        }
-        let stats = session.stats;
-        progress.statements(
-            stats.statements - accounted.statements,
-            stats.dbms_time - accounted.dbms_time,
-        );
-        accounted = stats;
+        account(progress, session, &mut accounted);
         if let Some(finding) = found {
             progress.check(which, true);
             finish_log(progress, session);
@@ -208,6 +137,109 @@ pub fn run_database(
     }
     finish_log(progress, session);
     Ok(DatabaseEnd::Done { cases })
+}
+
+impl DatabasePlan<'_> {
+    /// Where check `check` of this database comes from, for its finding.
+    fn origin(&self, check: u64) -> Origin {
+        Origin {
+            seed: self.seed,
+            thread: self.thread,
+            database: self.database,
+            check,
+        }
+    }
+}
+
+/// Starts the database's statement log (`--log-statements`); one that
+/// cannot be created is a warning, not the end of the database.
+fn open_statement_log(plan: &DatabasePlan<'_>, progress: &mut dyn Progress, session: &mut Session) {
+    if let Some(dir) = plan.log_dir {
+        let path = statement_log_path(dir, plan.thread, plan.database);
+        match std::fs::File::create(&path) {
+            Ok(file) => session.set_log(Box::new(std::io::BufWriter::new(file))),
+            Err(e) => progress.warn(format!(
+                "cannot create statement log {}: {e}",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// Reports to `progress` the statements run since `accounted` (and their
+/// shapes, when the run profiles), and moves `accounted` up to now.
+fn account(progress: &mut dyn Progress, session: &mut Session, accounted: &mut SessionStats) {
+    if let Some(shapes) = &mut session.shapes {
+        progress.shapes(std::mem::take(shapes));
+    }
+    let stats = session.stats;
+    progress.statements(
+        stats.statements - accounted.statements,
+        stats.dbms_time - accounted.dbms_time,
+    );
+    *accounted = stats;
+}
+
+/// Runs the case oracle number `which` drew for check number `check`:
+/// the finding it makes, if any, and whether it saw rows.
+fn run_case(
+    plan: &DatabasePlan<'_>,
+    progress: &mut dyn Progress,
+    session: &mut Session<'_>,
+    which: usize,
+    check: u64,
+    case: Case,
+) -> anyhow::Result<(Option<Finding>, bool)> {
+    let oracle = plan.oracles.get(which);
+    progress.check_begins(check, oracle.name());
+    Ok(match run_check(session, oracle, &case) {
+        Ok(CheckOutcome::Agreed { nonempty, .. }) => {
+            progress.check(which, nonempty);
+            (None, nonempty)
+        }
+        Ok(CheckOutcome::Skipped(_)) => {
+            progress.skipped();
+            (None, false)
+        }
+        Ok(CheckOutcome::Disagreed {
+            disagreement,
+            queries,
+        }) => {
+            let finding = Finding::logic(
+                &plan.source,
+                plan.origin(check),
+                session.setup().to_vec(),
+                case,
+                disagreement,
+                &queries,
+            );
+            (Some(finding), false)
+        }
+        // The failing statement may read tables the session
+        // materialized for earlier checks: they follow the setup.
+        Ok(CheckOutcome::Failed(e)) => {
+            let setup = session
+                .setup()
+                .iter()
+                .cloned()
+                .chain(session.materializations().map(str::to_string))
+                .collect();
+            let finding = failure_finding(
+                plan,
+                session,
+                Some(oracle.name()),
+                plan.origin(check),
+                setup,
+                e,
+            );
+            (Some(finding), false)
+        }
+        // The oracle cannot build queries from the case it just
+        // drew: a bug of lancet's, not of the DBMS.
+        Err(e) => {
+            anyhow::bail!("oracle {} drew a case it cannot run: {e}", oracle.name())
+        }
+    })
 }
 
 /// A failure finding. A lost connection names the statement that lost it

@@ -22,6 +22,7 @@ pub(super) fn is_atomic(e: &Expr) -> bool {
 }
 
 impl ToSql for Expr {
+    // Long because: one match arm per Expr variant, read as a table of how each prints.
     fn print(&self, p: &mut Printer) {
         match self {
             Expr::Literal(v) => p.literal(v),

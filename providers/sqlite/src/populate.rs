@@ -32,39 +32,52 @@ pub fn populate(
     session: &mut Session,
     version: i32,
 ) -> Result<SqliteDatabase, ExecError> {
-    let mut db = SqliteDatabase::default();
-    let mut tables: Vec<TableModel> = vec![];
+    let like = set_initial_pragma(rng, session)?;
+    let mut filler = Filler {
+        session,
+        version,
+        like,
+        db: SqliteDatabase::default(),
+        tables: vec![],
+        next_index: 0,
+        next_view: 0,
+    };
+    filler.create_tables(rng)?;
+    if filler.tables.is_empty() {
+        return Ok(filler.db);
+    }
+    for step in plan_steps(rng, filler.tables.len()) {
+        filler.run(rng, step)?;
+    }
+    let Filler {
+        session, mut db, ..
+    } = filler;
+    count_rows(session, &mut db)?;
+    sample_values(session, &mut db)?;
+    Ok(db)
+}
 
-    // Whether LIKE is still the built-in: `PRAGMA case_sensitive_like`
-    // replaces it with a function SQLite treats as non-deterministic.
-    let mut like = true;
+/// Maybe runs a PRAGMA before the tables exist; whether LIKE is still the
+/// built-in afterwards: `PRAGMA case_sensitive_like` replaces it with a
+/// function SQLite treats as non-deterministic.
+fn set_initial_pragma(rng: &mut Rng, session: &mut Session) -> Result<bool, ExecError> {
     if rng.random_bool(0.15) {
         let pragma = data_gen::initial_pragma(rng);
         let replaces_like =
             matches!(&pragma, Statement::Pragma { name, .. } if name == "case_sensitive_like");
         if statements::run(session, &pragma)? && replaces_like {
-            like = false;
+            return Ok(false);
         }
     }
-    for i in 0..rng.random_range(1..=4) {
-        let name = format!("t{i}");
-        let (stmt, model) = schema_gen::create_table(rng, &db.schema, version, like, &name);
-        let relation = schema_gen::table_relation(&stmt);
-        let without_rowid = stmt.without_rowid;
-        if statements::run(session, &Statement::CreateTable(stmt))? {
-            if without_rowid {
-                db.without_rowid.insert(relation.name.clone());
-            }
-            db.schema.relations.push(relation);
-            tables.push(model);
-        }
-    }
-    if tables.is_empty() {
-        return Ok(db);
-    }
+    Ok(true)
+}
 
+/// The steps after the tables exist, for `tables` tables, in the order
+/// they run: rows interleaved with indexes, a PRAGMA and maintenance; then
+/// views and changes to the data.
+fn plan_steps(rng: &mut Rng, tables: usize) -> Vec<Step> {
     let mut steps = vec![];
-    for t in 0..tables.len() {
+    for t in 0..tables {
         let mut remaining = rng.random_range(5..=40);
         while remaining > 0 {
             let k = rng.random_range(1..=10).min(remaining);
@@ -88,10 +101,10 @@ pub fn populate(
         later.push(Step::View);
     }
     for _ in 0..rng.random_range(0..=3) {
-        later.push(Step::Update(rng.random_range(0..tables.len())));
+        later.push(Step::Update(rng.random_range(0..tables)));
     }
     if rng.random_bool(0.3) {
-        later.push(Step::Delete(rng.random_range(0..tables.len())));
+        later.push(Step::Delete(rng.random_range(0..tables)));
     }
     for _ in 0..rng.random_range(0..=2) {
         later.push(Step::Maintenance);
@@ -101,20 +114,64 @@ pub fn populate(
     }
     later.shuffle(rng);
     steps.extend(later);
+    steps
+}
 
-    let mut next_index = 0;
-    let mut next_view = 0;
-    for step in steps {
+/// A database being filled: the session that runs its statements, and
+/// the model of what succeeded so far.
+struct Filler<'a, 'e> {
+    session: &'a mut Session<'e>,
+    version: i32,
+    /// Whether LIKE is still the built-in (see [`set_initial_pragma`]).
+    like: bool,
+    db: SqliteDatabase,
+    /// The tables that were created, for rows and indexes.
+    tables: Vec<TableModel>,
+    /// The numbers of the next index and view (each drawn one takes one,
+    /// whether it succeeds or not).
+    next_index: usize,
+    next_view: usize,
+}
+
+impl Filler<'_, '_> {
+    /// Creates one to four tables; those that fail are left out.
+    fn create_tables(&mut self, rng: &mut Rng) -> Result<(), ExecError> {
+        let db = &mut self.db;
+        for i in 0..rng.random_range(1..=4) {
+            let name = format!("t{i}");
+            let (stmt, model) =
+                schema_gen::create_table(rng, &db.schema, self.version, self.like, &name);
+            let relation = schema_gen::table_relation(&stmt);
+            let without_rowid = stmt.without_rowid;
+            if statements::run(self.session, &Statement::CreateTable(stmt))? {
+                if without_rowid {
+                    db.without_rowid.insert(relation.name.clone());
+                }
+                db.schema.relations.push(relation);
+                self.tables.push(model);
+            }
+        }
+        Ok(())
+    }
+
+    /// Draws and runs the statement of one step.
+    fn run(&mut self, rng: &mut Rng, step: Step) -> Result<(), ExecError> {
+        let (session, version, db) = (&mut *self.session, self.version, &mut self.db);
         match step {
             Step::Insert(t, rows) => {
-                let stmt = data_gen::insert(rng, &db.schema, version, &tables[t], rows);
+                let stmt = data_gen::insert(rng, &db.schema, version, &self.tables[t], rows);
                 statements::run(session, &Statement::Insert(stmt))?;
             }
             Step::Index(t) => {
                 let stmt = schema_gen::create_index(
-                    rng, &db.schema, version, like, &tables[t], next_index,
+                    rng,
+                    &db.schema,
+                    version,
+                    self.like,
+                    &self.tables[t],
+                    self.next_index,
                 );
-                next_index += 1;
+                self.next_index += 1;
                 let entry = schema_gen::index_entry(&stmt);
                 let partial = stmt.predicate.is_some();
                 if statements::run(session, &Statement::CreateIndex(stmt))? {
@@ -125,20 +182,20 @@ pub fn populate(
                 }
             }
             Step::View => {
-                let name = format!("v{next_view}");
-                next_view += 1;
-                let (stmt, relation) = schema_gen::create_view(rng, &db, version, &name);
+                let name = format!("v{}", self.next_view);
+                self.next_view += 1;
+                let (stmt, relation) = schema_gen::create_view(rng, db, version, &name);
                 if statements::run(session, &Statement::CreateView(stmt))? {
                     db.schema.relations.push(relation);
                 }
             }
             Step::Update(t) => {
-                if let Some(stmt) = data_gen::update(rng, &db.schema, version, &tables[t]) {
+                if let Some(stmt) = data_gen::update(rng, &db.schema, version, &self.tables[t]) {
                     statements::run(session, &Statement::Update(stmt))?;
                 }
             }
             Step::Delete(t) => {
-                let stmt = data_gen::delete(rng, &db.schema, version, &tables[t]);
+                let stmt = data_gen::delete(rng, &db.schema, version, &self.tables[t]);
                 statements::run(session, &Statement::Delete(stmt))?;
             }
             Step::Maintenance => {
@@ -148,10 +205,8 @@ pub fn populate(
                 statements::run(session, &data_gen::planner_pragma(rng))?;
             }
         }
+        Ok(())
     }
-    count_rows(session, &mut db)?;
-    sample_values(session, &mut db)?;
-    Ok(db)
 }
 
 /// The longest text sampled, in characters.

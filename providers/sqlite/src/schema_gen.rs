@@ -85,93 +85,26 @@ pub fn create_table(
     name: &str,
 ) -> (CreateTable, TableModel) {
     let n = rng.random_range(2..=6);
-    let mut defs: Vec<ColumnDef> = (0..n)
-        .map(|i| ColumnDef {
-            name: format!("c{i}"),
-            ty: types::column_type(rng),
-            constraints: vec![],
-        })
-        .collect();
-    let mut models: Vec<ColumnModel> = defs
-        .iter()
-        .map(|d| ColumnModel {
-            name: d.name.clone(),
-            ty: d.ty.clone(),
-            affinity: affinity(d.ty.as_ref()),
-            generated: false,
-            rowid_alias: false,
-            keyed: false,
-            not_null: false,
-            has_default: false,
-        })
-        .collect();
-
+    let mut draft = TableDraft::columns(rng, n);
     // Generated columns (3.31+) after the first: they read only ordinary columns.
     if version >= 3_031_000 {
-        for m in models.iter_mut().skip(1) {
+        for m in draft.models.iter_mut().skip(1) {
             m.generated = rng.random_bool(0.08);
         }
     }
-    let ordinary: Vec<usize> = (0..n).filter(|&i| !models[i].generated).collect();
-
-    let mut constraints = vec![];
-    let mut has_pk = false;
-    match rng.random_range(0..100) {
-        0..30 => {
-            // A column PRIMARY KEY; on an INTEGER column it aliases the rowid.
-            let i = *ordinary.choose(rng).unwrap_or(&0);
-            if rng.random_bool(0.5) {
-                defs[i].ty = Some(TypeName("INTEGER".into()));
-                models[i].ty = defs[i].ty.clone();
-                models[i].affinity = Affinity::Integer;
-            }
-            defs[i].constraints.push(ColumnConstraint::PrimaryKey {
-                descending: rng.random_bool(0.15),
-            });
-            models[i].keyed = true;
-            has_pk = true;
-        }
-        30..45 if ordinary.len() >= 2 => {
-            let mut cols: Vec<usize> = ordinary.choose_multiple(rng, 2).copied().collect();
-            cols.sort_unstable();
-            for &i in &cols {
-                models[i].keyed = true;
-            }
-            constraints.push(TableConstraint::PrimaryKey(
-                cols.iter().map(|&i| defs[i].name.clone()).collect(),
-            ));
-            has_pk = true;
-        }
-        _ => {}
-    }
+    let ordinary: Vec<usize> = (0..n).filter(|&i| !draft.models[i].generated).collect();
+    let has_pk = draft.primary_key(rng, &ordinary);
     let without_rowid = has_pk && rng.random_bool(0.3);
-    // A single-column key of type exactly INTEGER in a rowid table is the
-    // rowid (DESC aside; treated alike, it only narrows the values used).
-    if !without_rowid {
-        let key: Vec<usize> = (0..n).filter(|&i| models[i].keyed).collect();
-        if let [i] = key[..] {
-            let is_integer = defs[i]
-                .ty
-                .as_ref()
-                .is_some_and(|t| t.0.eq_ignore_ascii_case("INTEGER"));
-            models[i].rowid_alias = is_integer;
-        }
-    }
-    if without_rowid {
-        // WITHOUT ROWID primary keys are NOT NULL.
-        for m in models.iter_mut().filter(|m| m.keyed) {
-            m.not_null = true;
-        }
-    }
+    draft.key_facts(without_rowid);
 
     let model_so_far = TableModel {
         name: name.to_string(),
-        columns: models.clone(),
+        columns: draft.models.clone(),
     };
     let bare: Vec<ScopeColumn> = model_so_far
         .bare_scope()
         .into_iter()
-        .zip(&models)
+        .zip(&draft.models)
         .filter(|(_, m)| !m.generated)
         .map(|(s, _)| s)
         .collect();
@@ -179,16 +112,142 @@ pub fn create_table(
     if !like {
         exprs = exprs.without_like();
     }
-
     for i in 0..n {
-        let def = &mut defs[i];
-        let model = &mut models[i];
+        draft.column_constraints(rng, &mut exprs, &bare, i);
+    }
+    draft.table_constraints(rng, &mut exprs, &bare, &ordinary);
+
+    let stmt = CreateTable {
+        name: name.to_string(),
+        columns: draft.defs,
+        constraints: draft.constraints,
+        without_rowid,
+    };
+    (
+        stmt,
+        TableModel {
+            name: name.to_string(),
+            columns: draft.models,
+        },
+    )
+}
+
+/// A table being drawn: its column definitions and table constraints as
+/// CREATE TABLE will say them, and the column models data generation will
+/// read, kept in step.
+struct TableDraft {
+    defs: Vec<ColumnDef>,
+    models: Vec<ColumnModel>,
+    constraints: Vec<TableConstraint>,
+}
+
+impl TableDraft {
+    /// `n` columns `c0`, `c1`, ... of random types, without constraints.
+    fn columns(rng: &mut Rng, n: usize) -> TableDraft {
+        let defs: Vec<ColumnDef> = (0..n)
+            .map(|i| ColumnDef {
+                name: format!("c{i}"),
+                ty: types::column_type(rng),
+                constraints: vec![],
+            })
+            .collect();
+        let models: Vec<ColumnModel> = defs
+            .iter()
+            .map(|d| ColumnModel {
+                name: d.name.clone(),
+                ty: d.ty.clone(),
+                affinity: affinity(d.ty.as_ref()),
+                generated: false,
+                rowid_alias: false,
+                keyed: false,
+                not_null: false,
+                has_default: false,
+            })
+            .collect();
+        TableDraft {
+            defs,
+            models,
+            constraints: vec![],
+        }
+    }
+
+    /// Draws a PRIMARY KEY among the `ordinary` (not generated) columns:
+    /// a column's own, two columns' as a table constraint, or none;
+    /// whether there is one.
+    fn primary_key(&mut self, rng: &mut Rng, ordinary: &[usize]) -> bool {
+        let (defs, models) = (&mut self.defs, &mut self.models);
+        match rng.random_range(0..100) {
+            0..30 => {
+                // A column PRIMARY KEY; on an INTEGER column it aliases the rowid.
+                let i = *ordinary.choose(rng).unwrap_or(&0);
+                if rng.random_bool(0.5) {
+                    defs[i].ty = Some(TypeName("INTEGER".into()));
+                    models[i].ty = defs[i].ty.clone();
+                    models[i].affinity = Affinity::Integer;
+                }
+                defs[i].constraints.push(ColumnConstraint::PrimaryKey {
+                    descending: rng.random_bool(0.15),
+                });
+                models[i].keyed = true;
+                true
+            }
+            30..45 if ordinary.len() >= 2 => {
+                let mut cols: Vec<usize> = ordinary.choose_multiple(rng, 2).copied().collect();
+                cols.sort_unstable();
+                for &i in &cols {
+                    models[i].keyed = true;
+                }
+                self.constraints.push(TableConstraint::PrimaryKey(
+                    cols.iter().map(|&i| defs[i].name.clone()).collect(),
+                ));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// What the primary key makes of its columns: the rowid itself, or,
+    /// in a WITHOUT ROWID table, NOT NULL.
+    fn key_facts(&mut self, without_rowid: bool) {
+        let models = &mut self.models;
+        // A single-column key of type exactly INTEGER in a rowid table is the
+        // rowid (DESC aside; treated alike, it only narrows the values used).
+        if !without_rowid {
+            let key: Vec<usize> = (0..models.len()).filter(|&i| models[i].keyed).collect();
+            if let [i] = key[..] {
+                let is_integer = self.defs[i]
+                    .ty
+                    .as_ref()
+                    .is_some_and(|t| t.0.eq_ignore_ascii_case("INTEGER"));
+                models[i].rowid_alias = is_integer;
+            }
+        }
+        if without_rowid {
+            // WITHOUT ROWID primary keys are NOT NULL.
+            for m in models.iter_mut().filter(|m| m.keyed) {
+                m.not_null = true;
+            }
+        }
+    }
+
+    /// Draws the constraints of column `i`: the expression of a generated
+    /// column; else NOT NULL, UNIQUE, CHECK, DEFAULT and COLLATE, each
+    /// maybe. `bare` is the ordinary columns, unqualified.
+    fn column_constraints(
+        &mut self,
+        rng: &mut Rng,
+        exprs: &mut ExprGen,
+        bare: &[ScopeColumn],
+        i: usize,
+    ) {
+        let def = &mut self.defs[i];
+        let model = &mut self.models[i];
         if model.generated {
             def.constraints.push(ColumnConstraint::Generated {
-                expr: exprs.expression(rng, &bare, 2, 0),
+                expr: exprs.expression(rng, bare, 2, 0),
                 stored: rng.random_bool(0.5),
             });
-            continue;
+            return;
         }
         if rng.random_bool(0.12) {
             def.constraints.push(ColumnConstraint::NotNull);
@@ -199,9 +258,8 @@ pub fn create_table(
             model.keyed = true;
         }
         if rng.random_bool(0.08) {
-            def.constraints.push(ColumnConstraint::Check(lenient_check(
-                rng, &mut exprs, &bare,
-            )));
+            def.constraints
+                .push(ColumnConstraint::Check(lenient_check(rng, exprs, bare)));
         }
         if rng.random_bool(0.15) {
             let value = if rng.random_bool(0.8) {
@@ -217,34 +275,30 @@ pub fn create_table(
                 .push(ColumnConstraint::Collate(types::collation(rng)));
         }
     }
-    if ordinary.len() >= 2 && rng.random_bool(0.1) {
-        let cols: Vec<usize> = ordinary.choose_multiple(rng, 2).copied().collect();
-        for &i in &cols {
-            models[i].keyed = true;
-        }
-        constraints.push(TableConstraint::Unique(
-            cols.iter().map(|&i| defs[i].name.clone()).collect(),
-        ));
-    }
-    if rng.random_bool(0.1) {
-        constraints.push(TableConstraint::Check(lenient_check(
-            rng, &mut exprs, &bare,
-        )));
-    }
 
-    let stmt = CreateTable {
-        name: name.to_string(),
-        columns: defs,
-        constraints,
-        without_rowid,
-    };
-    (
-        stmt,
-        TableModel {
-            name: name.to_string(),
-            columns: models,
-        },
-    )
+    /// Draws the table constraints after the primary key: maybe a
+    /// two-column UNIQUE over `ordinary` columns, maybe a CHECK.
+    fn table_constraints(
+        &mut self,
+        rng: &mut Rng,
+        exprs: &mut ExprGen,
+        bare: &[ScopeColumn],
+        ordinary: &[usize],
+    ) {
+        if ordinary.len() >= 2 && rng.random_bool(0.1) {
+            let cols: Vec<usize> = ordinary.choose_multiple(rng, 2).copied().collect();
+            for &i in &cols {
+                self.models[i].keyed = true;
+            }
+            self.constraints.push(TableConstraint::Unique(
+                cols.iter().map(|&i| self.defs[i].name.clone()).collect(),
+            ));
+        }
+        if rng.random_bool(0.1) {
+            self.constraints
+                .push(TableConstraint::Check(lenient_check(rng, exprs, bare)));
+        }
+    }
 }
 
 /// A CHECK predicate that rejects some rows but not most: `p OR q` fails

@@ -160,78 +160,8 @@ impl Statement {
 impl ToSql for Statement {
     fn print(&self, p: &mut Printer) {
         match self {
-            Statement::CreateTable(t) => {
-                p.push("CREATE TABLE ");
-                p.push(&t.name);
-                p.push(" (");
-                p.list(&t.columns, ", ", |p, c| {
-                    p.push(&c.name);
-                    if let Some(ty) = &c.ty {
-                        p.push(" ");
-                        p.push(&ty.0);
-                    }
-                    for con in &c.constraints {
-                        p.push(" ");
-                        column_constraint(p, con);
-                    }
-                });
-                for con in &t.constraints {
-                    p.push(", ");
-                    match con {
-                        TableConstraint::PrimaryKey(cols) => {
-                            p.push("PRIMARY KEY (");
-                            p.list(cols, ", ", |p, c| p.push(c));
-                            p.push(")");
-                        }
-                        TableConstraint::Unique(cols) => {
-                            p.push("UNIQUE (");
-                            p.list(cols, ", ", |p, c| p.push(c));
-                            p.push(")");
-                        }
-                        TableConstraint::Check(e) => {
-                            p.push("CHECK (");
-                            e.print(p);
-                            p.push(")");
-                        }
-                    }
-                }
-                p.push(")");
-                if t.without_rowid {
-                    p.push(" WITHOUT ROWID");
-                }
-            }
-            Statement::CreateIndex(i) => {
-                p.push(if i.unique {
-                    "CREATE UNIQUE INDEX "
-                } else {
-                    "CREATE INDEX "
-                });
-                p.push(&i.name);
-                p.push(" ON ");
-                p.push(&i.table);
-                p.push(" (");
-                p.list(&i.keys, ", ", |p, k| {
-                    if matches!(k.expr, Expr::Column(_)) {
-                        k.expr.print(p);
-                    } else {
-                        p.push("(");
-                        k.expr.print(p);
-                        p.push(")");
-                    }
-                    if let Some(c) = &k.collation {
-                        p.push(" COLLATE ");
-                        p.collation(c);
-                    }
-                    if k.descending {
-                        p.push(" DESC");
-                    }
-                });
-                p.push(")");
-                if let Some(w) = &i.predicate {
-                    p.push(" WHERE ");
-                    w.print(p);
-                }
-            }
+            Statement::CreateTable(t) => create_table(p, t),
+            Statement::CreateIndex(i) => create_index(p, i),
             Statement::CreateView(v) => {
                 p.push("CREATE VIEW ");
                 p.push(&v.name);
@@ -308,6 +238,88 @@ impl ToSql for Statement {
                 p.push(&format!("PRAGMA {name} = {value}"));
             }
         }
+    }
+}
+
+/// `CREATE TABLE name (columns, constraints) [WITHOUT ROWID]`.
+fn create_table(p: &mut Printer, t: &CreateTable) {
+    p.push("CREATE TABLE ");
+    p.push(&t.name);
+    p.push(" (");
+    p.list(&t.columns, ", ", |p, c| {
+        p.push(&c.name);
+        if let Some(ty) = &c.ty {
+            p.push(" ");
+            p.push(&ty.0);
+        }
+        for con in &c.constraints {
+            p.push(" ");
+            column_constraint(p, con);
+        }
+    });
+    for con in &t.constraints {
+        p.push(", ");
+        table_constraint(p, con);
+    }
+    p.push(")");
+    if t.without_rowid {
+        p.push(" WITHOUT ROWID");
+    }
+}
+
+/// A table constraint as CREATE TABLE lists it after the columns.
+fn table_constraint(p: &mut Printer, con: &TableConstraint) {
+    match con {
+        TableConstraint::PrimaryKey(cols) => {
+            p.push("PRIMARY KEY (");
+            p.list(cols, ", ", |p, c| p.push(c));
+            p.push(")");
+        }
+        TableConstraint::Unique(cols) => {
+            p.push("UNIQUE (");
+            p.list(cols, ", ", |p, c| p.push(c));
+            p.push(")");
+        }
+        TableConstraint::Check(e) => {
+            p.push("CHECK (");
+            e.print(p);
+            p.push(")");
+        }
+    }
+}
+
+/// `CREATE [UNIQUE] INDEX name ON table (keys) [WHERE predicate]`, each
+/// key that is not a plain column in parentheses.
+fn create_index(p: &mut Printer, i: &CreateIndex) {
+    p.push(if i.unique {
+        "CREATE UNIQUE INDEX "
+    } else {
+        "CREATE INDEX "
+    });
+    p.push(&i.name);
+    p.push(" ON ");
+    p.push(&i.table);
+    p.push(" (");
+    p.list(&i.keys, ", ", |p, k| {
+        if matches!(k.expr, Expr::Column(_)) {
+            k.expr.print(p);
+        } else {
+            p.push("(");
+            k.expr.print(p);
+            p.push(")");
+        }
+        if let Some(c) = &k.collation {
+            p.push(" COLLATE ");
+            p.collation(c);
+        }
+        if k.descending {
+            p.push(" DESC");
+        }
+    });
+    p.push(")");
+    if let Some(w) = &i.predicate {
+        p.push(" WHERE ");
+        w.print(p);
     }
 }
 

@@ -35,6 +35,9 @@ fn read(s: &[char], i: &mut usize) -> char {
     }
 }
 
+/// `patternCompare`: whether subject `s` matches pattern `p` under the
+/// wildcards of `info`, `match_other` being the escape (LIKE) or the set
+/// opener (GLOB).
 fn compare(p: &[char], s: &[char], info: Info, match_other: char) -> Outcome {
     let (mut pi, mut si) = (0usize, 0usize);
     // Pattern position just after an escaped character.
@@ -45,73 +48,7 @@ fn compare(p: &[char], s: &[char], info: Info, match_other: char) -> Outcome {
             break;
         }
         if c == info.match_all {
-            loop {
-                c = read(p, &mut pi);
-                if c == info.match_all || (c == info.match_one && info.match_one != NONE) {
-                    if c == info.match_one && read(s, &mut si) == NONE {
-                        return Outcome::NoWildcardMatch;
-                    }
-                    continue;
-                }
-                break;
-            }
-            if c == NONE {
-                return Outcome::Match;
-            } else if c == match_other {
-                if info.match_set == NONE {
-                    c = read(p, &mut pi);
-                    if c == NONE {
-                        return Outcome::NoWildcardMatch;
-                    }
-                } else {
-                    // "[...]" right after "*": try every start.
-                    while si < s.len() {
-                        let m = compare(&p[pi - 1..], &s[si..], info, match_other);
-                        if m != Outcome::NoMatch {
-                            return m;
-                        }
-                        si += 1;
-                    }
-                    return Outcome::NoWildcardMatch;
-                }
-            }
-            if (c as u32) < 0x80 {
-                let stop = |x: char| {
-                    if info.no_case {
-                        x.eq_ignore_ascii_case(&c) && (x as u32) < 0x80
-                    } else {
-                        x == c
-                    }
-                };
-                loop {
-                    while si < s.len() && !stop(s[si]) {
-                        si += 1;
-                    }
-                    if si >= s.len() {
-                        break;
-                    }
-                    si += 1;
-                    let m = compare(&p[pi..], &s[si..], info, match_other);
-                    if m != Outcome::NoMatch {
-                        return m;
-                    }
-                }
-            } else {
-                loop {
-                    let c2 = read(s, &mut si);
-                    if c2 == NONE {
-                        break;
-                    }
-                    if c2 != c {
-                        continue;
-                    }
-                    let m = compare(&p[pi..], &s[si..], info, match_other);
-                    if m != Outcome::NoMatch {
-                        return m;
-                    }
-                }
-            }
-            return Outcome::NoWildcardMatch;
+            return after_match_all(p, pi, s, si, info, match_other);
         }
         if c == match_other {
             if info.match_set == NONE {
@@ -121,41 +58,8 @@ fn compare(p: &[char], s: &[char], info: Info, match_other: char) -> Outcome {
                 }
                 escaped = Some(pi);
             } else {
-                let mut prior: u32 = 0;
-                let mut seen = false;
-                let mut invert = false;
                 let c = read(s, &mut si);
-                if c == NONE {
-                    return Outcome::NoMatch;
-                }
-                let mut c2 = read(p, &mut pi);
-                if c2 == '^' {
-                    invert = true;
-                    c2 = read(p, &mut pi);
-                }
-                if c2 == ']' {
-                    if c == ']' {
-                        seen = true;
-                    }
-                    c2 = read(p, &mut pi);
-                }
-                while c2 != NONE && c2 != ']' {
-                    let next = p.get(pi).copied().unwrap_or(NONE);
-                    if c2 == '-' && next != ']' && next != NONE && prior > 0 {
-                        c2 = read(p, &mut pi);
-                        if (c as u32) >= prior && c <= c2 {
-                            seen = true;
-                        }
-                        prior = 0;
-                    } else {
-                        if c == c2 {
-                            seen = true;
-                        }
-                        prior = c2 as u32;
-                    }
-                    c2 = read(p, &mut pi);
-                }
-                if c2 == NONE || !(seen ^ invert) {
+                if c == NONE || !in_set(p, &mut pi, c) {
                     return Outcome::NoMatch;
                 }
                 continue;
@@ -178,6 +82,124 @@ fn compare(p: &[char], s: &[char], info: Info, match_other: char) -> Outcome {
     } else {
         Outcome::NoMatch
     }
+}
+
+/// The match of the rest of the pattern after a "match all" wildcard (`*`,
+/// `%`) that ends at `p[pi]`, the subject from `s[si]` on: the wildcard
+/// takes as much of the subject as some match of the rest needs.
+fn after_match_all(
+    p: &[char],
+    mut pi: usize,
+    s: &[char],
+    mut si: usize,
+    info: Info,
+    match_other: char,
+) -> Outcome {
+    let mut c;
+    loop {
+        c = read(p, &mut pi);
+        if c == info.match_all || (c == info.match_one && info.match_one != NONE) {
+            if c == info.match_one && read(s, &mut si) == NONE {
+                return Outcome::NoWildcardMatch;
+            }
+            continue;
+        }
+        break;
+    }
+    if c == NONE {
+        return Outcome::Match;
+    } else if c == match_other {
+        if info.match_set == NONE {
+            c = read(p, &mut pi);
+            if c == NONE {
+                return Outcome::NoWildcardMatch;
+            }
+        } else {
+            // "[...]" right after "*": try every start.
+            while si < s.len() {
+                let m = compare(&p[pi - 1..], &s[si..], info, match_other);
+                if m != Outcome::NoMatch {
+                    return m;
+                }
+                si += 1;
+            }
+            return Outcome::NoWildcardMatch;
+        }
+    }
+    if (c as u32) < 0x80 {
+        let stop = |x: char| {
+            if info.no_case {
+                x.eq_ignore_ascii_case(&c) && (x as u32) < 0x80
+            } else {
+                x == c
+            }
+        };
+        loop {
+            while si < s.len() && !stop(s[si]) {
+                si += 1;
+            }
+            if si >= s.len() {
+                break;
+            }
+            si += 1;
+            let m = compare(&p[pi..], &s[si..], info, match_other);
+            if m != Outcome::NoMatch {
+                return m;
+            }
+        }
+    } else {
+        loop {
+            let c2 = read(s, &mut si);
+            if c2 == NONE {
+                break;
+            }
+            if c2 != c {
+                continue;
+            }
+            let m = compare(&p[pi..], &s[si..], info, match_other);
+            if m != Outcome::NoMatch {
+                return m;
+            }
+        }
+    }
+    Outcome::NoWildcardMatch
+}
+
+/// Whether `c` is in the GLOB set `[...]` whose text starts at `p[*pi]`
+/// (just after the `[`); `*pi` ends after its `]`. An unterminated set
+/// holds nothing.
+fn in_set(p: &[char], pi: &mut usize, c: char) -> bool {
+    let mut prior: u32 = 0;
+    let mut seen = false;
+    let mut invert = false;
+    let mut c2 = read(p, pi);
+    if c2 == '^' {
+        invert = true;
+        c2 = read(p, pi);
+    }
+    if c2 == ']' {
+        if c == ']' {
+            seen = true;
+        }
+        c2 = read(p, pi);
+    }
+    while c2 != NONE && c2 != ']' {
+        let next = p.get(*pi).copied().unwrap_or(NONE);
+        if c2 == '-' && next != ']' && next != NONE && prior > 0 {
+            c2 = read(p, pi);
+            if (c as u32) >= prior && c <= c2 {
+                seen = true;
+            }
+            prior = 0;
+        } else {
+            if c == c2 {
+                seen = true;
+            }
+            prior = c2 as u32;
+        }
+        c2 = read(p, pi);
+    }
+    c2 != NONE && (seen ^ invert)
 }
 
 /// `subject GLOB pattern`.

@@ -217,6 +217,7 @@ fn fp10_convert2(d: u64, p: i32) -> f64 {
 /// return code: positive if all of `z` is a number (leading and trailing
 /// spaces allowed), negative if only a prefix is, 0 if none is. Bit 1 of
 /// the code: a decimal point or exponent was seen; bit 2: exactly zero.
+// Long because: a line-by-line port of SQLite's sqlite3AtoF, kept whole to compare with the C.
 pub fn atof(z: &[u8]) -> (i32, f64) {
     let at = |i: usize| z.get(i).copied().unwrap_or(0);
     let digit = |c: u8| c.is_ascii_digit();
