@@ -339,6 +339,7 @@ fn citus_13_2_knobs_are_valid_settings_and_change_no_result() {
     citus_knobs_change_no_result(15);
 }
 
+// Long because: one scenario end to end, its steps in order.
 fn citus_knobs_change_no_result(major: u32) {
     use lancet_core::rng::database_rng;
     use lancet_core::{DatabaseId, KnobSetting, Provider, Session};

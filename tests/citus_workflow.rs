@@ -80,6 +80,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+// Long because: the workflow file's steps, run in order as written.
 #[test]
 fn the_github_workflow_starts_citus_and_runs_the_gate_as_written() {
     if !citus_installed(18) {

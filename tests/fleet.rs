@@ -363,6 +363,7 @@ fn assert_same<K: Ord + std::fmt::Debug, V: PartialEq + std::fmt::Debug>(
 ///
 /// A finished run's findings on disk are exactly those its index lists; a
 /// killed run's may hold the one it was filing when it died (see below).
+// Long because: compares every table of the store with the run directories, one after the other.
 fn assert_store_matches(store: &Reader, runs: &[PathBuf]) -> usize {
     let mut on_disk: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut bugs_on_disk: BTreeMap<(String, String), u64> = BTreeMap::new();

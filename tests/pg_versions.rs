@@ -168,6 +168,7 @@ fn queries(db: &dyn lancet_core::GeneratedDatabase, rng: &mut lancet_core::Rng) 
     out
 }
 
+// Long because: one scenario per server release, its steps in order.
 fn knobs_follow_the_server(major: u32) {
     let pg = PgServer::start_major(major).unwrap_or_else(|e| panic!("{e:#}"));
     let provider = PostgresProvider::connect(&pg.url()).unwrap();

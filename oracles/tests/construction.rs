@@ -160,6 +160,7 @@ fn tlp_aggregate_recombines_each_aggregate() {
     assert_eq!(q("SUM")[2], "SELECT SUM(ABS(c0 + 0.0)) FROM t0");
 }
 
+// Long because: a table of aggregate cases and their verdicts.
 #[test]
 fn tlp_aggregate_compares_integers_exactly_and_float_sums_with_a_magnitude_tolerance() {
     let one = |v: Value| vec![vec![v]];

@@ -21,64 +21,80 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if args.check_cmd.is_some() || args.check_differs.is_some() {
-        let dbms = args
-            .dbms
-            .as_deref()
-            .context("--dbms is needed to reduce a SQL file with --check-cmd or --check-differs")?;
-        let databases = provider_for(dbms, &args.connect)?;
-        let text = std::fs::read_to_string(&args.file)
-            .with_context(|| format!("cannot read {}", args.file.display()))?;
-        let dialect = databases.provider().dialect();
-        let check = match (&args.check_cmd, &args.check_differs) {
-            (Some(cmd), _) => lancet::reduce::foreign::Check::Command(cmd.clone()),
-            (None, Some(compared)) => {
-                let (first, second) = match *compared {
-                    Compared::Pair(i, j) => (i, j),
-                    Compared::Last => {
-                        let n = lancet::script::split_statements(&text, dialect).len();
-                        if n < 2 {
-                            bail!(
-                                "{} has fewer than two statements to compare",
-                                args.file.display()
-                            );
-                        }
-                        (n - 2, n - 1)
-                    }
-                };
-                lancet::reduce::foreign::Check::Differs {
-                    databases: &databases,
-                    first,
-                    second,
-                }
-            }
-            (None, None) => unreachable!("checked above"),
-        };
-        let r = lancet::reduce::foreign::reduce_foreign(
-            &text,
-            &name,
-            dialect,
-            &check,
-            limit,
-            Some(&stop),
-        )?;
-        let out = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
-        lancet::reproducer::write_synced(&out, r.text().as_bytes())?;
-        println!(
-            "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nwritten to {}",
-            r.statements_before,
-            r.statements.len(),
-            r.bytes_before,
-            r.bytes(),
-            r.seconds,
-            r.tests,
-            if r.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
-            out.display()
-        );
-        return Ok(ExitCode::SUCCESS);
+        return reduce_foreign_file(args, &name, limit, &stop);
     }
     if args.dbms.is_some() {
         bail!("--dbms is for SQL files from elsewhere, with --check-cmd or --check-differs; a lancet reproducer names its DBMS");
     }
+    reduce_finding(args, &name, limit, &stop)
+}
+
+/// `lancet reduce FILE.sql --check-cmd ...` or `--check-differs`: a SQL
+/// file from elsewhere, kept interesting by the user's check.
+fn reduce_foreign_file(
+    args: ReduceArgs,
+    name: &str,
+    limit: Duration,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<ExitCode> {
+    let dbms = args
+        .dbms
+        .as_deref()
+        .context("--dbms is needed to reduce a SQL file with --check-cmd or --check-differs")?;
+    let databases = provider_for(dbms, &args.connect)?;
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let dialect = databases.provider().dialect();
+    let check = match (&args.check_cmd, &args.check_differs) {
+        (Some(cmd), _) => lancet::reduce::foreign::Check::Command(cmd.clone()),
+        (None, Some(compared)) => {
+            let (first, second) = match *compared {
+                Compared::Pair(i, j) => (i, j),
+                Compared::Last => {
+                    let n = lancet::script::split_statements(&text, dialect).len();
+                    if n < 2 {
+                        bail!(
+                            "{} has fewer than two statements to compare",
+                            args.file.display()
+                        );
+                    }
+                    (n - 2, n - 1)
+                }
+            };
+            lancet::reduce::foreign::Check::Differs {
+                databases: &databases,
+                first,
+                second,
+            }
+        }
+        (None, None) => unreachable!("checked above"),
+    };
+    let r =
+        lancet::reduce::foreign::reduce_foreign(&text, name, dialect, &check, limit, Some(stop))?;
+    let out = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
+    lancet::reproducer::write_synced(&out, r.text().as_bytes())?;
+    println!(
+        "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nwritten to {}",
+        r.statements_before,
+        r.statements.len(),
+        r.bytes_before,
+        r.bytes(),
+        r.seconds,
+        r.tests,
+        if r.complete { "" } else { " (stopped early: time limit or Ctrl-C)" },
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lancet reduce FINDING.json`: a finding of lancet's, reduced keeping
+/// its oracle's relation, then explained (see `reduce::explain`).
+fn reduce_finding(
+    args: ReduceArgs,
+    name: &str,
+    limit: Duration,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<ExitCode> {
     let finding = lancet::findings::Finding::load(&args.file)?;
     let databases = provider_for(&finding.dbms, &args.connect)?;
     let provider = databases.provider();
@@ -89,15 +105,12 @@ pub fn reduce(args: ReduceArgs) -> anyhow::Result<ExitCode> {
     )?);
     let reducer = lancet::reduce::Reducer::new(&databases)
         .with_time_limit(limit)
-        .with_abort(&stop);
+        .with_abort(stop);
     let sql_name = name.replace(".json", ".sql");
     let r = reducer.reduce(&finding, &sql_name)?;
     let mut reduced = r.finding;
     if !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        reduced.hidden_by_knobs = lancet::localize::knobs_that_hide(&reduced, &databases);
-        reduced.flipped_by_knobs = lancet::localize::knobs_that_flip(&reduced);
-        reduced.wrong_side = lancet::wrong_side::judge(&reduced, &databases);
-        reduced.stored = lancet::stored_rows::read(&reduced, &databases);
+        lancet::reduce::explain(&mut reduced, &databases);
     }
     let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
     let written = lancet::reproducer::WrittenFinding {

@@ -233,6 +233,17 @@ fn is_schema_of(stmt: &str, tables: &[String]) -> bool {
     tables.iter().any(|t| t == w(i))
 }
 
+/// What lancet adds to a reduced finding to explain it: the knobs that
+/// hide it or flip it (`localize`), which side is wrong (`wrong_side`)
+/// and what its tables hold (`stored_rows`). From a run's reducers and
+/// from `lancet reduce` alike.
+pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
+    f.hidden_by_knobs = crate::localize::knobs_that_hide(f, databases);
+    f.flipped_by_knobs = crate::localize::knobs_that_flip(f);
+    f.wrong_side = crate::wrong_side::judge(f, databases);
+    f.stored = crate::stored_rows::read(f, databases);
+}
+
 #[cfg(test)]
 mod tests {
     use super::{is_schema_of, Direction};

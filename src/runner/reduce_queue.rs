@@ -249,10 +249,7 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
         // After reduction, and in the finishing time too: only an abort
         // (Ctrl-C, the finishing time over) skips what explains the bug.
         if !shared.abort_reduction.load(Ordering::SeqCst) {
-            f.hidden_by_knobs = crate::localize::knobs_that_hide(&f, &shared.databases);
-            f.flipped_by_knobs = crate::localize::knobs_that_flip(&f);
-            f.wrong_side = crate::wrong_side::judge(&f, &shared.databases);
-            f.stored = crate::stored_rows::read(&f, &shared.databases);
+            crate::reduce::explain(&mut f, &shared.databases);
         }
         let out = work.written.reduced();
         // Flood control by the reduced signature, which stands for many

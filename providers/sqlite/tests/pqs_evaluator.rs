@@ -348,6 +348,7 @@ fn check_claims(
 /// Claims per query: each takes four result columns (SQLite allows 2000).
 const CLAIMS_PER_QUERY: usize = 300;
 
+// Long because: one validation loop with its figures, step by step.
 #[test]
 fn evaluator_agrees_with_sqlite() {
     // `LANCET_PQS_SQLITE_LIB=PATH` checks the evaluator against another

@@ -131,6 +131,7 @@ fn operators_print_with_sqlite_meaning() {
     assert_eq!(eval(&mut c, &cast), Value::Text(" 12 ".into()));
 }
 
+// Long because: a table of statements and the text SQLite must accept for each.
 #[test]
 fn ddl_and_from_clauses_print_as_sqlite_accepts() {
     let mut c = SqliteConnection::open_in_memory().unwrap();

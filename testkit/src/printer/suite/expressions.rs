@@ -82,6 +82,7 @@ pub(super) fn binary_operators(t: &Tested) {
 }
 
 /// Nested trees whose meaning depends on parentheses.
+// Long because: a table of cases, one tree and its expected text each.
 pub(super) fn precedence_sensitive_nesting(t: &Tested) {
     use BinaryOp::*;
     let (a, b, c) = (col("a"), col("b"), col("c"));
