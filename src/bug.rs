@@ -152,8 +152,12 @@ pub fn assign_bugs(members: &[Member<'_>]) -> Vec<String> {
             None => m.signature.to_string(),
         })
         .collect();
+    // One reduced member per bug: members of one bug share constructs,
+    // knob and release, and an index is regrouped on every finding.
+    let mut seen = std::collections::HashSet::new();
     let reduced: Vec<usize> = (0..members.len())
         .filter(|&i| members[i].reduced && !members[i].constructs.is_empty())
+        .filter(|&i| seen.insert(own[i].as_str()))
         .collect();
     members
         .iter()
