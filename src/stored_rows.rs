@@ -6,8 +6,8 @@
 //! reproducer shows, after the setup, a `SELECT * FROM t` per table the
 //! queries read, with the rows lancet read as a comment.
 
-use crate::databases::{Databases, Purpose};
-use crate::findings::{Finding, FindingKind};
+use crate::findings::Finding;
+use lancet_core::Session;
 use serde::{Deserialize, Serialize};
 
 /// Rows shown per table, at most.
@@ -23,31 +23,16 @@ pub struct StoredTable {
     pub shown: Vec<String>,
 }
 
-/// The rows of every table a logic finding's case reads, on a fresh
-/// database after its setup. Empty for other findings, and where the
-/// setup does not run; a name that is not a table one can select from
-/// (a CTE's) is left out.
-pub fn read(finding: &Finding, databases: &Databases) -> Vec<StoredTable> {
-    let Some(case) = finding
-        .case
-        .as_ref()
-        .filter(|_| finding.kind == FindingKind::Logic)
-    else {
+/// The rows of every table a logic finding's case reads, in `session`,
+/// a fresh database its setup just ran in. A name that is not a table one
+/// can select from (a CTE's) is left out.
+pub fn read(finding: &Finding, session: &mut Session) -> Vec<StoredTable> {
+    let Some(case) = finding.case.as_ref() else {
         return Vec::new();
     };
     let mut names = lancet_core::Query::select(case.query.clone()).table_names();
     names.sort();
     names.dedup();
-    let Ok(mut scratch) = databases.create_reusable(Purpose::Reduce, 0, databases.next_index())
-    else {
-        return Vec::new();
-    };
-    let session = scratch.session();
-    for stmt in &finding.setup {
-        if session.connection().execute(stmt).is_err() {
-            return Vec::new();
-        }
-    }
     names
         .into_iter()
         .filter_map(|table| {

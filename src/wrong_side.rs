@@ -13,10 +13,10 @@
 //!   they return with every switch off is what they should return;
 //! - otherwise lancet says that it cannot tell, and why.
 
-use crate::databases::{Databases, Purpose};
-use crate::findings::{Finding, FindingKind};
+use crate::findings::Finding;
 use crate::replay::oracle_and_case;
-use lancet_core::{run_check, run_check_with_knobs_off, CheckOutcome, KnobSetting, Row, Session};
+use lancet_core::compare::multiset_diff;
+use lancet_core::{run_check, run_check_with_knobs_off, CheckOutcome, Provider, Session};
 use serde::{Deserialize, Serialize};
 
 /// Rows of the right result shown in a reproducer, at most.
@@ -39,7 +39,8 @@ pub struct WrongSide {
 }
 
 impl WrongSide {
-    fn cannot_tell(why: impl Into<String>) -> WrongSide {
+    /// lancet cannot tell which side is wrong, for `why`.
+    pub fn cannot_tell(why: impl Into<String>) -> WrongSide {
         WrongSide {
             wrong: Vec::new(),
             how: why.into(),
@@ -49,61 +50,31 @@ impl WrongSide {
     }
 }
 
-/// Decides the wrong side of a logic finding; `None` for other kinds.
-pub fn judge(finding: &Finding, databases: &Databases) -> Option<WrongSide> {
-    if finding.kind != FindingKind::Logic {
-        return None;
-    }
+/// Decides the wrong side of a logic finding, running its case in
+/// `session`, a fresh database its setup just ran in, where the relation
+/// alone cannot tell.
+pub fn judge(finding: &Finding, provider: &dyn Provider, session: &mut Session) -> WrongSide {
     let (oracle, case) = match oracle_and_case(finding) {
         Ok(found) => found,
-        Err(e) => return Some(WrongSide::cannot_tell(format!("{e:#}"))),
+        Err(e) => return WrongSide::cannot_tell(format!("{e:#}")),
     };
     if let Some((role, why)) = oracle.wrong_by_relation() {
-        return Some(WrongSide {
+        return WrongSide {
             wrong: vec![role.to_string()],
             how: format!("by the oracle's relation: {why}"),
             expected_rows: None,
             expected: Vec::new(),
-        });
+        };
     }
-    let all_off: KnobSetting = databases.provider().every_optimization_off();
+    let all_off = provider.every_optimization_off();
     if all_off.is_default() {
-        return Some(WrongSide::cannot_tell(
+        return WrongSide::cannot_tell(
             "either query may be wrong, and this DBMS has no optimizer switch to turn off",
-        ));
-    }
-    let mut scratch = match databases.create_reusable(Purpose::Reduce, 0, databases.next_index()) {
-        Ok(s) => s,
-        Err(e) => {
-            return Some(WrongSide::cannot_tell(format!(
-                "no scratch database: {e:#}"
-            )))
-        }
-    };
-    let session = scratch.session();
-    if let Err(why) = run_setup(finding, session) {
-        return Some(WrongSide::cannot_tell(why));
+        );
     }
     let by_default = run_check(session, &*oracle, case);
     let all_switches_off = run_check_with_knobs_off(session, &*oracle, case, &all_off);
-    Some(compare_runs(
-        by_default,
-        all_switches_off,
-        all_off.changes.len(),
-    ))
-}
-
-/// Runs a finding's setup; why not, if a statement fails.
-fn run_setup(finding: &Finding, session: &mut Session) -> Result<(), String> {
-    for (i, stmt) in finding.setup.iter().enumerate() {
-        if let Err(e) = session.connection().execute(stmt) {
-            return Err(format!(
-                "setup statement {} fails on a fresh database: {e}",
-                i + 1
-            ));
-        }
-    }
-    Ok(())
+    compare_runs(by_default, all_switches_off, all_off.changes.len())
 }
 
 /// The verdict from the same case run by default and with every switch
@@ -147,7 +118,7 @@ fn compare_runs(
     let changed: Vec<(&lancet_core::RanQuery, &lancet_core::RanQuery)> = by_default
         .iter()
         .zip(&off)
-        .filter(|(d, o)| !d.statement && sorted(&d.result) != sorted(&o.result))
+        .filter(|(d, o)| !d.statement && !multiset_diff(&d.result, &o.result).is_empty())
         .collect();
     let Some((_, right)) = changed.first() else {
         return WrongSide::cannot_tell(
@@ -168,14 +139,4 @@ fn compare_runs(
             .map(|r| lancet_core::value::format_row(r))
             .collect(),
     }
-}
-
-/// A result as a multiset: its rows in a fixed order.
-fn sorted(rows: &[Row]) -> Vec<String> {
-    let mut out: Vec<String> = rows
-        .iter()
-        .map(|r| lancet_core::value::format_row(r))
-        .collect();
-    out.sort();
-    out
 }

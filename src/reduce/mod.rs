@@ -234,14 +234,42 @@ fn is_schema_of(stmt: &str, tables: &[String]) -> bool {
 }
 
 /// What lancet adds to a reduced finding to explain it: the knobs that
-/// hide it or flip it (`localize`), which side is wrong (`wrong_side`)
-/// and what its tables hold (`stored_rows`). From a run's reducers and
-/// from `lancet reduce` alike.
+/// hide it or flip it (`localize`), what its tables hold (`stored_rows`)
+/// and which side is wrong (`wrong_side`). From a run's reducers and from
+/// `lancet reduce` alike. The last two share one fresh database, set up
+/// once.
 pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
     f.hidden_by_knobs = crate::localize::knobs_that_hide(f, databases);
     f.flipped_by_knobs = crate::localize::knobs_that_flip(f);
-    f.wrong_side = crate::wrong_side::judge(f, databases);
-    f.stored = crate::stored_rows::read(f, databases);
+    f.stored = Vec::new();
+    f.wrong_side = None;
+    if f.kind != FindingKind::Logic {
+        return;
+    }
+    let mut scratch = match databases.create_reusable(Purpose::Reduce, 0, databases.next_index()) {
+        Ok(s) => s,
+        Err(e) => {
+            f.wrong_side = Some(crate::wrong_side::WrongSide::cannot_tell(format!(
+                "no scratch database: {e:#}"
+            )));
+            return;
+        }
+    };
+    let session = scratch.session();
+    if let Some((i, e)) = f
+        .setup
+        .iter()
+        .enumerate()
+        .find_map(|(i, stmt)| session.connection().execute(stmt).err().map(|e| (i, e)))
+    {
+        f.wrong_side = Some(crate::wrong_side::WrongSide::cannot_tell(format!(
+            "setup statement {} fails on a fresh database: {e}",
+            i + 1
+        )));
+        return;
+    }
+    f.stored = crate::stored_rows::read(f, session);
+    f.wrong_side = Some(crate::wrong_side::judge(f, databases.provider(), session));
 }
 
 #[cfg(test)]
