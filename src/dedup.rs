@@ -271,20 +271,7 @@ impl Index {
     ) -> anyhow::Result<(String, u64)> {
         let sig = f.signature.clone().unwrap_or_else(|| signature(f, dialect));
         let origin = reduced_from.unwrap_or(path).to_path_buf();
-        if let Some(old) = self.provisional.remove(&origin) {
-            if let Some(e) = self.entries.get_mut(&old) {
-                e.count -= 1;
-                e.findings.retain(|p| *p != origin);
-                if e.count == 0 {
-                    self.entries.remove(&old);
-                } else if e.reproducer == origin {
-                    // Another finding of that signature becomes its reproducer.
-                    if let Some(first) = e.findings.first() {
-                        e.reproducer = first.clone();
-                    }
-                }
-            }
-        }
+        self.drop_provisional(&origin);
         if reduced_from.is_none() {
             self.provisional.insert(origin.clone(), sig.clone());
         }
@@ -336,16 +323,17 @@ impl Index {
         self.entries.get(sig).map_or(0, |e| e.count)
     }
 
-    /// How many findings of `sig` there are besides the one written at
-    /// `unreduced`, which stays counted under its unreduced signature until
-    /// its reduction is filed: when reduction keeps the signature, that
-    /// finding must not count against itself.
-    pub fn count_besides(&self, sig: &str, unreduced: &Path) -> u64 {
-        let own = self
-            .provisional
-            .get(unreduced)
-            .is_some_and(|old| old == sig);
-        self.count(sig).saturating_sub(u64::from(own))
+    /// How many findings of `sig` are filed reduced. Flood control after
+    /// reduction counts these only: counting the unreduced ones too would
+    /// delete every finding of a frequent signature one reduction at a
+    /// time (each sees the others waiting), and lose the bug.
+    pub fn reduced_count(&self, sig: &str) -> u64 {
+        self.entries.get(sig).map_or(0, |e| {
+            e.findings
+                .iter()
+                .filter(|p| !self.provisional.contains_key(*p))
+                .count() as u64
+        })
     }
 
     /// Flood control after reduction: the finding written at `unreduced`
@@ -353,20 +341,35 @@ impl Index {
     /// entry goes; it is counted under `sig` as not written (the caller
     /// deletes its files).
     pub fn flood_reduced(&mut self, sig: &str, unreduced: &Path) -> anyhow::Result<()> {
-        if let Some(old) = self.provisional.remove(unreduced) {
-            if let Some(e) = self.entries.get_mut(&old) {
-                e.count -= 1;
-                e.findings.retain(|p| p != unreduced);
-                if e.count == 0 {
-                    self.entries.remove(&old);
-                } else if e.reproducer == unreduced {
-                    if let Some(first) = e.findings.first() {
-                        e.reproducer = first.clone();
-                    }
+        self.drop_provisional(unreduced);
+        self.add_not_written(sig)
+    }
+
+    /// Takes a finding out of the index: a crash that turned out to be
+    /// another crash's collateral (its files moved to `unconfirmed/`).
+    pub fn remove(&mut self, unreduced: &Path) -> anyhow::Result<()> {
+        self.drop_provisional(unreduced);
+        self.save()
+    }
+
+    /// Removes the provisional entry the unreduced finding at `origin`
+    /// made, if any; another finding of its signature becomes the
+    /// signature's reproducer.
+    fn drop_provisional(&mut self, origin: &Path) {
+        let Some(old) = self.provisional.remove(origin) else {
+            return;
+        };
+        if let Some(e) = self.entries.get_mut(&old) {
+            e.count -= 1;
+            e.findings.retain(|p| p != origin);
+            if e.count == 0 {
+                self.entries.remove(&old);
+            } else if e.reproducer == origin {
+                if let Some(first) = e.findings.first() {
+                    e.reproducer = first.clone();
                 }
             }
         }
-        self.add_not_written(sig)
     }
 
     /// Counts one more finding of `sig` that flood control kept off disk.

@@ -165,6 +165,35 @@ pub struct Finding {
     /// the setup (see `stored_rows`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stored: Vec<crate::stored_rows::StoredTable>,
+    /// Crash findings: what replaying it on a fresh database showed once
+    /// the workers were done (see `runner::crash_triage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_replay: Option<CrashReplay>,
+}
+
+/// A crash replayed on a fresh database once the workers were done: did it
+/// crash the DBMS again, and, if not, what every session was running when
+/// the DBMS went down (one of them may have crashed it).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CrashReplay {
+    /// The statements crashed the DBMS again.
+    pub repeated: bool,
+    /// Lost sessions of the same crash folded into this finding: they
+    /// were its collateral (kept in `unconfirmed/`), not crashes of their own.
+    #[serde(default)]
+    pub folded: u32,
+    /// When it did not repeat: the other sessions' statements at the time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_running: Vec<RunningStatement>,
+}
+
+/// What one session was running when the DBMS went down.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunningStatement {
+    pub thread: u32,
+    pub sql: String,
+    /// The file that keeps that session's statements.
+    pub file: String,
 }
 
 /// How a reduced finding came about.
@@ -214,6 +243,7 @@ impl Finding {
             wrong_side: None,
             stored: Vec::new(),
             timing: None,
+            crash_replay: None,
         }
     }
 

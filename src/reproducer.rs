@@ -38,6 +38,16 @@ fn comment_safe(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A statement on one header line: whitespace runs made one space, long
+/// ones cut.
+fn one_line(sql: &str) -> String {
+    let flat = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(200) {
+        Some((at, _)) => format!("{} ...", &flat[..at]),
+        None => flat,
+    }
+}
+
 /// Renders the `.sql` reproducer: a comment header with the facts, the setup,
 /// then the queries, each with its row count.
 pub fn render(f: &Finding, comment: &str, client_command: &str, file_name: &str) -> String {
@@ -108,16 +118,37 @@ fn header_origin(h: &mut HeaderLines, f: &Finding, client_command: &str, file_na
     }
     h.line(&format!(
         "confirmed on a fresh database: {}",
-        match (f.confirmed, f.kind) {
-            (true, _) => "yes",
-            // A crash or hang stands without a replay, which would only take
-            // the server down again.
-            (false, FindingKind::Crash | FindingKind::Hang) => {
+        match (f.confirmed, f.kind, &f.crash_replay) {
+            (_, FindingKind::Crash, Some(r)) if r.repeated => "yes (the crash repeated)",
+            (_, FindingKind::Crash, Some(_)) => {
+                "no: the crash did not repeat (what every session was running is listed below)"
+            }
+            (true, _, _) => "yes",
+            // A crash is replayed once the workers are done (with
+            // reduction); a hang stands without a replay, which would only
+            // wait out the limit again.
+            (false, FindingKind::Crash | FindingKind::Hang, _) => {
                 "not replayed (a crash or hang would take the server down again)"
             }
-            (false, _) => "no",
+            (false, _, _) => "no",
         }
     ));
+    if let Some(r) = &f.crash_replay {
+        if r.folded > 0 {
+            h.line(&format!(
+                "{} other session(s) lost in the same crash are folded into this finding (kept in unconfirmed/)",
+                r.folded
+            ));
+        }
+        for other in &r.also_running {
+            h.line(&format!(
+                "when the DBMS went down, thread {} was running: {} (its statements: {})",
+                other.thread,
+                one_line(&other.sql),
+                other.file
+            ));
+        }
+    }
     if let Some(r) = &f.reduction {
         h.line(&format!(
             "reduced from {} ({} statements, {} bytes) to {} statements, {} bytes, in {:.1} s{}",

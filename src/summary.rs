@@ -16,6 +16,7 @@ pub struct Counters {
     databases: AtomicU64,
     findings: AtomicU64,
     unconfirmed: AtomicU64,
+    unrepeated_crashes: AtomicU64,
     flooded: AtomicU64,
     /// DBMS time by statement shape, merged from the sessions.
     shapes: std::sync::Mutex<lancet_core::ShapeTimes>,
@@ -35,6 +36,7 @@ impl Counters {
             databases: AtomicU64::new(0),
             findings: AtomicU64::new(0),
             unconfirmed: AtomicU64::new(0),
+            unrepeated_crashes: AtomicU64::new(0),
             flooded: AtomicU64::new(0),
             shapes: std::sync::Mutex::new(lancet_core::ShapeTimes::new()),
             dbms_nanos: AtomicU64::new(0),
@@ -90,6 +92,11 @@ impl Counters {
     }
     pub fn add_unconfirmed(&self) {
         self.unconfirmed.fetch_add(1, Relaxed);
+    }
+    /// A crash finding whose replay on a fresh database did not crash the
+    /// DBMS again: kept as found, counted apart.
+    pub fn add_unrepeated_crash(&self) {
+        self.unrepeated_crashes.fetch_add(1, Relaxed);
     }
     /// Merges a session's time by statement shape.
     pub fn add_shapes(&self, shapes: lancet_core::ShapeTimes) {
@@ -219,6 +226,10 @@ pub struct Summary {
     pub findings: u64,
     /// Disagreements that did not reproduce on a fresh database (kept apart, not findings).
     pub unconfirmed: u64,
+    /// Crash findings that did not crash the DBMS again on a fresh
+    /// database (kept as found, with what every session was running).
+    #[serde(default)]
+    pub unrepeated_crashes: u64,
     /// Findings of frequent signatures past the flood limit: counted in
     /// the index, not written.
     #[serde(default)]
@@ -354,6 +365,7 @@ impl Summary {
             databases: counters.databases.load(Relaxed),
             findings: counters.findings.load(Relaxed),
             unconfirmed: counters.unconfirmed.load(Relaxed),
+            unrepeated_crashes: counters.unrepeated_crashes.load(Relaxed),
             flooded: counters.flooded.load(Relaxed),
             slowest_shapes: {
                 let all = counters.shapes.lock().unwrap_or_else(|e| e.into_inner());
@@ -479,6 +491,13 @@ impl Summary {
             s.push_str(&format!(
                 "  ({} more did not reproduce on a fresh database: see unconfirmed/)",
                 self.unconfirmed
+            ));
+        }
+        if self.unrepeated_crashes > 0 {
+            s.push_str(&format!(
+                "  ({} crash(es) did not repeat on a fresh database: kept as found, with what \
+                 every session was running)",
+                self.unrepeated_crashes
             ));
         }
         s.push('\n');

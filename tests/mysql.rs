@@ -110,11 +110,7 @@ fn a_connection_killed_during_confirmation_is_a_crash_finding() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let findings = run_dir(out_dir.path()).join("findings");
-    let crashes: Vec<serde_json::Value> = finding_files(&findings, "json")
-        .iter()
-        .map(|f| read_json(f))
-        .filter(|j| j["kind"] == "crash")
-        .collect();
+    let crashes: Vec<serde_json::Value> = records_of_kind(&findings, "crash");
     assert!(!crashes.is_empty(), "a crash finding on disk\n{stderr}");
     for c in &crashes {
         let sql = c["queries"][0]["sql"].as_str().unwrap_or_default();

@@ -224,31 +224,50 @@ fn one_server_crash_under_two_threads_is_one_crash_finding() {
     panic!("{last}");
 }
 
+/// `lancet fuzz` of TLP WHERE on `pg` with two threads for `seconds`, into
+/// a new directory; returns it, the summary's path and the process.
+fn fuzz_two_threads(
+    pg: &PgServer,
+    seed: &str,
+    seconds: &str,
+    extra: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, std::process::Child) {
+    let out = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let summary = out.path().join("summary.json");
+    let mut args = vec![
+        "--dbms",
+        "postgres",
+        "--url",
+        &url,
+        "--oracle",
+        "tlp-where",
+        "--threads",
+        "2",
+        "--seed",
+        seed,
+        "--timeout",
+        seconds,
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let child = spawn_fuzz(out.path(), &args);
+    (out, summary, child)
+}
+
 /// One try of the scenario above: `Err` says what was wrong.
 fn crash_under_two_threads() -> Result<(), String> {
     let pg = server();
-    let out_dir = tempfile::tempdir().unwrap();
-    let summary = out_dir.path().join("summary.json");
-    let child = spawn_fuzz(
-        out_dir.path(),
+    let (out_dir, summary, child) = fuzz_two_threads(
+        &pg,
+        "9",
+        "30",
         &[
-            "--dbms",
-            "postgres",
-            "--url",
-            &pg.url(),
-            "--oracle",
-            "tlp-where",
-            "--threads",
-            "2",
-            "--seed",
-            "9",
-            "--timeout",
-            "30",
             "--checks-per-database",
             "100000",
-            "--no-reduce",
-            "--summary-json",
-            summary.to_str().unwrap(),
+            "--finish-reductions",
+            "60",
         ],
     );
     // Both threads testing: two backends whose last statement read a table.
@@ -273,11 +292,7 @@ fn crash_under_two_threads() -> Result<(), String> {
     }
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let findings = run_dir(out_dir.path()).join("findings");
-    let crashes: Vec<serde_json::Value> = finding_files(&findings, "json")
-        .iter()
-        .map(|f| read_json(f))
-        .filter(|j| j["kind"] == "crash")
-        .collect();
+    let crashes: Vec<serde_json::Value> = records_of_kind(&findings, "crash");
     let s = read_json(&summary);
     assert!(
         s["databases"].as_u64().unwrap() >= 2,
@@ -289,5 +304,96 @@ fn crash_under_two_threads() -> Result<(), String> {
             "not one crash and its collateral: {crashes:?}\n{err}"
         ));
     }
+    // A signal does not come back when the statements are replayed: the
+    // crash stays a finding, said not to repeat, with what the other
+    // session was running.
+    let replay = &crashes[0]["crash_replay"];
+    assert_eq!(replay["repeated"], false, "{replay}");
+    let others = replay["also_running"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if others.is_empty() {
+        return Err(format!("the collateral session is not listed: {replay}"));
+    }
+    assert_eq!(s["unrepeated_crashes"], 1, "{s}");
     Ok(())
+}
+
+/// A server crash that repeats (a backend killed whenever it runs CREATE
+/// INDEX, which an event trigger makes last long enough to be caught)
+/// under two threads: the crash findings name that statement, repeat on a
+/// fresh database and are reduced to the table and the index.
+#[test]
+fn a_server_crash_that_repeats_is_named_and_reduced() {
+    let pg = server();
+    // Databases are made from template0: the event trigger goes there.
+    let slow_index = "CREATE FUNCTION slow_index() RETURNS event_trigger LANGUAGE plpgsql \
+                      AS $$ BEGIN PERFORM pg_sleep(1); END $$; \
+                      CREATE EVENT TRIGGER slow_index ON ddl_command_end \
+                      WHEN TAG IN ('CREATE INDEX') EXECUTE FUNCTION slow_index()";
+    pg.psql(
+        "postgres",
+        "UPDATE pg_database SET datallowconn = true WHERE datname = 'template0'",
+    )
+    .unwrap();
+    pg.psql("template0", slow_index).unwrap();
+    pg.psql(
+        "postgres",
+        "UPDATE pg_database SET datallowconn = false WHERE datname = 'template0'",
+    )
+    .unwrap();
+    let (out_dir, summary, child) = fuzz_two_threads(
+        &pg,
+        "3",
+        "10",
+        &["--reduce-time", "90", "--finish-reductions", "200"],
+    );
+    // The crash: every backend caught in CREATE INDEX, while lancet runs.
+    let watching = "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity \
+                    WHERE datname LIKE 'lancet\\_%' AND state = 'active' \
+                    AND query ILIKE 'CREATE%INDEX%'";
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let out = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                if let Ok(pids) = pg.psql("postgres", watching) {
+                    for pid in pids.split_whitespace() {
+                        try_signal(pid.parse().unwrap(), "SEGV");
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let out = wait_within(child, Duration::from_secs(400));
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        out
+    });
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let findings = run_dir(out_dir.path()).join("findings");
+    let crashes: Vec<serde_json::Value> = records_of_kind(&findings, "crash");
+    assert!(!crashes.is_empty(), "{}", stderr(&out));
+    for c in &crashes {
+        let statement = c["queries"][0]["sql"].as_str().unwrap();
+        assert!(
+            statement.starts_with("CREATE") && statement.contains(" INDEX "),
+            "{statement}"
+        );
+        assert_eq!(c["crash_replay"]["repeated"], true, "{c}");
+    }
+    let reduced: Vec<serde_json::Value> = finding_files(&findings, "json")
+        .iter()
+        .filter(|f| f.to_string_lossy().ends_with(".reduced.json"))
+        .map(|f| read_json(f))
+        .collect();
+    assert!(!reduced.is_empty(), "a crash reduced: {}", stderr(&out));
+    for r in &reduced {
+        assert_eq!(r["kind"], "crash");
+        assert!(
+            r["setup"].as_array().unwrap().len() <= 3,
+            "reduced to the table (and what it needs): {r}"
+        );
+    }
+    let s = read_json(&summary);
+    assert_eq!(s["unrepeated_crashes"], 0, "{s}");
 }

@@ -434,6 +434,15 @@ impl Drop for Databases {
     }
 }
 
+/// Whether an error says the DBMS is unreachable or full for now (crashed,
+/// restarting, out of connection slots): worth waiting for.
+pub fn dbms_is_away(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<lancet_core::DbError>()
+            .is_some_and(|d| d.kind == lancet_core::FailureKind::ConnectionLost)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,12 +24,16 @@ use crate::judge::Symptom;
 use passes::Budget;
 use target::Target;
 
+/// How long a reducer waits for a DBMS that went away (a server restarting
+/// after a candidate crashed it) before a candidate counts as not holding.
+const DBMS_BACK_WITHIN: Duration = Duration::from_secs(60);
+
 use crate::databases::{Databases, Purpose};
 use crate::findings::{found_queries, Finding, FindingKind, FoundQuery, ReductionInfo};
 use lancet_core::{
     run_check, run_check_with_knobs_off, Case, CheckOutcome, Disagreement, Oracle, Session,
 };
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Replays candidates on fresh databases of one provider.
@@ -81,15 +85,40 @@ impl<'a> Reducer<'a> {
     /// Runs `f` on a fresh database through the same connection stack as
     /// the run (the planted fault included), then drops the database.
     /// `None` if no database could be made.
+    /// A DBMS that is away (a server restarting after a candidate crashed
+    /// it) is waited for, up to [`DBMS_BACK_WITHIN`].
     fn on_fresh_database<R>(&self, f: impl FnOnce(&mut Session) -> R) -> Option<R> {
         let index = self.databases.next_index();
-        let mut scratch = if self.reuse.get() {
-            self.databases.create_reusable(Purpose::Reduce, 0, index)
-        } else {
-            self.databases.create(Purpose::Reduce, 0, index)
-        }
-        .ok()?;
+        let deadline = Instant::now() + DBMS_BACK_WITHIN;
+        let mut wait = Duration::from_millis(100);
+        let mut scratch = loop {
+            let made = if self.reuse.get() {
+                self.databases.create_reusable(Purpose::Reduce, 0, index)
+            } else {
+                self.databases.create(Purpose::Reduce, 0, index)
+            };
+            match made {
+                Ok(scratch) => break scratch,
+                Err(e)
+                    if crate::databases::dbms_is_away(&e)
+                        && Instant::now() + wait < deadline
+                        && !self.abort.is_some_and(|a| a.load(Ordering::SeqCst)) =>
+                {
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_secs(2));
+                }
+                Err(_) => return None,
+            }
+        };
         Some(f(scratch.session()))
+    }
+
+    /// Whether a crash finding's statements, replayed whole on a fresh
+    /// database, crash the DBMS again.
+    pub fn crash_repeats(&self, crash: &Finding) -> bool {
+        let target = Target::Failure(Symptom::of(crash));
+        let mut budget = Budget::new(Instant::now() + self.time_limit, self.abort);
+        self.reproduce(crash, &target, &mut budget).is_ok()
     }
 
     /// Reduces a finding. Fails if the finding does not reproduce at all.

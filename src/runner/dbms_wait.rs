@@ -4,7 +4,7 @@
 
 use super::report::Event;
 use super::Shared;
-use lancet_core::{DbError, FailureKind};
+use crate::databases::dbms_is_away;
 use std::time::{Duration, Instant};
 
 /// Retries `f` while the DBMS is away or full (crashed, restarting, no
@@ -20,7 +20,7 @@ pub(super) fn wait_for_dbms<R>(
     loop {
         match f() {
             Ok(r) => return Ok(r),
-            Err(e) if !transient(&e) || shared.stopped() => return Err(e),
+            Err(e) if !dbms_is_away(&e) || shared.stopped() => return Err(e),
             Err(e) => {
                 if !said {
                     let _ = shared.events.send(Event::Waiting {
@@ -37,13 +37,4 @@ pub(super) fn wait_for_dbms<R>(
             }
         }
     }
-}
-
-/// Whether an error says the DBMS is unreachable or full for now (worth
-/// waiting for).
-fn transient(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<DbError>()
-            .is_some_and(|d| d.kind == FailureKind::ConnectionLost)
-    })
 }

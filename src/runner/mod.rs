@@ -11,6 +11,7 @@
 //! them. A worker that fails stops alone; the others go on.
 
 pub mod child;
+mod crash_triage;
 mod database;
 mod dbms_wait;
 mod record;
@@ -179,6 +180,11 @@ struct Shared {
     index: Mutex<Index>,
     /// Confirmed findings waiting for a reducer (unused without reduction).
     reductions: ReduceQueue,
+    /// Crash findings waiting for the workers to end, to be replayed
+    /// (unused without reduction; see `crash_triage`).
+    crashes: Mutex<Vec<crash_triage::CrashWork>>,
+    /// Sessions the DBMS ended because another crashed it.
+    collateral: Mutex<Vec<crash_triage::Collateral>>,
     /// Until when the reducers may go on once the workers are done: set
     /// when they end by the run's limit.
     finish_reductions_by: Mutex<Option<Instant>>,
@@ -309,6 +315,8 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         stop,
         events: tx,
         reductions: ReduceQueue::default(),
+        crashes: Mutex::new(Vec::new()),
+        collateral: Mutex::new(Vec::new()),
         finish_reductions_by: Mutex::new(None),
         live_workers: AtomicU32::new(plan.len() as u32),
         running: Mutex::new(plan.iter().map(|(t, _)| *t).collect()),
@@ -378,7 +386,8 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
             crate::summary::StopReason::Interrupted => "the run was interrupted",
             _ => "the finishing time ran out (--finish-reductions)",
         };
-        summary.unreduced = shared.reductions.close(why);
+        let untriaged = crash_triage::take_waiting(&shared).len() as u64;
+        summary.unreduced = shared.reductions.close(why, untriaged);
     }
     summary.bugs = bug_lines(&index, shared.writer.dir());
     summary.failures = failures;

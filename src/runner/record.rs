@@ -2,15 +2,17 @@
 //! until a fresh database confirms it), confirmed with the same check
 //! executor that found it, filed in the index and queued for reduction.
 
+use super::crash_triage::{failing_statement, Collateral, CrashWork};
 use super::dbms_wait::wait_for_dbms;
 use super::reduce_queue::ReduceWork;
 use super::report::Event;
 use super::Shared;
 use crate::databases::Purpose;
-use crate::findings::{Finding, FindingKind};
+use crate::findings::{Finding, FindingKind, RunningStatement};
 use crate::replay::{replay_on, LostInReplay, Replayed};
 use crate::reproducer::WrittenFinding;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// Whether a finding stands without a replay: a crash or hang would only
 /// take the server down again.
@@ -63,6 +65,18 @@ fn keep_collateral(shared: &Shared, thread: u32, finding: &Finding) -> anyhow::R
         .writer
         .demote(&pending, &shared.options.unconfirmed_dir)?;
     shared.counters.add_unconfirmed();
+    shared
+        .collateral
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Collateral {
+            found_at: Instant::now(),
+            running: RunningStatement {
+                thread,
+                sql: failing_statement(finding),
+                file: moved.sql.display().to_string(),
+            },
+        });
     let _ = shared.events.send(Event::Warning(format!(
         "worker {thread}: the server ended its session because another server process crashed \
          (the crash is that session's finding); what this one was running is kept in {}",
@@ -79,18 +93,23 @@ fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyho
     let (path, confirmed) = if stands_alone(finding.kind) {
         let written = writer.write(&finding, comment, &client)?;
         file_finding(shared, &finding, &written)?;
-        // A crash is reduced once the workers are done: every candidate
-        // that still crashes takes the DBMS down again. A hang is not: each
-        // candidate would wait out the time limit.
+        // A crash is replayed, then reduced, once the workers are done
+        // (`crash_triage`): every candidate that still crashes takes the
+        // DBMS down again. A hang is not: each candidate would wait out the
+        // time limit.
         if finding.kind == FindingKind::Crash && shared.options.reduce.is_some() {
-            shared.reductions.push(
-                finding.signature.clone().unwrap_or_default(),
-                ReduceWork {
-                    finding: finding.clone(),
-                    written: written.clone(),
-                    after_workers: true,
-                },
-            );
+            shared
+                .crashes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(CrashWork {
+                    work: ReduceWork {
+                        finding: finding.clone(),
+                        written: written.clone(),
+                    },
+                    thread,
+                    found_at: Instant::now(),
+                });
         }
         (written.sql, true)
     } else {
@@ -110,7 +129,6 @@ fn write_and_report(shared: &Shared, thread: u32, mut finding: Finding) -> anyho
                     ReduceWork {
                         finding: finding.clone(),
                         written: written.clone(),
-                        after_workers: false,
                     },
                 );
             }

@@ -7,6 +7,7 @@
 //! for a bounded time (`--finish-reductions`) before the summary, which
 //! says how many findings were reduced and why the others were not.
 
+use super::crash_triage;
 use super::report::Event;
 use super::Shared;
 use crate::findings::Finding;
@@ -34,23 +35,6 @@ pub struct ReduceOptions {
 pub(super) struct ReduceWork {
     pub finding: Finding,
     pub written: WrittenFinding,
-    /// Reduce only once the workers are done: a crash, whose candidates
-    /// crash the DBMS again (a server restarts every session, the
-    /// workers' too).
-    pub after_workers: bool,
-}
-
-/// Whether a queued item may be taken now.
-pub(super) trait Waits {
-    fn waits_for_workers(&self) -> bool {
-        false
-    }
-}
-
-impl Waits for ReduceWork {
-    fn waits_for_workers(&self) -> bool {
-        self.after_workers
-    }
 }
 
 /// Findings waiting beyond this many: the one of the most-taken signature
@@ -97,12 +81,10 @@ impl<T> QueueState<T> {
         (self.taken.get(signature).copied().unwrap_or(0), *seq)
     }
 
-    /// The position of the waiting item to take next among those `ready`
-    /// allows: the least-taken signature, oldest first.
-    fn best(&self, ready: impl Fn(&T) -> bool) -> Option<usize> {
-        (0..self.waiting.len())
-            .filter(|&i| ready(&self.waiting[i].2))
-            .min_by_key(|&i| self.key(i))
+    /// The position of the waiting item to take next: the least-taken
+    /// signature, oldest first.
+    fn best(&self) -> Option<usize> {
+        (0..self.waiting.len()).min_by_key(|&i| self.key(i))
     }
 
     /// The position of the waiting item to give up first.
@@ -111,7 +93,7 @@ impl<T> QueueState<T> {
     }
 }
 
-impl<T: Waits> ReduceQueue<T> {
+impl<T> ReduceQueue<T> {
     /// Queues an item; past [`MAX_QUEUED_REDUCTIONS`] the worst-placed
     /// one is left unreduced.
     pub fn push(&self, signature: String, item: T) {
@@ -129,19 +111,17 @@ impl<T: Waits> ReduceQueue<T> {
         self.arrived.notify_one();
     }
 
-    /// The next item to reduce, waiting at most `wait` for one; items
-    /// that wait for the workers only once `workers_done`.
-    fn take(&self, wait: Duration, workers_done: bool) -> Option<T> {
-        let ready = |item: &T| workers_done || !item.waits_for_workers();
+    /// The next item to reduce, waiting at most `wait` for one.
+    fn take(&self, wait: Duration) -> Option<T> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if s.best(ready).is_none() {
+        if s.waiting.is_empty() {
             s = self
                 .arrived
                 .wait_timeout(s, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        let i = s.best(ready)?;
+        let i = s.best()?;
         let (_, signature, item) = s.waiting.swap_remove(i);
         *s.taken.entry(signature).or_default() += 1;
         Some(item)
@@ -156,18 +136,19 @@ impl<T: Waits> ReduceQueue<T> {
     }
 
     /// Counts a finding left unreduced for `why`.
-    fn unreduced(&self, why: &'static str, n: u64) {
+    pub(super) fn unreduced(&self, why: &'static str, n: u64) {
         if n > 0 {
             let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
             *s.unreduced.entry(why).or_default() += n;
         }
     }
 
-    /// At the run's end: the findings still waiting count as left for
-    /// `why`; returns every reason with its count.
-    pub fn close(&self, why: &'static str) -> BTreeMap<String, u64> {
+    /// At the run's end: the findings still waiting, and `untriaged`
+    /// crashes never replayed, count as left for `why`; returns every
+    /// reason with its count.
+    pub fn close(&self, why: &'static str, untriaged: u64) -> BTreeMap<String, u64> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let left = s.waiting.len() as u64;
+        let left = s.waiting.len() as u64 + untriaged;
         s.waiting.clear();
         if left > 0 {
             *s.unreduced.entry(why).or_default() += left;
@@ -203,7 +184,8 @@ fn reducers_done(shared: &Shared) -> bool {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .is_some_and(|by| Instant::now() >= by);
-    workers_done && (shared.reductions.is_empty() || past_finish)
+    let idle = shared.reductions.is_empty() && !crash_triage::any_waiting(shared);
+    workers_done && (idle || past_finish)
 }
 
 /// Whether the workers have ended (the run's limit, an error, a stop).
@@ -220,10 +202,16 @@ pub(super) fn reduce_loop(shared: &Shared, limit: Duration) {
         .with_time_limit(limit)
         .with_abort(&shared.abort_reduction);
     while !reducers_done(shared) {
-        let Some(work) = shared
-            .reductions
-            .take(Duration::from_millis(200), workers_done(shared))
-        else {
+        // Crashes are replayed once the workers are done (a replay that
+        // crashes a server would take their sessions down too).
+        if workers_done(shared) {
+            let crashes = crash_triage::take_waiting(shared);
+            if !crashes.is_empty() {
+                crash_triage::triage(shared, &reducer, crashes);
+                continue;
+            }
+        }
+        let Some(work) = shared.reductions.take(Duration::from_millis(200)) else {
             continue;
         };
         if shared.abort_reduction.load(Ordering::SeqCst) {
@@ -253,12 +241,12 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
         }
         let out = work.written.reduced();
         // Flood control by the reduced signature, which stands for many
-        // shapes of one bug: past the limit, the finding's files go and it
-        // is counted, not kept.
+        // shapes of one bug: past the limit of reduced findings, the
+        // finding's files go and it is counted, not kept.
         if let Some(limit) = shared.options.flood_limit {
             let sig = crate::dedup::signature(&f, dialect);
             let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
-            if index.count_besides(&sig, &work.written.sql) >= limit {
+            if index.reduced_count(&sig) >= limit {
                 index.flood_reduced(&sig, &work.written.sql)?;
                 let _ = std::fs::remove_file(&work.written.sql);
                 let _ = std::fs::remove_file(&work.written.json);
@@ -302,39 +290,20 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
 mod tests {
     use super::*;
 
-    impl Waits for u32 {}
-
-    /// An item that waits for the workers.
-    struct Held;
-
-    impl Waits for Held {
-        fn waits_for_workers(&self) -> bool {
-            true
-        }
-    }
-
-    #[test]
-    fn a_crash_waits_for_the_workers() {
-        let q = ReduceQueue::<Held>::default();
-        q.push("crash".into(), Held);
-        assert!(q.take(Duration::ZERO, false).is_none());
-        assert!(q.take(Duration::ZERO, true).is_some());
-    }
-
     #[test]
     fn new_signatures_go_first_and_a_full_queue_drops_the_most_taken() {
         let q = ReduceQueue::<u32>::default();
         for (i, s) in ["a", "a", "b", "a", "c"].into_iter().enumerate() {
             q.push(s.to_string(), i as u32);
         }
-        let order: Vec<u32> = std::iter::from_fn(|| q.take(Duration::ZERO, true)).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| q.take(Duration::ZERO)).collect();
         // a (first), then b and c (new signatures), then the other a's.
         assert_eq!(order, [0, 2, 4, 1, 3]);
         for i in 0..(MAX_QUEUED_REDUCTIONS as u32 + 1) {
             q.push(if i == 0 { "d" } else { "a" }.to_string(), i);
         }
         // The newest finding of the most-taken signature was given up.
-        assert_eq!(q.take(Duration::ZERO, true), Some(0));
-        assert_eq!(q.close("the run ended")["the queue was full"], 1);
+        assert_eq!(q.take(Duration::ZERO), Some(0));
+        assert_eq!(q.close("the run ended", 0)["the queue was full"], 1);
     }
 }

@@ -74,6 +74,16 @@ pub fn finding_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The JSON records of kind `kind` in a findings directory, reduced ones
+/// included.
+pub fn records_of_kind(dir: &Path, kind: &str) -> Vec<serde_json::Value> {
+    finding_files(dir, "json")
+        .iter()
+        .map(|f| read_json(f))
+        .filter(|j| j["kind"] == kind)
+        .collect()
+}
+
 /// The sqlite3 command-line shell, if installed.
 pub fn sqlite3_cli() -> Option<PathBuf> {
     let out = Command::new("sqlite3").arg("--version").output().ok()?;
