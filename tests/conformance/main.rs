@@ -61,7 +61,7 @@ macro_rules! conformance {
             }
 
             #[test]
-            fn the_run_line_runs_twice() {
+            fn the_run_line_runs_twice_and_counts_rows_as_the_client() {
                 run(promises::the_run_line_runs_twice);
             }
 

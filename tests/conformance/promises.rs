@@ -69,6 +69,20 @@ pub trait Subject {
     fn client_matches_engine(&self) -> bool {
         true
     }
+    /// The run line and environment under which the client says how many
+    /// rows each statement returned (psql's footers as they are; MariaDB's
+    /// `-vvv` through the option file; the `sqlite3` shell's timer line
+    /// after every statement).
+    fn counting_client(
+        &self,
+        home: &Path,
+        run_line: &str,
+    ) -> Option<(String, Vec<(String, String)>)> {
+        Some((run_line.to_string(), self.client_env(home)?))
+    }
+    /// The row counts of the result sets in what that client printed, in
+    /// order.
+    fn result_counts(&self, output: &str) -> Vec<usize>;
 }
 
 fn target_args(s: &dyn Subject) -> Vec<String> {
@@ -405,41 +419,19 @@ pub fn expected_errors_are_keyed_by_statement_kind(s: &dyn Subject) {
 /// with the DBMS's own client taking the server from its usual
 /// environment: it makes its own scratch database and drops it first, and
 /// asks for no password the client's settings give.
+///
+/// The same reproducer's header counts rows as the client shows them
+/// ([`header_counts_are_the_clients`]).
 pub fn the_run_line_runs_twice(s: &dyn Subject) {
     let dir = tempfile::tempdir().unwrap();
-    let Some(env) = s.client_env(dir.path()) else {
+    let home = tempfile::tempdir().unwrap();
+    let Some(env) = s.client_env(home.path()) else {
         eprintln!("SKIPPED for {}: its client is not installed here", s.dbms());
         return;
     };
-    let mut args = target_args(s);
-    args.extend(
-        [
-            "--oracle",
-            "tlp-where",
-            "--inject-fault",
-            "drop-row",
-            "--threads",
-            "1",
-            "--seed",
-            "3",
-            "--queries",
-            "400",
-            "--no-reduce",
-        ]
-        .map(String::from),
-    );
-    let out = fuzz_into(dir.path(), &strs(&args));
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let findings = run_dir(dir.path()).join("findings");
-    let sql = finding_files(&findings, "sql")
-        .into_iter()
-        .next()
-        .expect("a finding");
-    let text = std::fs::read_to_string(&sql).unwrap();
-    let line = text
-        .lines()
-        .find_map(|l| l.split_once(" run: ").map(|(_, r)| r.to_string()))
-        .expect("a run line");
+    let (findings, sql) = planted_finding(s, dir.path());
+    header_counts_are_the_clients(s, &findings, &sql);
+    let line = run_line(&sql);
     assert!(
         !line.contains("127.0.0.1"),
         "the run line names the tester's server: {line}"
@@ -467,5 +459,89 @@ pub fn the_run_line_runs_twice(s: &dyn Subject) {
         run_it(),
         first,
         "the second run shows something else: {line}"
+    );
+}
+
+/// A finding of TLP WHERE under the planted fault `drop-row`, unreduced:
+/// the findings directory and its first reproducer.
+fn planted_finding(s: &dyn Subject, dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let mut args = target_args(s);
+    args.extend(
+        [
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "1",
+            "--seed",
+            "3",
+            "--queries",
+            "400",
+            "--no-reduce",
+        ]
+        .map(String::from),
+    );
+    let out = fuzz_into(dir, &strs(&args));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let findings = run_dir(dir).join("findings");
+    let sql = finding_files(&findings, "sql")
+        .into_iter()
+        .next()
+        .expect("a finding");
+    (findings, sql)
+}
+
+/// A reproducer's run line (`-- run:`).
+fn run_line(sql: &Path) -> String {
+    std::fs::read_to_string(sql)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split_once(" run: ").map(|(_, r)| r.to_string()))
+        .expect("a run line")
+}
+
+/// The row counts a reproducer's header gives are what the DBMS's own
+/// client shows when the reproducer runs: counted from the rows compared,
+/// not from the results before normalisation. The one query the planted
+/// fault hit is off by the row it dropped, and by nothing else.
+fn header_counts_are_the_clients(s: &dyn Subject, findings: &Path, sql: &Path) {
+    let home = tempfile::tempdir().unwrap();
+    let Some((line, env)) = s.counting_client(home.path(), &run_line(sql)) else {
+        return;
+    };
+    let record = read_json(&sql.with_extension("json"));
+    let header: Vec<usize> = record["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|q| q["row_count"].as_u64())
+        .map(|n| n as usize)
+        .collect();
+    let out = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .current_dir(findings)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let counts = s.result_counts(&printed);
+    assert!(
+        counts.len() >= header.len(),
+        "{line}: {} result sets for {} queries\n{printed}",
+        counts.len(),
+        header.len()
+    );
+    let client = &counts[counts.len() - header.len()..];
+    let off: Vec<(usize, usize)> = header
+        .iter()
+        .zip(client)
+        .filter(|(h, c)| h != c)
+        .map(|(h, c)| (*h, *c))
+        .collect();
+    assert!(
+        off.len() == 1 && off[0].1 == off[0].0 + 1,
+        "header {header:?}, client {client:?}: only the query the fault hit may differ, by one row"
     );
 }

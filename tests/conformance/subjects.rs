@@ -58,6 +58,18 @@ fn pg_client_env(pg: &PgServer) -> Vec<(String, String)> {
     ]
 }
 
+/// The row counts of psql's footers (`(3 rows)`, `(1 row)`), in order.
+fn psql_footers(output: &str) -> Vec<usize> {
+    output
+        .lines()
+        .filter_map(|l| {
+            let inner = l.strip_prefix('(')?.strip_suffix(')')?;
+            let (n, word) = inner.split_once(' ')?;
+            matches!(word, "row" | "rows").then(|| n.parse().ok())?
+        })
+        .collect()
+}
+
 /// SQLite, embedded: its databases run in worker processes.
 pub struct Sqlite;
 
@@ -94,6 +106,29 @@ impl Subject for Sqlite {
     }
     fn client_matches_engine(&self) -> bool {
         false
+    }
+    fn counting_client(
+        &self,
+        home: &Path,
+        run_line: &str,
+    ) -> Option<(String, Vec<(String, String)>)> {
+        // The shell reads no .sqliterc when its input is a file.
+        let line = run_line.replacen("sqlite3 ", "sqlite3 -cmd '.timer on' ", 1);
+        Some((line, self.client_env(home)?))
+    }
+    fn result_counts(&self, output: &str) -> Vec<usize> {
+        // Every statement ends with its timer line; its rows come before.
+        let mut counts = Vec::new();
+        let mut rows = 0;
+        for line in output.lines() {
+            if line.starts_with("Run Time: ") {
+                counts.push(rows);
+                rows = 0;
+            } else {
+                rows += 1;
+            }
+        }
+        counts
     }
 }
 
@@ -224,6 +259,9 @@ impl Subject for Postgres {
     }
     fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
         Some(pg_client_env(&self.0))
+    }
+    fn result_counts(&self, output: &str) -> Vec<usize> {
+        psql_footers(output)
     }
 }
 
@@ -377,6 +415,32 @@ impl Subject for MariaDb {
             ("MYSQL_TCP_PORT".into(), self.0.port().to_string()),
         ])
     }
+    fn counting_client(
+        &self,
+        home: &Path,
+        run_line: &str,
+    ) -> Option<(String, Vec<(String, String)>)> {
+        let env = self.client_env(home)?;
+        // -vvv: "N rows in set" or "Empty set" after every result.
+        let options = format!(
+            "[client]\nuser=lancet\npassword={MARIADB_SECRET}\n[mysql]\nverbose\nverbose\nverbose\n"
+        );
+        std::fs::write(home.join(".my.cnf"), options).ok()?;
+        Some((run_line.to_string(), env))
+    }
+    fn result_counts(&self, output: &str) -> Vec<usize> {
+        output
+            .lines()
+            .filter_map(|l| {
+                if l.starts_with("Empty set") {
+                    return Some(0);
+                }
+                let (n, rest) = l.split_once(' ')?;
+                (rest.starts_with("rows in set") || rest.starts_with("row in set"))
+                    .then(|| n.parse().ok())?
+            })
+            .collect()
+    }
 }
 
 /// Citus, a coordinator and two workers of the Citus line on PostgreSQL
@@ -447,5 +511,8 @@ impl Subject for Citus {
     }
     fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
         Some(pg_client_env(&self.0.coordinator))
+    }
+    fn result_counts(&self, output: &str) -> Vec<usize> {
+        psql_footers(output)
     }
 }
