@@ -519,8 +519,16 @@ impl Index {
     /// `file` fixed (`fixed after 3.26.0, by 3.31.1`, `still open`): on the entry whose
     /// reproducer or findings name it. Whether one did.
     pub fn set_fixed_in(&mut self, file: &Path, fixed: &str) -> bool {
+        // A reduced reproducer stands for the finding it was reduced from
+        // (`X.reduced.sql` for `X.sql`), which is what the index lists.
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+        let unreduced = name.as_deref().and_then(|n| {
+            n.strip_suffix(".reduced.sql")
+                .map(|stem| format!("{stem}.sql"))
+        });
         let same = |p: &Path| {
-            p == file || (p.file_name() == file.file_name() && file.file_name().is_some())
+            let other = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            p == file || (other.is_some() && (other == name || other == unreduced))
         };
         let mut found = false;
         for e in self.entries.values_mut() {

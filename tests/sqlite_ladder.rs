@@ -104,17 +104,23 @@ fn releases_from_3_35_run_5000_checks_without_unexpected_errors_and_bisect_place
             "1",
             "--queries",
             "3000",
-            "--no-reduce",
         ],
     );
     let run = run_dir(out_dir.path());
     let errors = unexpected_errors(&run);
     assert!(errors.is_empty(), "SQLite {OLD}: {errors:?}");
+    // Reduced reproducers and unreduced ones: the index knows both.
     let logic: Vec<PathBuf> = finding_files(&run.join("findings"), "json")
         .into_iter()
         .filter(|p| read_json(p)["kind"] == "logic")
         .map(|p| p.with_extension("sql"))
         .collect();
+    assert!(
+        logic
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with(".reduced.sql")),
+        "the findings were reduced"
+    );
     assert!(
         !logic.is_empty(),
         "SQLite {OLD} has TLP-HAVING bugs this seed meets; none found, so bisect would go untested"
@@ -145,6 +151,8 @@ fn releases_from_3_35_run_5000_checks_without_unexpected_errors_and_bisect_place
     // Exit 1 only if a bug is still open on the newest build.
     let open = text.contains("still fails on the newest");
     assert_eq!(out.status.code(), Some(if open { 1 } else { 0 }), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("is not in the index"), "{err}");
     let index = std::fs::read_to_string(run.join("findings/index.md")).unwrap();
     assert!(index.contains("## Groups (likely one bug each)"), "{index}");
 }

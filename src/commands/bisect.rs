@@ -173,7 +173,10 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
         }
         println!("{}: [{marks}] {said}", file.display());
         if let (true, Some(g)) = (args.update_index, &group) {
-            let dir = file.parent().unwrap_or(Path::new("."));
+            let dir = file
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             let mut index = lancet::dedup::Index::load(dir)?;
             if index.set_fixed_in(file, g) {
                 index.save()?;
