@@ -152,8 +152,12 @@ install_duckdb_lib() {
 
 duckdb_lib=""
 if command -v npm >/dev/null; then
+  # The ladder `lancet bisect --dbms duckdb --sqlite-libs DIR` reads: one
+  # libduckdb-VERSION.so per release (symbolic links into the cache).
+  mkdir -p "$cache/duckdb-ladder"
   for v in $DUCKDB_LIB_VERSIONS; do
     install_duckdb_lib "$v"
+    ln -sf "$cache/duckdb-$v/libduckdb.so" "$cache/duckdb-ladder/libduckdb-$v.so"
     [ -n "$duckdb_lib" ] || duckdb_lib="$cache/duckdb-$v/libduckdb.so"
   done
 else

@@ -1,7 +1,7 @@
 //! Where the DuckDB library comes from when `--duckdb-lib` names none:
 //! `LANCET_DUCKDB_LIB`, else the cache `tests/engines.sh` installs into
-//! (`/var/cache/lancet` as root, else `${XDG_CACHE_HOME:-$HOME/.cache}/lancet`,
-//! or `LANCET_CACHE_DIR`), so that `lancet fuzz --dbms duckdb` runs at once
+//! (`LANCET_CACHE_DIR`, else `/var/cache/lancet` as root, else
+//! `${XDG_CACHE_HOME:-$HOME/.cache}/lancet`), so that `lancet fuzz --dbms duckdb` runs at once
 //! after one run of that script.
 
 use std::path::{Path, PathBuf};
@@ -13,22 +13,25 @@ pub const LIBRARY_VARIABLE: &str = "LANCET_DUCKDB_LIB";
 /// build, looked for before any other in the cache.
 pub const DEFAULT_RELEASE: &str = "1.5.6-r.1";
 
-/// The cache directories `tests/engines.sh` may have used, in its order.
-fn cache_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(dir) = std::env::var_os("LANCET_CACHE_DIR") {
-        dirs.push(PathBuf::from(dir));
+/// An environment variable's value, unless unset or empty.
+fn var(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// The cache directory `tests/engines.sh` uses: `LANCET_CACHE_DIR`, else
+/// `/var/cache/lancet` as root, else `${XDG_CACHE_HOME:-$HOME/.cache}/lancet`.
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = var("LANCET_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
     }
-    dirs.push(PathBuf::from("/var/cache/lancet"));
-    match std::env::var_os("XDG_CACHE_HOME") {
-        Some(x) => dirs.push(PathBuf::from(x).join("lancet")),
-        None => {
-            if let Some(home) = std::env::var_os("HOME") {
-                dirs.push(PathBuf::from(home).join(".cache/lancet"));
-            }
-        }
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        return Some(PathBuf::from("/var/cache/lancet"));
     }
-    dirs
+    match var("XDG_CACHE_HOME") {
+        Some(x) => Some(PathBuf::from(x).join("lancet")),
+        None => var("HOME").map(|home| PathBuf::from(home).join(".cache/lancet")),
+    }
 }
 
 /// The library in one cache directory: the default release, else the
@@ -62,11 +65,11 @@ pub fn library(given: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(p) = given {
         return Ok(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os(LIBRARY_VARIABLE) {
+    if let Some(p) = var(LIBRARY_VARIABLE) {
         return Ok(PathBuf::from(p));
     }
-    let dirs = cache_dirs();
-    if let Some(p) = dirs.iter().find_map(|d| in_cache(d)) {
+    let dir = cache_dir();
+    if let Some(p) = dir.as_deref().and_then(in_cache) {
         return Ok(p);
     }
     anyhow::bail!(
@@ -74,10 +77,9 @@ pub fn library(given: Option<&Path>) -> anyhow::Result<PathBuf> {
          run tests/engines.sh once (it installs the npm registry's \
          @duckdb/node-bindings-linux-x64@{DEFAULT_RELEASE} into the cache), or give \
          --duckdb-lib PATH, or set {LIBRARY_VARIABLE}. Looked in: {}",
-        dirs.iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+        dir.map_or("(no cache directory: HOME is not set)".into(), |d| d
+            .display()
+            .to_string())
     )
 }
 

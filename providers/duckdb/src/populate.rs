@@ -11,6 +11,7 @@ use crate::schema::{DuckSchema, DuckTable, TypedColumn};
 use crate::types::{literal, Category, DuckType};
 use lancet_core::schema::{Index, RelationKind};
 use lancet_core::{ExecError, Expr, Rng, Session, StatementKind, ToSql, Value};
+use lancet_server::ColumnType;
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -326,10 +327,14 @@ fn create_view(
         ));
     }
     // DISTINCT only over columns whose equal values are identical: of 'b'
-    // and 'B' under NOCASE it keeps either, depending on the plan.
-    let exact = columns
-        .iter()
-        .all(|(_, t)| t.category != Category::Text && t.category != Category::Float);
+    // and 'B' under NOCASE (or '1 month' and '30 days') it keeps either,
+    // depending on the plan.
+    let exact = columns.iter().all(|(_, t)| {
+        !matches!(
+            t.category,
+            Category::Text | Category::Float | Category::Interval
+        )
+    });
     let mut text = format!(
         "CREATE VIEW v{v} AS SELECT {}{} FROM {}",
         if exact && rng.random_bool(0.2) {
@@ -379,7 +384,8 @@ fn sample_values(session: &mut Session, schema: &mut DuckSchema) -> Result<(), E
                         Some(_) => format!("{c} COLLATE \"binary\""),
                         None => c.clone(),
                     };
-                    (c.clone(), order, t.category)
+                    // An ENUM as VARCHAR (see `DuckType::read`).
+                    (sql(&t.read(Expr::column(None, c))), order, t.category)
                 })
                 .collect(),
         })

@@ -21,7 +21,8 @@ const REUSED_SHARE: f64 = 0.6;
 const WIDENED_SHARE: f64 = 0.4;
 
 /// The joins: NATURAL never on CROSS or a comma.
-/// DISTINCT in derived tables not over text, which may be under NOCASE.
+/// DISTINCT in derived tables not over text, which may be under NOCASE,
+/// nor intervals, equal in other spellings.
 const JOINS: JoinMenu<Category> = JoinMenu {
     kinds: &[
         JoinKind::Inner,
@@ -34,7 +35,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
         JoinKind::Comma,
     ],
     natural: |k| !matches!(k, JoinKind::Cross | JoinKind::Comma),
-    exact: |c| c != Category::Text,
+    exact: |c| !matches!(c, Category::Text | Category::Interval),
 };
 
 const AGGREGATES: &[&str] = &[
@@ -110,10 +111,16 @@ impl QueryGenerator for DuckQueryGenerator {
     /// NOACCENT `'a'` and `'A'` (or `'e'` and `'é'`) are equal, and
     /// DISTINCT, GROUP BY, MIN and MAX may return either. (The cast lets an
     /// ENUM, which takes no collation, through; its members are in byte
-    /// order.) Other values that compare equal print alike or are
-    /// normalized by the comparison (`1.5`, `1.50`).
+    /// order.) Intervals as text: `'1 month'` and `'30 days'` are equal.
+    /// Other values that compare equal print alike or are normalized by
+    /// the comparison (`1.5`, `1.50`).
     fn with_exact_equality(&self, expr: Expr) -> Expr {
         match self.core.category_of(&expr) {
+            // '1 month' = '30 days': intervals compare normalized.
+            Some(Category::Interval) => Expr::Cast {
+                expr: Box::new(expr),
+                ty: lancet_core::TypeName("VARCHAR".into()),
+            },
             Some(Category::Text) => Expr::Collate {
                 expr: Box::new(Expr::Cast {
                     expr: Box::new(expr),

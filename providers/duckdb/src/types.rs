@@ -161,6 +161,14 @@ impl DuckType {
         }
     }
 
+    /// An ENUM of [`ENUM_MEMBERS`], read as VARCHAR.
+    pub fn enumeration() -> DuckType {
+        DuckType {
+            fixed_domain: true,
+            ..DuckType::new(ENUM_MEMBERS, Category::Text)
+        }
+    }
+
     pub fn is_unsigned(&self) -> bool {
         self.sql.starts_with('U')
     }
@@ -194,10 +202,11 @@ impl DuckType {
                     ..DuckType::new(&format!("VARCHAR COLLATE {c}"), Category::Text)
                 }
             }
-            18 => DuckType {
-                fixed_domain: true,
-                ..DuckType::new(ENUM_MEMBERS, Category::Text)
-            },
+            // ENUM columns are not drawn yet: `SELECT *` would return their
+            // values, which the C API's row accessors cannot read (see
+            // `connection::READABLE`); the chunk API can, and then
+            // `DuckType::enumeration` returns here.
+            18 => DuckType::new("VARCHAR", Category::Text),
             19 => DuckType::new("BLOB", Category::Blob),
             20 => DuckType::new("BOOLEAN", Category::Bool),
             21 => DuckType::new("DATE", Category::Date),
