@@ -153,9 +153,10 @@ impl DuckDbConnection {
         out
     }
 
-    /// Every row of a successful result; an error for a column of a type
-    /// the C API's value accessors do not read (see [`READABLE`]).
-    fn rows(&self, result: *mut RawResult) -> Result<Vec<Row>, DbError> {
+    /// Every row of a successful result, or (`Err`) the column types when
+    /// one is a type the C API's value accessors do not read (see
+    /// [`READABLE`]).
+    fn rows(&self, result: *mut RawResult) -> Result<Vec<Row>, Vec<i32>> {
         let api = &self.lib.api;
         // SAFETY: a successful, materialized result.
         let (width, height) = unsafe { ((api.column_count)(result), (api.row_count)(result)) };
@@ -163,14 +164,8 @@ impl DuckDbConnection {
             // SAFETY: column indexes within the result's width.
             .map(|c| unsafe { (api.column_type)(result, c) })
             .collect();
-        if let Some(t) = types.iter().find(|t| !READABLE.contains(t)) {
-            return Err(DbError::statement(
-                Some("LANCET_UNREADABLE".into()),
-                format!(
-                    "lancet does not read DuckDB values of C API type {t} \
-                     (ENUM, LIST, STRUCT, MAP, ...): cast them to VARCHAR"
-                ),
-            ));
+        if types.iter().any(|t| !READABLE.contains(t)) {
+            return Err(types);
         }
         Ok((0..height)
             .map(|r| {
@@ -227,12 +222,30 @@ impl DuckDbConnection {
 /// The C API types whose values the (deprecated, row-wise) accessors
 /// read: BOOLEAN through the TIMESTAMP_S/MS/NS types, and UHUGEINT. They
 /// read an ENUM or a nested value as nothing, and a UUID leaves the
-/// result broken for the next column (the next accessor call crashes),
-/// so results of other types are refused; the generator reads ENUM
-/// columns as VARCHAR and makes no other.
+/// result broken for the next column (the next accessor call crashes):
+/// ENUM columns are read again as VARCHAR, results of other types are
+/// refused (the generator makes none).
 const READABLE: &[i32] = &[
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 32,
 ];
+
+/// `DUCKDB_TYPE_ENUM`.
+const ENUM: i32 = 23;
+
+/// `sql` as a derived table whose ENUM columns (by position, `#n`) are
+/// cast to VARCHAR: its rows, with each ENUM value as its member's text.
+fn enums_as_text(sql: &str, types: &[i32]) -> String {
+    let items: Vec<String> = types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match *t {
+            ENUM => format!("CAST(#{} AS VARCHAR)", i + 1),
+            _ => format!("#{}", i + 1),
+        })
+        .collect();
+    let inner = sql.trim_end().trim_end_matches(';');
+    format!("SELECT {} FROM ({inner}) AS lancet_enums", items.join(", "))
+}
 
 /// A value DuckDB gave as text, as lancet's value of its type: BOOLEAN as
 /// a boolean; UBIGINT, HUGEINT and UHUGEINT as integers where they fit
@@ -295,8 +308,32 @@ impl Connection for DuckDbConnection {
         self.run(sql, |_, _| ())
     }
 
+    /// A result with ENUM columns is read again through a query that
+    /// casts them to VARCHAR (see [`enums_as_text`]); one of another type
+    /// the accessors do not read is an error, never a wrong value.
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
-        self.run(sql, |c, r| c.rows(r))?
+        let types = match self.run(sql, |c, r| c.rows(r))? {
+            Ok(rows) => return Ok(rows),
+            Err(types) => types,
+        };
+        let unreadable = |types: &[i32]| {
+            let t = types.iter().find(|t| !READABLE.contains(t)).copied();
+            DbError::statement(
+                Some("LANCET_UNREADABLE".into()),
+                format!(
+                    "lancet does not read DuckDB values of C API type {} (LIST, STRUCT, \
+                     MAP, UUID, ...): cast them to VARCHAR",
+                    t.unwrap_or_default()
+                ),
+            )
+        };
+        if types.iter().any(|t| !READABLE.contains(t) && *t != ENUM) {
+            return Err(unreadable(&types));
+        }
+        match self.run(&enums_as_text(sql, &types), |c, r| c.rows(r))? {
+            Ok(rows) => Ok(rows),
+            Err(types) => Err(unreadable(&types)),
+        }
     }
 
     fn set_knobs(&mut self, setting: &KnobSetting) -> Result<(), DbError> {

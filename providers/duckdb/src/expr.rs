@@ -213,8 +213,12 @@ fn text_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
             Expr::func(name, vec![x, Expr::int(rng.random_range(0..4))])
         }
         3 => {
+            // No negative start: DuckDB's `substring(c, -2, 1)` over a
+            // column gives another string than over a constant (a bug
+            // of 1.3 to 1.5, in *Bugs lancet has found*), which would
+            // flood every run.
             let x = g.expr(rng, cols, TEXT, d);
-            let start = Expr::int(rng.random_range(-2..4));
+            let start = Expr::int(rng.random_range(0..4));
             Expr::func(
                 "substring",
                 vec![x, start, Expr::int(rng.random_range(0..3))],

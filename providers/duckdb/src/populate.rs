@@ -11,7 +11,6 @@ use crate::schema::{DuckSchema, DuckTable, TypedColumn};
 use crate::types::{literal, Category, DuckType};
 use lancet_core::schema::{Index, RelationKind};
 use lancet_core::{ExecError, Expr, Rng, Session, StatementKind, ToSql, Value};
-use lancet_server::ColumnType;
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -384,8 +383,7 @@ fn sample_values(session: &mut Session, schema: &mut DuckSchema) -> Result<(), E
                         Some(_) => format!("{c} COLLATE \"binary\""),
                         None => c.clone(),
                     };
-                    // An ENUM as VARCHAR (see `DuckType::read`).
-                    (sql(&t.read(Expr::column(None, c))), order, t.category)
+                    (c.clone(), order, t.category)
                 })
                 .collect(),
         })

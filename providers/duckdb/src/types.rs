@@ -131,20 +131,6 @@ impl ColumnType for DuckType {
     fn declared(&self) -> (&str, Category) {
         (&self.sql, self.category)
     }
-
-    /// An ENUM column as `CAST(c AS VARCHAR)`: the C API's value accessors
-    /// read no ENUM (see `connection::READABLE`), so an ENUM value must
-    /// never reach a result.
-    fn read(&self, column: Expr) -> Expr {
-        if self.fixed_domain {
-            Expr::Cast {
-                expr: Box::new(column),
-                ty: TypeName("VARCHAR".into()),
-            }
-        } else {
-            column
-        }
-    }
 }
 
 /// The members of every ENUM column, in byte order, so that their order
@@ -202,11 +188,7 @@ impl DuckType {
                     ..DuckType::new(&format!("VARCHAR COLLATE {c}"), Category::Text)
                 }
             }
-            // ENUM columns are not drawn yet: `SELECT *` would return their
-            // values, which the C API's row accessors cannot read (see
-            // `connection::READABLE`); the chunk API can, and then
-            // `DuckType::enumeration` returns here.
-            18 => DuckType::new("VARCHAR", Category::Text),
+            18 => DuckType::enumeration(),
             19 => DuckType::new("BLOB", Category::Blob),
             20 => DuckType::new("BOOLEAN", Category::Bool),
             21 => DuckType::new("DATE", Category::Date),
