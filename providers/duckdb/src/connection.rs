@@ -362,3 +362,16 @@ impl Drop for DuckDbConnection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enum_columns_are_cast_by_position() {
+        assert_eq!(
+            enums_as_text("SELECT a, e FROM t ORDER BY 1; ", &[4, ENUM]),
+            "SELECT #1, CAST(#2 AS VARCHAR) FROM (SELECT a, e FROM t ORDER BY 1) AS lancet_enums"
+        );
+    }
+}

@@ -80,3 +80,27 @@ impl SqlDialect for DuckDb {
         Some("EXPLAIN ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::DIALECT;
+    use lancet_core::{Expr, ToSql, Value};
+
+    #[test]
+    fn literals_read_back_as_their_types() {
+        let sql = |v: Value| Expr::Literal(v).to_sql(DIALECT);
+        assert_eq!(sql(Value::Blob(vec![0, 0xFF])), r"CAST('\x00\xFF' AS BLOB)");
+        assert_eq!(sql(Value::Real(-1.5)), "CAST('-1.5' AS DOUBLE)");
+        assert_eq!(sql(Value::Real(f64::NAN)), "CAST('nan' AS DOUBLE)");
+        assert_eq!(
+            sql(Value::Real(f64::NEG_INFINITY)),
+            "CAST('-inf' AS DOUBLE)"
+        );
+        assert_eq!(sql(Value::Integer(-3)), "(-3)");
+        let collated = Expr::Collate {
+            expr: Box::new(Expr::column(Some("a0"), "c0")),
+            collation: "binary".into(),
+        };
+        assert_eq!(collated.to_sql(DIALECT), "a0.c0 COLLATE \"binary\"");
+    }
+}
