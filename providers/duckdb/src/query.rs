@@ -1,13 +1,15 @@
 //! Query parts for the oracles: FROM clauses with DuckDB's joins whose
 //! results are determined (comma, INNER, LEFT, RIGHT, FULL, CROSS,
 //! NATURAL; no ASOF or POSITIONAL, which depend on row order) and derived
-//! tables, and the exact forms of equality that collations make
-//! necessary. Typing, predicates, expressions and PQS come from the
+//! tables (half as CTEs: inlined, MATERIALIZED or NOT MATERIALIZED), and
+//! the exact forms of equality that collations make necessary. Typing, predicates, expressions and PQS come from the
 //! server toolkit's [`QueryCore`].
 
 use crate::schema::DuckSchema;
 use crate::types::Category;
-use lancet_core::{Expr, FromClause, JoinKind, QueryGenerator, Rng, Scope, Truth, Value};
+use lancet_core::{
+    DerivedForm, Expr, FromClause, JoinKind, QueryGenerator, Rng, Scope, Truth, Value,
+};
 use lancet_server::{JoinMenu, QueryCore};
 
 /// DuckDB's query generator.
@@ -36,6 +38,15 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     ],
     natural: |k| !matches!(k, JoinKind::Cross | JoinKind::Comma),
     exact: |c| !matches!(c, Category::Text | Category::Interval),
+    // Half of the derived tables as CTEs, inlined or MATERIALIZED.
+    forms: &[
+        DerivedForm::Subquery,
+        DerivedForm::Subquery,
+        DerivedForm::Subquery,
+        DerivedForm::Cte,
+        DerivedForm::CteMaterialized,
+        DerivedForm::CteNotMaterialized,
+    ],
 };
 
 const AGGREGATES: &[&str] = &[

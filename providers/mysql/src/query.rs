@@ -6,7 +6,9 @@
 
 use crate::schema::MySchema;
 use crate::types::Category;
-use lancet_core::{Expr, FromClause, JoinKind, QueryGenerator, Rng, Scope, Truth, TypeName, Value};
+use lancet_core::{
+    DerivedForm, Expr, FromClause, JoinKind, QueryGenerator, Rng, Scope, Truth, TypeName, Value,
+};
 use lancet_server::{JoinMenu, QueryCore};
 
 /// MySQL's and MariaDB's query generator.
@@ -33,6 +35,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     ],
     natural: |k| matches!(k, JoinKind::Inner | JoinKind::Left | JoinKind::Right),
     exact: |_| true,
+    forms: &[DerivedForm::Subquery],
 };
 
 const AGGREGATES: &[&str] = &[

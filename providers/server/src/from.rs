@@ -3,7 +3,7 @@
 
 use crate::{table_factor, QueryCore};
 use crate::{ServerSchema, ServerTable, TypedColumn};
-use lancet_core::{FromClause, Join, JoinConstraint, JoinKind, Rng};
+use lancet_core::{DerivedForm, FromClause, Join, JoinConstraint, JoinKind, Rng, TableFactor};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -19,6 +19,10 @@ pub struct JoinMenu<C> {
     /// Which categories a derived table may apply DISTINCT over (see
     /// [`QueryCore::derived`]).
     pub exact: fn(C) -> bool,
+    /// How derived tables are written: `(query) AS alias`, or as common
+    /// table expressions (`WITH alias AS [NOT] MATERIALIZED (query)`)
+    /// where the dialect has them; drawn only if there are several.
+    pub forms: &'static [DerivedForm],
 }
 
 impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
@@ -39,7 +43,13 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         for j in 1..=Self::join_count(rng) {
             let alias = format!("a{j}");
             let (factor, new_cols) = if rng.random_bool(0.15) {
-                self.derived(rng, &alias, menu.exact)
+                let (mut factor, cols) = self.derived(rng, &alias, menu.exact);
+                if menu.forms.len() > 1 {
+                    if let TableFactor::Derived { form, .. } = &mut factor {
+                        *form = *menu.forms.choose(rng).unwrap_or(&DerivedForm::Subquery);
+                    }
+                }
+                (factor, cols)
             } else {
                 let Some(t) = self.schema.parts().0.choose(rng) else {
                     continue;
