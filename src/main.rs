@@ -136,9 +136,10 @@ struct CleanupArgs {
 /// How to reach the DBMS a reproducer names.
 #[derive(Args, Clone)]
 struct ConnectArgs {
-    /// SQLite: replay on this libsqlite3 shared library instead of the bundled SQLite.
-    #[arg(long, value_name = "PATH")]
-    sqlite_lib: Option<PathBuf>,
+    /// Replay on another build of an in-process engine (`--sqlite-lib`,
+    /// `--duckdb-lib`).
+    #[command(flatten)]
+    library: commands::library::LibraryArgs,
     /// PostgreSQL: the server to replay on [default: $LANCET_PG_URL].
     #[arg(long, value_name = "URL")]
     url: Option<String>,
@@ -283,10 +284,10 @@ struct TargetArgs {
     /// added to the provider's built-in ones.
     #[arg(long, value_name = "FILE")]
     expected_errors: Option<PathBuf>,
-    /// SQLite: test this libsqlite3 shared library (a build of your own, an
-    /// older release) instead of the bundled SQLite.
-    #[arg(long, value_name = "PATH")]
-    sqlite_lib: Option<PathBuf>,
+    /// Another build of an in-process engine (`--sqlite-lib`,
+    /// `--duckdb-lib`).
+    #[command(flatten)]
+    library: commands::library::LibraryArgs,
     /// PostgreSQL: the server, as postgres://USER[:PASSWORD]@HOST:PORT/DATABASE
     /// [default: $LANCET_PG_URL]. lancet creates and drops only its own lancet_* databases.
     #[arg(long, value_name = "URL")]

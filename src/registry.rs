@@ -14,6 +14,7 @@ pub const DBMS: &[&DbmsDescription] = &[
     &lancet_postgres::description::POSTGRES,
     &lancet_postgres::description::CITUS,
     &lancet_mysql::description::MYSQL,
+    &lancet_duckdb::description::DUCKDB,
 ];
 
 /// The `--dbms` default: the first of [`DBMS`].

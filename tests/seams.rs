@@ -54,7 +54,12 @@ fn only_the_registry_names_a_dbms() {
         .map(|n| format!("\"{n}\""))
         .collect();
     names.push("\"mariadb\"".into());
-    let crates = ["lancet_sqlite", "lancet_postgres", "lancet_mysql"];
+    let crates = [
+        "lancet_sqlite",
+        "lancet_postgres",
+        "lancet_mysql",
+        "lancet_duckdb",
+    ];
     let mut offences = Vec::new();
     for file in &files {
         let rel = file
@@ -122,6 +127,7 @@ fn the_server_toolkit_depends_on_no_provider() {
         "lancet-sqlite",
         "lancet-postgres",
         "lancet-mysql",
+        "lancet-duckdb",
         "lancet-engine",
     ] {
         assert!(

@@ -146,7 +146,10 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
         let mut marks = String::new();
         for build in &builds {
             let connect = ConnectArgs {
-                sqlite_lib: Some(build.path.clone()),
+                library: super::library::LibraryArgs::new(
+                    dbms.library_option.unwrap_or_default(),
+                    build.path.clone(),
+                ),
                 url: None,
                 no_fault: true,
                 isolation: IsolationArgs {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod bisect;
 mod cleanup;
 mod fuzz;
+pub mod library;
 mod reduce;
 mod selftest;
 mod store;
@@ -74,18 +75,12 @@ pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Prov
         &t.dbms,
         &ProviderOptions {
             expected_errors: t.expected_errors.clone(),
-            library: library_arg(&t.sqlite_lib),
+            library: t.library.given.clone(),
             url: t.url.clone(),
             workers: workers(&t.dbms, &t.isolation)?,
         },
     )
     .map(Arc::from)
-}
-
-/// `--sqlite-lib PATH` as the registry takes an engine build: the option
-/// and its path (the registry checks that the DBMS takes that option).
-pub fn library_arg(sqlite_lib: &Option<PathBuf>) -> Option<(String, PathBuf)> {
-    sqlite_lib.clone().map(|p| ("--sqlite-lib".to_string(), p))
 }
 
 /// Worker processes for an engine that runs inside lancet, unless
@@ -183,7 +178,7 @@ pub fn checks_per_database(t: &TargetArgs) -> anyhow::Result<u64> {
 pub fn target_child(t: &TargetArgs) -> anyhow::Result<Option<lancet::runner::child::ChildProgram>> {
     database_child(
         &t.dbms,
-        t.sqlite_lib.as_deref(),
+        &t.library,
         t.expected_errors.as_deref(),
         &t.isolation,
     )
@@ -194,7 +189,7 @@ pub fn target_child(t: &TargetArgs) -> anyhow::Result<Option<lancet::runner::chi
 /// isolation of fuzzing.
 pub fn database_child(
     dbms: &str,
-    library: Option<&std::path::Path>,
+    library: &library::LibraryArgs,
     expected_errors: Option<&std::path::Path>,
     isolation: &IsolationArgs,
 ) -> anyhow::Result<Option<lancet::runner::child::ChildProgram>> {
@@ -209,7 +204,7 @@ pub fn database_child(
     Ok(Some(lancet::runner::child::ChildProgram {
         program,
         dbms: dbms.to_string(),
-        library: library_arg(&library.map(Into::into)),
+        library: library.given.clone(),
         expected_errors: expected_errors.map(Into::into),
         memory_limit: Some(isolation.worker_memory_mib << 20),
         time_limit: engine.time_limit,
@@ -321,7 +316,7 @@ pub fn provider_for(dbms: &str, connect: &ConnectArgs) -> anyhow::Result<Databas
     let provider = registry::provider(
         dbms,
         &ProviderOptions {
-            library: library_arg(&connect.sqlite_lib),
+            library: connect.library.given.clone(),
             url: connect.url.clone(),
             workers: workers(dbms, &connect.isolation)?,
             ..ProviderOptions::default()

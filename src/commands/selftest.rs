@@ -158,7 +158,7 @@ impl OracleRun<'_> {
             stop_after_findings: Some(1),
             child: database_child(
                 &args.dbms,
-                None,
+                &Default::default(),
                 args.expected_errors.as_deref(),
                 &args.isolation,
             )?,

@@ -84,6 +84,32 @@ pub fn records_of_kind(dir: &Path, kind: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The directory of the `duckdb` command-line shell tests/engines.sh
+/// installs (`LANCET_DUCKDB_CLI`, else its cache), if it is there.
+pub fn duckdb_cli_dir() -> Option<PathBuf> {
+    if let Some(cli) = std::env::var_os("LANCET_DUCKDB_CLI").filter(|v| !v.is_empty()) {
+        return PathBuf::from(cli).parent().map(Path::to_path_buf);
+    }
+    let cache = match std::env::var_os("LANCET_CACHE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None if std::env::var("USER").as_deref() == Ok("root") || Path::new("/root").exists() => {
+            PathBuf::from("/var/cache/lancet")
+        }
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/lancet"),
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("duckdb-cli-"))
+                && p.join("bin/duckdb").is_file()
+        })
+        .collect();
+    dirs.sort();
+    dirs.pop().map(|d| d.join("bin"))
+}
+
 /// The sqlite3 command-line shell, if installed.
 pub fn sqlite3_cli() -> Option<PathBuf> {
     let out = Command::new("sqlite3").arg("--version").output().ok()?;

@@ -74,6 +74,7 @@ macro_rules! conformance {
 }
 
 conformance!(sqlite, Some(crate::subjects::Sqlite));
+conformance!(duckdb, crate::subjects::DuckDb::start());
 conformance!(postgres, crate::subjects::Postgres::start());
 conformance!(mariadb, crate::subjects::MariaDb::start());
 conformance!(citus_14, crate::subjects::Citus::start(18));

@@ -1,6 +1,6 @@
 //! The DBMSs the conformance suite runs on, each a [`Subject`]: the
-//! embedded SQLite, a throwaway PostgreSQL, MariaDB and Citus cluster
-//! (lancet-testkit starts and stops them).
+//! embedded SQLite and DuckDB, a throwaway PostgreSQL, MariaDB and Citus
+//! cluster (lancet-testkit starts and stops them).
 
 use crate::common::*;
 use crate::promises::Subject;
@@ -56,6 +56,22 @@ fn pg_client_env(pg: &PgServer) -> Vec<(String, String)> {
         ("PGPORT".into(), pg.port().to_string()),
         ("PGUSER".into(), "postgres".into()),
     ]
+}
+
+/// Row counts from a shell that prints a timer line (`Run Time`) after
+/// every statement, its rows before it: the lines `is_row` accepts.
+fn timer_delimited_counts(output: &str, is_row: impl Fn(&str) -> bool) -> Vec<usize> {
+    let mut counts = Vec::new();
+    let mut rows = 0;
+    for line in output.lines() {
+        if line.starts_with("Run Time") {
+            counts.push(rows);
+            rows = 0;
+        } else if is_row(line) {
+            rows += 1;
+        }
+    }
+    counts
 }
 
 /// The row counts of psql's footers (`(3 rows)`, `(1 row)`), in order.
@@ -117,18 +133,69 @@ impl Subject for Sqlite {
         Some((line, self.client_env(home)?))
     }
     fn result_counts(&self, output: &str) -> Vec<usize> {
-        // Every statement ends with its timer line; its rows come before.
-        let mut counts = Vec::new();
-        let mut rows = 0;
-        for line in output.lines() {
-            if line.starts_with("Run Time: ") {
-                counts.push(rows);
-                rows = 0;
-            } else {
-                rows += 1;
-            }
-        }
-        counts
+        timer_delimited_counts(output, |_| true)
+    }
+}
+
+/// DuckDB, embedded from the libduckdb.so tests/engines.sh installs: its
+/// databases run in worker processes, as SQLite's do.
+pub struct DuckDb;
+
+impl DuckDb {
+    pub fn start() -> Option<DuckDb> {
+        lancet_duckdb::locate::library(None)
+            .expect("DuckDB's library (tests/run.sh installs it through tests/engines.sh)");
+        Some(DuckDb)
+    }
+}
+
+impl Subject for DuckDb {
+    fn dbms(&self) -> &'static str {
+        "duckdb"
+    }
+    fn target(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn clean_run_checks(&self) -> u64 {
+        5_000
+    }
+    fn max_skipped_percent(&self) -> u64 {
+        10
+    }
+    fn kill_sessions(&self, lancet: u32) -> usize {
+        Sqlite.kill_sessions(lancet)
+    }
+    fn stop_session(&self, _lancet: u32) -> Result<Vec<u32>, &'static str> {
+        Err(
+            "a stopped worker process is stopped outside the engine as often as inside it; \
+             a statement past its limit is interrupted (providers/duckdb/tests/connection.rs)",
+        )
+    }
+    fn selftest_oracles(&self) -> Vec<&'static str> {
+        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise"])
+    }
+    /// The `duckdb` shell tests/engines.sh installs, of the library's release.
+    fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
+        let dir = duckdb_cli_dir()?;
+        let path = std::env::var("PATH").unwrap_or_default();
+        Some(vec![("PATH".into(), format!("{}:{path}", dir.display()))])
+    }
+    fn counting_client(
+        &self,
+        home: &Path,
+        run_line: &str,
+    ) -> Option<(String, Vec<(String, String)>)> {
+        // One JSON object per row (a value's newline escaped), and the
+        // timer line after every statement.
+        let line = run_line.replacen(
+            "duckdb ",
+            "duckdb -cmd '.timer on' -cmd '.mode jsonlines' ",
+            1,
+        );
+        Some((line, self.client_env(home)?))
+    }
+    fn result_counts(&self, output: &str) -> Vec<usize> {
+        timer_delimited_counts(output, |l| l.starts_with('{'))
     }
 }
 
@@ -252,7 +319,7 @@ impl Subject for Postgres {
         Ok(pg_stop(&self.0))
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
-        with_tlp_and_norec(&["knobs", "perf", "transform", "stepwise"])
+        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise"])
     }
     fn plant_lookalike(&self) -> Result<Box<dyn Fn() -> bool + '_>, &'static str> {
         Ok(pg_lookalike(&self.0))

@@ -23,7 +23,7 @@ impl ServerSchema for MySchema {
         leaf_share: 0.35,
         compound: |g, rng, cols, category, depth| compound(g, rng, cols, category, depth - 1),
         predicate,
-        selective,
+        selective: |g, rng, cols| g.selective(rng, cols, Category::Int),
     };
 
     fn parts(&self) -> (&[MyTable], &Sampled) {
@@ -44,19 +44,6 @@ impl ServerSchema for MySchema {
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_> {
         Box::new(crate::query::MyQueryGenerator::new(self.clone()))
     }
-}
-
-/// `column op value` with a value sampled from the data (half the time,
-/// where there is any): a comparison that selects some rows.
-fn selective(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols) -> Expr {
-    let Some(c) = cols.choose(rng) else {
-        return literal(rng, Category::Int);
-    };
-    let value = g.leaf(rng, &[], c.category);
-    let op = *[BinaryOp::Eq, BinaryOp::LtEq, BinaryOp::GtEq]
-        .choose(rng)
-        .unwrap_or(&BinaryOp::Eq);
-    Expr::binary(op, c.expr.clone(), value)
 }
 
 /// The columns an expression may read.

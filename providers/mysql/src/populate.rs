@@ -6,7 +6,7 @@
 //! and OPTIMIZE TABLE. Every expression comes from [`ExprGen`].
 
 use crate::expr::ExprGen;
-use crate::schema::{MySchema, MyTable, Sampled, TypedColumn};
+use crate::schema::{MySchema, MyTable, TypedColumn};
 use crate::types::{literal, Category, MyType};
 use crate::ServerKind;
 use lancet_core::schema::{Index, RelationKind};
@@ -293,23 +293,11 @@ fn update(
     table: &MyTable,
 ) -> Result<(), ExecError> {
     let cols = writable_columns(table);
-    let Some((c, ty)) = cols.choose(rng).cloned() else {
+    let Some((c, _)) = cols.choose(rng).cloned() else {
         return Ok(());
     };
-    let typed = table.typed_columns(&table.name);
-    let mut g = ExprGen::new(schema, false);
-    let value = g.expr(rng, &typed, ty.category, 1);
-    let p = g.predicate(rng, &typed, 1);
-    session.execute_sql(
-        StatementKind::Update,
-        format!(
-            "UPDATE {} SET {c} = {} WHERE {}",
-            table.name,
-            sql(&value),
-            sql(&p)
-        ),
-    )?;
-    Ok(())
+    let dialect = crate::dialect::DIALECT;
+    lancet_server::dml::update(rng, session, (schema, table), (&c, None), dialect)
 }
 
 fn delete(
@@ -318,14 +306,7 @@ fn delete(
     schema: &MySchema,
     table: &MyTable,
 ) -> Result<(), ExecError> {
-    let typed = table.typed_columns(&table.name);
-    let mut g = ExprGen::new(schema, false);
-    let p = g.predicate(rng, &typed, 1);
-    session.execute_sql(
-        StatementKind::Delete,
-        format!("DELETE FROM {} WHERE {}", table.name, sql(&p)),
-    )?;
-    Ok(())
+    lancet_server::dml::delete(rng, session, schema, table, crate::dialect::DIALECT)
 }
 
 fn create_view(
@@ -402,53 +383,27 @@ fn create_view(
     Ok(())
 }
 
-/// Rows read per table for [`Sampled`].
-const SAMPLED_ROWS: usize = 6;
-
 /// Samples constants from every table, ordered so that a database
 /// regenerated on the same server samples the same values.
 fn sample_values(session: &mut Session, schema: &mut MySchema) -> Result<(), ExecError> {
-    let mut sampled = Sampled::default();
-    for table in schema.tables() {
-        let cols: Vec<&(String, MyType)> = table
-            .columns
-            .iter()
-            .filter(|(_, t)| {
-                matches!(
-                    t.category,
-                    Category::Int | Category::Decimal | Category::Text
-                )
-            })
-            .collect();
-        if cols.is_empty() {
-            continue;
-        }
-        let names: Vec<&str> = cols.iter().map(|(c, _)| c.as_str()).collect();
-        let order: Vec<String> = (1..=names.len()).map(|i| format!("{i}")).collect();
-        let text = format!(
-            "SELECT {} FROM {} ORDER BY {} LIMIT {SAMPLED_ROWS}",
-            names.join(", "),
-            table.name,
-            order.join(", ")
-        );
-        let rows = match session.query_sql(&text) {
-            Ok(rows) => rows,
-            Err(ExecError::Expected(_)) => continue,
-            Err(e) => return Err(e),
-        };
-        for row in rows {
-            for (value, (_, ty)) in row.into_iter().zip(&cols) {
-                let keep = match &value {
-                    Value::Integer(_) | Value::Decimal(_) => true,
-                    Value::Text(t) => t.chars().count() <= 12,
-                    _ => false,
-                };
-                if keep {
-                    sampled.add_new(ty.category, Expr::Literal(value));
-                }
-            }
-        }
-    }
-    schema.sampled = sampled;
+    let tables = schema
+        .tables()
+        .map(|table| lancet_server::dml::SampleOf {
+            table: &table.name,
+            columns: table
+                .columns
+                .iter()
+                .filter(|(_, t)| {
+                    matches!(
+                        t.category,
+                        Category::Int | Category::Decimal | Category::Text
+                    )
+                })
+                .enumerate()
+                .map(|(i, (c, t))| (c.clone(), format!("{}", i + 1), t.category))
+                .collect(),
+        })
+        .collect();
+    schema.sampled = lancet_server::dml::sample(session, tables)?;
     Ok(())
 }

@@ -33,13 +33,9 @@ const SEMANTICS: Semantics = Semantics { int_limit: 127 };
 /// would compare otherwise than the server (a trailing blank, a control
 /// character).
 fn read(kind: Kind, v: &Value) -> Option<V> {
-    match (kind, v) {
-        (_, Value::Null) => Some(V::Null),
-        (Kind::Int, Value::Integer(i)) => Some(V::Int(*i)),
-        (Kind::Text, Value::Text(t)) if !t.ends_with(' ') && !t.chars().any(|c| c.is_control()) => {
-            Some(V::Text(t.clone()))
-        }
-        _ => None,
+    match v {
+        Value::Text(t) if t.ends_with(' ') => None,
+        _ => lancet_server::read_plain(kind, v),
     }
 }
 

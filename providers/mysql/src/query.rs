@@ -4,16 +4,12 @@
 //! necessary. Typing, predicates, expressions and PQS come from the
 //! server toolkit's [`QueryCore`].
 
-use crate::expr::any_category;
-use crate::schema::{MySchema, TypedColumn};
+use crate::schema::MySchema;
 use crate::types::Category;
 use lancet_core::{
-    DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator, Rng,
-    Scope, Select, SelectItem, TableFactor, Truth, TypeName, Value,
+    DerivedForm, Expr, FromClause, JoinKind, QueryGenerator, Rng, Scope, Truth, TypeName, Value,
 };
-use lancet_server::{one_table_from, table_factor, QueryCore};
-use rand::seq::IndexedRandom;
-use rand::Rng as _;
+use lancet_server::{JoinMenu, QueryCore};
 
 /// MySQL's and MariaDB's query generator.
 pub struct MyQueryGenerator {
@@ -24,6 +20,23 @@ pub struct MyQueryGenerator {
 const REUSED_SHARE: f64 = 0.6;
 /// The share of predicates widened by an OR with a selective comparison.
 const WIDENED_SHARE: f64 = 0.4;
+
+/// The joins (MySQL has no FULL).
+const JOINS: JoinMenu<Category> = JoinMenu {
+    kinds: &[
+        JoinKind::Inner,
+        JoinKind::Inner,
+        JoinKind::Left,
+        JoinKind::Left,
+        JoinKind::Right,
+        JoinKind::Cross,
+        JoinKind::Comma,
+        JoinKind::Straight,
+    ],
+    natural: |k| matches!(k, JoinKind::Inner | JoinKind::Left | JoinKind::Right),
+    exact: |_| true,
+    forms: &[DerivedForm::Subquery],
+};
 
 const AGGREGATES: &[&str] = &[
     "count",
@@ -46,108 +59,6 @@ impl MyQueryGenerator {
             core: QueryCore::new(schema),
         }
     }
-
-    /// A first table and up to two joined ones (a derived table for 15%).
-    fn build_from_clause(&mut self, rng: &mut Rng) -> (FromClause, Vec<TypedColumn>) {
-        let Some(first) = self.core.schema.relations.choose(rng).cloned() else {
-            // No table could be created: a one-row derived table.
-            return QueryCore::<MySchema>::constant_from();
-        };
-        let mut cols = first.typed_columns("a0");
-        let first = table_factor(&first.name, "a0");
-        let mut joins = Vec::new();
-        for j in 1..=QueryCore::<MySchema>::join_count(rng) {
-            let alias = format!("a{j}");
-            let (factor, new_cols) = if rng.random_bool(0.15) {
-                self.derived(rng, &alias)
-            } else {
-                let Some(t) = self.core.schema.relations.choose(rng) else {
-                    continue;
-                };
-                (table_factor(&t.name, &alias), t.typed_columns(&alias))
-            };
-            let kind = *[
-                JoinKind::Inner,
-                JoinKind::Inner,
-                JoinKind::Left,
-                JoinKind::Left,
-                JoinKind::Right,
-                JoinKind::Cross,
-                JoinKind::Comma,
-                JoinKind::Straight,
-            ]
-            .choose(rng)
-            .unwrap_or(&JoinKind::Inner);
-            // NATURAL only on the first join: after two tables, the left
-            // side may hold two columns of one name, which MySQL refuses
-            // as ambiguous. Columns are always qualified, so the merged
-            // column is never named bare.
-            let natural = j == 1
-                && matches!(kind, JoinKind::Inner | JoinKind::Left | JoinKind::Right)
-                && rng.random_bool(0.1);
-            let constraint = match kind {
-                JoinKind::Cross | JoinKind::Comma => JoinConstraint::None,
-                _ if natural => JoinConstraint::Natural,
-                _ => JoinConstraint::On(self.core.join_condition(rng, (&cols, &new_cols), 0.0)),
-            };
-            joins.push(Join {
-                kind,
-                factor,
-                constraint,
-            });
-            cols.extend(new_cols);
-        }
-        (FromClause { first, joins }, cols)
-    }
-
-    /// `(SELECT [DISTINCT] x AS c0, ... FROM t [WHERE p]) AS alias`.
-    fn derived(&mut self, rng: &mut Rng, alias: &str) -> (TableFactor, Vec<TypedColumn>) {
-        let table = self.core.schema.relations.choose(rng).cloned();
-        let inner_alias = format!("d{}", self.core.next_alias);
-        self.core.next_alias += 1;
-        let inner = table
-            .as_ref()
-            .map(|t| t.typed_columns(&inner_alias))
-            .unwrap_or_default();
-        let (items, cols, selection) = self.core.with_gen(true, |g, _| {
-            let n = rng.random_range(1..=3);
-            let mut items = Vec::new();
-            let mut cols = Vec::new();
-            for i in 0..n {
-                let (e, category) = match inner.choose(rng) {
-                    Some(c) if rng.random_bool(0.7) => (c.expr.clone(), c.category),
-                    _ => {
-                        let category = any_category(rng);
-                        (g.expr(rng, &inner, category, 1), category)
-                    }
-                };
-                items.push(SelectItem::Expr {
-                    expr: e,
-                    alias: Some(format!("c{i}")),
-                });
-                cols.push(TypedColumn {
-                    expr: Expr::column(Some(alias), &format!("c{i}")),
-                    category,
-                });
-            }
-            let selection = rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1));
-            (items, cols, selection)
-        });
-        let select = Select {
-            distinct: rng.random_bool(0.2),
-            items,
-            from: table.map(|t| one_table_from(&t.name, &inner_alias)),
-            selection,
-            ..Select::default()
-        };
-        let factor = TableFactor::Derived {
-            query: Box::new(Query::select(select)),
-            alias: alias.to_string(),
-            lateral: false,
-            form: DerivedForm::Subquery,
-        };
-        (factor, cols)
-    }
 }
 
 impl QueryGenerator for MyQueryGenerator {
@@ -155,7 +66,7 @@ impl QueryGenerator for MyQueryGenerator {
         if let Some(kept) = self.core.reuse(rng, REUSED_SHARE) {
             return kept;
         }
-        let (from, cols) = self.build_from_clause(rng);
+        let (from, cols) = self.core.joined_from(rng, &JOINS);
         self.core.keep(from, cols, ())
     }
 

@@ -251,57 +251,15 @@ pub fn literal(rng: &mut Rng, category: Category) -> Expr {
         return Expr::Literal(Value::Null);
     }
     match category {
-        Category::Int => Expr::Literal(Value::Integer(
-            *[
-                0,
-                1,
-                -1,
-                2,
-                3,
-                7,
-                10,
-                100,
-                127,
-                -128,
-                255,
-                256,
-                65535,
-                2147483647,
-                -2147483648,
-                i64::MAX,
-                i64::MIN,
-            ]
-            .choose(rng)
-            .unwrap_or(&0),
-        )),
-        Category::Decimal => Expr::Literal(Value::Decimal(
-            [
-                "0.0",
-                "1.5",
-                "-1.5",
-                "0.01",
-                "2.50",
-                "99.99",
-                "-0.5",
-                "10.000",
-                "123456.789",
-            ]
-            .choose(rng)
-            .unwrap_or(&"0.0")
-            .to_string(),
-        )),
+        Category::Int => lancet_server::literals::integer(rng),
+        Category::Decimal => lancet_server::literals::decimal(rng),
         Category::Float => Expr::Literal(Value::Real(
             *[0.0, 1.0, -1.0, 0.5, 1.5, 1e10, -2.25, 3.0, 1e-3]
                 .choose(rng)
                 .unwrap_or(&0.0),
         )),
         Category::Text => Expr::Literal(Value::Text(TEXTS.choose(rng).unwrap_or(&"a").to_string())),
-        Category::Blob => Expr::Literal(Value::Blob(
-            [&b""[..], b"a", b"\x00", b"\xff", b"ab", b"A"]
-                .choose(rng)
-                .unwrap_or(&&b"a"[..])
-                .to_vec(),
-        )),
+        Category::Blob => lancet_server::literals::blob(rng),
         Category::Date => Expr::Literal(Value::Text(
             DATES.choose(rng).unwrap_or(&"2000-01-01").to_string(),
         )),

@@ -79,6 +79,21 @@ impl<'s, S: ServerSchema> ExprGen<'s, S> {
         (S::Category::LITERAL)(rng, category)
     }
 
+    /// `column op value` over a random column, with a value sampled from
+    /// the data where there is any: a comparison that selects some rows
+    /// (see [`crate::Menu::selective`]); a literal of `fallback` without
+    /// columns.
+    pub fn selective(&mut self, rng: &mut Rng, cols: &Cols<S>, fallback: S::Category) -> Expr {
+        let Some(c) = cols.choose(rng) else {
+            return (S::Category::LITERAL)(rng, fallback);
+        };
+        let value = self.leaf(rng, &[], c.category);
+        let op = *[BinaryOp::Eq, BinaryOp::LtEq, BinaryOp::GtEq]
+            .choose(rng)
+            .unwrap_or(&BinaryOp::Eq);
+        Expr::binary(op, c.expr.clone(), value)
+    }
+
     /// A constant from the data of `category`, else a literal.
     pub fn constant(&self, rng: &mut Rng, category: S::Category) -> Expr {
         match self.schema.parts().1.pick(rng, category) {

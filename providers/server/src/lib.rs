@@ -1,5 +1,5 @@
-//! The toolkit of server DBMS providers (PostgreSQL, MySQL/MariaDB and the
-//! next one): what their generators share, written once.
+//! The toolkit of providers of typed DBMSs (PostgreSQL, MySQL/MariaDB,
+//! DuckDB): what their generators share, written once.
 //!
 //! A provider describes its DBMS with three traits and gets the rest:
 //!
@@ -18,14 +18,21 @@
 //! expressions, EXISTS/IN/ANY/ALL subqueries), [`QueryCore`] (typing of
 //! scope columns, reuse of productive FROM clauses, widened predicates,
 //! PQS pivot tables and predicates, join conditions, aggregate
-//! arguments), [`to_core`] and [`ServerDatabase`]. Dependencies point one
+//! arguments, derived tables and joined FROM clauses by a [`JoinMenu`]),
+//! [`dml`] (DELETE, UPDATE, constants sampled from the data),
+//! [`literals`] (edge values shared by every DBMS), [`read_plain`] (PQS
+//! values), [`to_core`] and [`ServerDatabase`]. Dependencies point one
 //! way: this crate knows lancet-core, never a provider.
 
+pub mod dml;
 mod expr;
+mod from;
+pub mod literals;
 mod model;
 mod query;
 
 pub use expr::ExprGen;
+pub use from::JoinMenu;
 pub use model::{to_core, Sampled, ServerDatabase, TypedColumn};
 pub use query::{equal_pair, one_table_from, table_factor, QueryCore};
 
@@ -148,6 +155,22 @@ pub struct Pqs<T> {
     /// A pivot value as the evaluator reads it; `None` where its text
     /// form is ambiguous.
     pub read: fn(Kind, &Value) -> Option<V>,
+}
+
+/// A pivot value as the evaluator reads it where the DBMS's values are
+/// plain: NULL, integers, booleans, and text without control characters
+/// (whose comparison a collation may treat otherwise than byte order).
+/// A provider's [`Pqs::read`] adds its own exclusions before it.
+pub fn read_plain(kind: Kind, v: &Value) -> Option<V> {
+    match (kind, v) {
+        (_, Value::Null) => Some(V::Null),
+        (Kind::Int, Value::Integer(i)) => Some(V::Int(*i)),
+        (Kind::Bool, Value::Boolean(b)) => Some(V::Bool(*b)),
+        (Kind::Text, Value::Text(t)) if !t.chars().any(|c| c.is_control()) => {
+            Some(V::Text(t.clone()))
+        }
+        _ => None,
+    }
 }
 
 /// The column type of a schema's tables.

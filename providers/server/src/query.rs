@@ -290,6 +290,66 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         )
     }
 
+    /// `(SELECT [DISTINCT] x AS c0, ... FROM t [WHERE p]) AS alias` over a
+    /// random relation, and its columns under `alias`. DISTINCT (for a
+    /// fifth) only where `exact` holds for every item's category: DISTINCT
+    /// keeps an arbitrary one of values that compare equal but differ
+    /// (text under a case-blind collation), which no check could rely on.
+    pub fn derived(
+        &mut self,
+        rng: &mut Rng,
+        alias: &str,
+        exact: fn(S::Category) -> bool,
+    ) -> (TableFactor, Vec<TypedColumn<S::Category>>) {
+        let table = self.schema.parts().0.choose(rng).cloned();
+        let inner_alias = format!("d{}", self.next_alias);
+        self.next_alias += 1;
+        let inner = table
+            .as_ref()
+            .map(|t| t.typed_columns(&inner_alias))
+            .unwrap_or_default();
+        let (items, cols, selection) = self.with_gen(true, |g, _| {
+            let n = rng.random_range(1..=3);
+            let mut items = Vec::new();
+            let mut cols = Vec::new();
+            for i in 0..n {
+                let (e, category) = match inner.choose(rng) {
+                    Some(c) if rng.random_bool(0.7) => (c.expr.clone(), c.category),
+                    _ => {
+                        let category = *S::Category::CATEGORIES
+                            .choose(rng)
+                            .unwrap_or(&S::Category::CATEGORIES[0]);
+                        (g.expr(rng, &inner, category, 1), category)
+                    }
+                };
+                items.push(SelectItem::Expr {
+                    expr: e,
+                    alias: Some(format!("c{i}")),
+                });
+                cols.push(TypedColumn {
+                    expr: Expr::column(Some(alias), &format!("c{i}")),
+                    category,
+                });
+            }
+            let selection = rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1));
+            (items, cols, selection)
+        });
+        let select = Select {
+            distinct: rng.random_bool(0.2) && cols.iter().all(|c| exact(c.category)),
+            items,
+            from: table.map(|t| one_table_from(t.name(), &inner_alias)),
+            selection,
+            ..Select::default()
+        };
+        let factor = TableFactor::Derived {
+            query: Box::new(Query::select(select)),
+            alias: alias.to_string(),
+            lateral: false,
+            form: DerivedForm::Subquery,
+        };
+        (factor, cols)
+    }
+
     /// The FROM clause when no table could be created: a one-row derived
     /// table `(SELECT 1 AS c0) AS a0`.
     pub fn constant_from() -> (FromClause, Vec<TypedColumn<S::Category>>) {
