@@ -323,10 +323,19 @@ impl Index {
         self.entries.get(sig).map_or(0, |e| e.count)
     }
 
-    /// How many findings of `sig` are filed reduced. Flood control after
-    /// reduction counts these only: counting the unreduced ones too would
-    /// delete every finding of a frequent signature one reduction at a
-    /// time (each sees the others waiting), and lose the bug.
+    /// How many findings of `sig` there are besides the one written at
+    /// `unreduced`, which stays counted under its unreduced signature until
+    /// its reduction is filed: when reduction keeps the signature, that
+    /// finding must not count against itself.
+    pub fn count_besides(&self, sig: &str, unreduced: &Path) -> u64 {
+        let own = self
+            .provisional
+            .get(unreduced)
+            .is_some_and(|old| old == sig);
+        self.count(sig).saturating_sub(u64::from(own))
+    }
+
+    /// How many findings of `sig` are filed reduced.
     pub fn reduced_count(&self, sig: &str) -> u64 {
         self.entries.get(sig).map_or(0, |e| {
             e.findings

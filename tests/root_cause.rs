@@ -125,7 +125,10 @@ fn a_frequent_bug_is_counted_not_written_past_the_flood_limit() {
     let mut over = 0;
     for entry in index.as_array().unwrap() {
         let written = entry["findings"].as_array().unwrap().len();
-        assert!(written <= 2, "{entry}");
+        // The limit, and the signature's first reduced finding, which is
+        // never flooded (unreduced findings waiting under its signature
+        // must not flood away the one reduced reproducer of the bug).
+        assert!(written <= 2 + 1, "{entry}");
         let not_written = entry["not_written"].as_u64().unwrap_or(0);
         if not_written > 0 {
             over += 1;

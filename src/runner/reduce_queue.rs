@@ -241,12 +241,16 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
         }
         let out = work.written.reduced();
         // Flood control by the reduced signature, which stands for many
-        // shapes of one bug: past the limit of reduced findings, the
-        // finding's files go and it is counted, not kept.
+        // shapes of one bug: past the limit, the finding's files go and it
+        // is counted, not kept; but never the first reduced finding of a
+        // signature (counting unreduced findings waiting under it, each
+        // would see the others and go, and the bug would be lost).
         if let Some(limit) = shared.options.flood_limit {
             let sig = crate::dedup::signature(&f, dialect);
             let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
-            if index.reduced_count(&sig) >= limit {
+            if index.count_besides(&sig, &work.written.sql) >= limit
+                && index.reduced_count(&sig) > 0
+            {
                 index.flood_reduced(&sig, &work.written.sql)?;
                 let _ = std::fs::remove_file(&work.written.sql);
                 let _ = std::fs::remove_file(&work.written.json);
