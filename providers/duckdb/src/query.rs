@@ -7,9 +7,7 @@
 
 use crate::schema::DuckSchema;
 use crate::types::Category;
-use lancet_core::{
-    DerivedForm, Expr, FromClause, JoinKind, QueryGenerator, Rng, Scope, Truth, Value,
-};
+use lancet_core::{DerivedForm, Expr, JoinKind, QueryGenerator, Rng, Scope};
 use lancet_server::{JoinMenu, QueryCore};
 
 /// DuckDB's query generator.
@@ -81,42 +79,12 @@ impl DuckQueryGenerator {
 }
 
 impl QueryGenerator for DuckQueryGenerator {
-    fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
-        if let Some(kept) = self.core.reuse(rng, REUSED_SHARE) {
-            return kept;
-        }
-        let (from, cols) = self.core.joined_from(rng, &JOINS);
-        self.core.keep(from, cols, ())
-    }
-
-    fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
-        self.core.predicate(rng, scope, WIDENED_SHARE)
-    }
-
-    fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
-        self.core.expression(rng, scope)
-    }
-
-    fn is_aggregate(&self, name: &str) -> bool {
-        AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
-    }
-
-    fn check_ended(&mut self, saw_rows: bool) {
-        self.core.check_ended(saw_rows);
-    }
-
-    fn pivot_predicate(
-        &mut self,
-        rng: &mut Rng,
-        scope: &Scope,
-        pivot: &[Value],
-    ) -> Option<(Expr, Truth)> {
-        self.core.pivot_predicate(rng, scope, pivot)
-    }
-
-    fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
-        self.core.pivot_tables(rng)
-    }
+    lancet_server::delegate_to_query_core!(
+        reused: REUSED_SHARE,
+        widened: WIDENED_SHARE,
+        aggregates: AGGREGATES,
+        joins: JOINS
+    );
 
     /// Text as VARCHAR under the binary collation: under NOCASE or
     /// NOACCENT `'a'` and `'A'` (or `'e'` and `'é'`) are equal, and

@@ -6,9 +6,7 @@
 
 use crate::schema::MySchema;
 use crate::types::Category;
-use lancet_core::{
-    DerivedForm, Expr, FromClause, JoinKind, QueryGenerator, Rng, Scope, Truth, TypeName, Value,
-};
+use lancet_core::{DerivedForm, Expr, JoinKind, QueryGenerator, Rng, Scope, TypeName};
 use lancet_server::{JoinMenu, QueryCore};
 
 /// MySQL's and MariaDB's query generator.
@@ -62,42 +60,12 @@ impl MyQueryGenerator {
 }
 
 impl QueryGenerator for MyQueryGenerator {
-    fn from_clause(&mut self, rng: &mut Rng) -> (FromClause, Scope) {
-        if let Some(kept) = self.core.reuse(rng, REUSED_SHARE) {
-            return kept;
-        }
-        let (from, cols) = self.core.joined_from(rng, &JOINS);
-        self.core.keep(from, cols, ())
-    }
-
-    fn predicate(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
-        self.core.predicate(rng, scope, WIDENED_SHARE)
-    }
-
-    fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
-        self.core.expression(rng, scope)
-    }
-
-    fn is_aggregate(&self, name: &str) -> bool {
-        AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
-    }
-
-    fn check_ended(&mut self, saw_rows: bool) {
-        self.core.check_ended(saw_rows);
-    }
-
-    fn pivot_predicate(
-        &mut self,
-        rng: &mut Rng,
-        scope: &Scope,
-        pivot: &[Value],
-    ) -> Option<(Expr, Truth)> {
-        self.core.pivot_predicate(rng, scope, pivot)
-    }
-
-    fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
-        self.core.pivot_tables(rng)
-    }
+    lancet_server::delegate_to_query_core!(
+        reused: REUSED_SHARE,
+        widened: WIDENED_SHARE,
+        aggregates: AGGREGATES,
+        joins: JOINS
+    );
 
     /// Text and dates are read as their bytes: under a case-insensitive or
     /// PAD SPACE collation `'a'`, `'A'` and `'a '` are equal, and DISTINCT,

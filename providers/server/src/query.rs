@@ -460,3 +460,64 @@ pub fn one_table_from(name: &str, alias: &str) -> FromClause {
         joins: vec![],
     }
 }
+
+/// The `QueryGenerator` methods a server provider's generator hands to its
+/// [`QueryCore`] (its field `core`) as they are: FROM clauses reused or
+/// joined from `$joins`, predicates widened by `$widened`, the aggregate
+/// names of `$aggregates`, pivots. The provider's impl adds what differs
+/// (exact equality, group keys, aggregate arguments).
+#[macro_export]
+macro_rules! delegate_to_query_core {
+    (reused: $reused:expr, widened: $widened:expr, aggregates: $aggregates:expr, joins: $joins:expr) => {
+        fn from_clause(
+            &mut self,
+            rng: &mut lancet_core::Rng,
+        ) -> (lancet_core::FromClause, lancet_core::Scope) {
+            if let Some(kept) = self.core.reuse(rng, $reused) {
+                return kept;
+            }
+            let (from, cols) = self.core.joined_from(rng, &$joins);
+            self.core.keep(from, cols, ())
+        }
+
+        fn predicate(
+            &mut self,
+            rng: &mut lancet_core::Rng,
+            scope: &lancet_core::Scope,
+        ) -> lancet_core::Expr {
+            self.core.predicate(rng, scope, $widened)
+        }
+
+        fn expression(
+            &mut self,
+            rng: &mut lancet_core::Rng,
+            scope: &lancet_core::Scope,
+        ) -> lancet_core::Expr {
+            self.core.expression(rng, scope)
+        }
+
+        fn is_aggregate(&self, name: &str) -> bool {
+            $aggregates.iter().any(|a| a.eq_ignore_ascii_case(name))
+        }
+
+        fn check_ended(&mut self, saw_rows: bool) {
+            self.core.check_ended(saw_rows);
+        }
+
+        fn pivot_predicate(
+            &mut self,
+            rng: &mut lancet_core::Rng,
+            scope: &lancet_core::Scope,
+            pivot: &[lancet_core::Value],
+        ) -> Option<(lancet_core::Expr, lancet_core::Truth)> {
+            self.core.pivot_predicate(rng, scope, pivot)
+        }
+
+        fn pivot_tables(
+            &mut self,
+            rng: &mut lancet_core::Rng,
+        ) -> Option<(lancet_core::FromClause, lancet_core::Scope)> {
+            self.core.pivot_tables(rng)
+        }
+    };
+}
