@@ -8,7 +8,7 @@
 use crate::schema::{DuckSchema, DuckTable, Sampled, TypedColumn};
 use crate::types::{literal, Category, DuckType};
 use lancet_core::{BinaryOp, Expr, LikeKind, QueryGenerator, Rng, UnaryOp};
-use lancet_server::{Menu, Pqs, ServerSchema, SubqueryShape};
+use lancet_server::{Menu, Pqs, ServerSchema};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -35,13 +35,6 @@ impl ServerSchema for DuckSchema {
 
     fn indexes(&self) -> Vec<lancet_core::schema::Index> {
         self.indexes.clone()
-    }
-
-    fn subquery_shape(&self) -> SubqueryShape {
-        SubqueryShape {
-            correlated: 0.5,
-            filtered: 0.7,
-        }
     }
 
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_> {

@@ -194,8 +194,14 @@ pub trait ServerSchema: Clone + Send + Sized + 'static {
     fn indexes(&self) -> Vec<Index> {
         Vec::new()
     }
-    /// Subqueries' correlation and filtering.
-    fn subquery_shape(&self) -> SubqueryShape;
+    /// Subqueries' correlation and filtering: by default half correlated,
+    /// 70% filtered.
+    fn subquery_shape(&self) -> SubqueryShape {
+        SubqueryShape {
+            correlated: 0.5,
+            filtered: 0.7,
+        }
+    }
     /// The query generator over this database.
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_>;
 }
