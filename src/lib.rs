@@ -33,6 +33,7 @@ pub mod runner;
 pub mod script;
 pub mod stored_rows;
 pub mod summary;
+pub mod txn;
 pub mod wrong_side;
 
 // The fleet's modules keep their paths in this crate (`lancet::store`, ...),

@@ -401,6 +401,11 @@ struct FuzzArgs {
     /// those that pass are reported fixed.
     #[arg(long, value_name = "DIR")]
     known: Option<PathBuf>,
+    /// --oracle txn: only these isolation levels (read-committed,
+    /// repeatable-read, serializable), comma-separated [default: every
+    /// level lancet models for the DBMS].
+    #[arg(long, value_name = "LEVEL,LEVEL", value_delimiter = ',')]
+    txn_levels: Vec<String>,
 }
 
 #[derive(Args)]
@@ -449,6 +454,7 @@ struct SelftestArgs {
 fn oracle_names() -> clap::builder::PossibleValuesParser {
     let mut names = vec!["all"];
     names.extend(lancet_oracles::names());
+    names.push(lancet_oracles::txn::NAME);
     clap::builder::PossibleValuesParser::new(names)
 }
 
@@ -462,6 +468,12 @@ fn oracle_help() -> String {
             r.oracle.description()
         ));
     }
+    s.push_str(&format!(
+        "  {:<12} {}\n",
+        lancet_oracles::txn::NAME,
+        "transactions of several sessions in an order lancet drives, against the isolation \
+         level's documented rules (server DBMSs; not in `all`)"
+    ));
     s
 }
 

@@ -41,6 +41,7 @@ pub mod rng;
 pub mod schema;
 pub mod session;
 pub mod shrink;
+pub mod txn;
 pub mod value;
 
 pub use ast::*;

@@ -326,4 +326,10 @@ pub trait Provider: Send + Sync {
     fn lost_to_another_crash(&self, _error: &crate::connection::DbError) -> bool {
         false
     }
+    /// Its transactions, for the transaction oracle: more sessions on one
+    /// database and the rules of each isolation level. `None` where lancet
+    /// does not model them.
+    fn transactions(&self) -> Option<&dyn crate::txn::Transactions> {
+        None
+    }
 }

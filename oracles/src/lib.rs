@@ -19,6 +19,7 @@ pub mod tlp_group_by;
 pub mod tlp_having;
 pub mod tlp_where;
 pub mod transform;
+pub mod txn;
 
 use lancet_core::fault::Fault;
 use lancet_core::Oracle;

@@ -18,6 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
+    if super::txn::is_txn(&args.target.oracle) {
+        return super::txn::fuzz(args);
+    }
     let t = &args.target;
     if let Some(path) = &args.summary_json {
         check_writable(path, "summary")?;
@@ -268,6 +271,9 @@ fn replay_known(
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if super::txn::is_txn(&args.target.oracle) {
+        return super::txn::bench(args);
+    }
     let t = &args.target;
     let provider = make_provider(t)?;
     let store = open_store(args.store.as_deref())?.map(|(location, _)| location);

@@ -19,6 +19,7 @@ pub mod library;
 mod reduce;
 mod selftest;
 mod store;
+pub mod txn;
 
 pub use bisect::bisect;
 pub use cleanup::cleanup;

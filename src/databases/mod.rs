@@ -390,6 +390,12 @@ impl<'a> Scratch<'a> {
     pub fn name(&self) -> &str {
         &self.owned.name
     }
+
+    /// The database as the provider knows it, to open more sessions on it
+    /// (the transaction oracle).
+    pub fn owned(&self) -> &OwnedDatabase {
+        &self.owned
+    }
 }
 
 impl Drop for Scratch<'_> {

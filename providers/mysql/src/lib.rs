@@ -22,6 +22,7 @@ pub mod populate;
 pub mod pqs;
 pub mod query;
 pub mod schema;
+pub mod txn;
 pub mod types;
 pub mod url;
 
@@ -319,6 +320,10 @@ impl Provider for MySqlProvider {
             "(echo 'DROP DATABASE IF EXISTS lancet_repro; CREATE DATABASE lancet_repro; USE lancet_repro;'; cat {{file}}) | {}",
             self.kind.client()
         )
+    }
+
+    fn transactions(&self) -> Option<&dyn lancet_core::txn::Transactions> {
+        Some(self)
     }
 
     fn knobs(&self) -> Vec<Knob> {

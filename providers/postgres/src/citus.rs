@@ -415,6 +415,20 @@ impl Flavor for Citus {
         &[INTERMEDIATE_RESULT_LOST]
     }
 
+    /// READ COMMITTED only: Citus documents no distributed snapshot, so a
+    /// multi-shard read under REPEATABLE READ or SERIALIZABLE takes one
+    /// snapshot per worker, and those levels' rules do not hold across
+    /// shards by design.
+    fn transaction_levels(&self) -> Vec<lancet_core::txn::IsolationLevel> {
+        vec![lancet_core::txn::IsolationLevel::ReadCommitted]
+    }
+
+    /// The table is distributed by its key over the workers, so that
+    /// transactions span shards on several nodes (two-phase commit).
+    fn transaction_table(&self, name: &str) -> Vec<String> {
+        vec![format!("SELECT create_distributed_table('{name}', 'k')")]
+    }
+
     fn place(
         &self,
         rng: &mut Rng,

@@ -33,6 +33,7 @@ pub mod pqs;
 pub mod query;
 pub mod schema;
 pub mod server;
+pub mod txn;
 pub mod types;
 
 use anyhow::bail;
@@ -158,6 +159,16 @@ pub trait Flavor: Send + Sync {
     /// database of its own (`{file}` stands for the file).
     fn client_command(&self, _url: &ServerUrl) -> Option<String> {
         None
+    }
+    /// The isolation levels the transaction oracle checks here.
+    fn transaction_levels(&self) -> Vec<lancet_core::txn::IsolationLevel> {
+        use lancet_core::txn::IsolationLevel::*;
+        vec![ReadCommitted, RepeatableRead, Serializable]
+    }
+    /// Statements after the transaction oracle's table is created (Citus:
+    /// distribute it).
+    fn transaction_table(&self, _name: &str) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -536,6 +547,10 @@ impl Provider for PostgresProvider {
     /// another one crashed.
     fn lost_to_another_crash(&self, error: &lancet_core::DbError) -> bool {
         error.code.as_deref() == Some("57P02")
+    }
+
+    fn transactions(&self) -> Option<&dyn lancet_core::txn::Transactions> {
+        Some(self)
     }
 
     fn client_command(&self) -> String {

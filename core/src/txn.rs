@@ -1,0 +1,163 @@
+//! The seam between the transaction oracle and a provider: how a DBMS
+//! opens more sessions on one database, starts and ends transactions, and
+//! which rules each of its isolation levels follows, as its documentation
+//! states them. The oracle (`lancet_oracles::txn`) models a schedule with
+//! these rules and never names a DBMS; a provider offers the capability
+//! through [`crate::Provider::transactions`].
+
+use crate::connection::{Connection, DbError};
+use crate::provider::OwnedDatabase;
+use serde::{Deserialize, Serialize};
+
+/// An SQL isolation level, by its standard name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IsolationLevel {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl IsolationLevel {
+    /// The level as SQL spells it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            IsolationLevel::ReadCommitted => "READ COMMITTED",
+            IsolationLevel::RepeatableRead => "REPEATABLE READ",
+            IsolationLevel::Serializable => "SERIALIZABLE",
+        }
+    }
+}
+
+/// Which committed rows a plain (non-locking) read of a transaction sees,
+/// besides the transaction's own writes, which it always sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadView {
+    /// What was committed when the statement started (READ COMMITTED).
+    Statement,
+    /// What was committed when the transaction's first statement after
+    /// BEGIN started (PostgreSQL's REPEATABLE READ and SERIALIZABLE).
+    FirstStatement,
+    /// What was committed when the transaction began (`START TRANSACTION
+    /// WITH CONSISTENT SNAPSHOT`).
+    Begin,
+    /// The newest committed rows, read with shared locks that wait for
+    /// writers (InnoDB's SERIALIZABLE turns plain SELECTs into locking
+    /// reads).
+    LockingLatest,
+}
+
+/// Which version of a row an UPDATE or DELETE changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteRule {
+    /// The newest committed version: PostgreSQL's READ COMMITTED takes the
+    /// rows its statement snapshot shows and re-checks the condition on
+    /// their newest versions after waiting for a writer ("EvalPlanQual").
+    SnapshotRowsNewestVersions,
+    /// The newest committed version of every row the condition matches
+    /// now (InnoDB's locking reads, at every level): a write may change
+    /// rows that the transaction's reads cannot see.
+    NewestRows,
+    /// The version in the transaction's snapshot; a row that a concurrent
+    /// transaction changed and committed after the snapshot fails the
+    /// statement with a serialization error (first updater wins).
+    SnapshotOrAbort,
+}
+
+/// How one isolation level of one DBMS behaves, as its documentation
+/// states it; the model follows these rules and nothing else.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelRules {
+    pub level: IsolationLevel,
+    pub read_view: ReadView,
+    pub writes: WriteRule,
+    /// The committed transactions must be equivalent to some serial order
+    /// of them (their reads and the final state).
+    pub serializable: bool,
+    /// Writes take row locks beyond the rows they change (InnoDB's
+    /// next-key and gap locks): a write the model does not see conflict
+    /// may still wait, so only waits the model does see are checked.
+    pub extra_write_locks: bool,
+    /// Where the rules come from: the page of the DBMS's documentation.
+    pub source: String,
+}
+
+impl LevelRules {
+    /// The rules of `level`: committed transactions must be serializable
+    /// exactly at SERIALIZABLE.
+    pub fn new(
+        level: IsolationLevel,
+        read_view: ReadView,
+        writes: WriteRule,
+        extra_write_locks: bool,
+        source: &str,
+    ) -> LevelRules {
+        LevelRules {
+            level,
+            read_view,
+            writes,
+            serializable: level == IsolationLevel::Serializable,
+            extra_write_locks,
+            source: source.to_string(),
+        }
+    }
+}
+
+/// Why a DBMS refused a statement of a transaction in a way its
+/// isolation level allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Conflict {
+    /// A serialization failure (SQLSTATE 40001; InnoDB's "record has
+    /// changed since last read").
+    Serialization,
+    /// The DBMS broke a deadlock by failing this statement.
+    Deadlock,
+    /// The statement waited for a lock longer than the lock timeout.
+    LockTimeout,
+}
+
+/// What a transaction's end does to it, per DBMS: after a conflict
+/// PostgreSQL keeps the transaction open but failed until ROLLBACK, and
+/// InnoDB rolls a deadlock victim back at once. lancet sends ROLLBACK in
+/// both cases, which both accept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransactionEnd {
+    Commit,
+    Rollback,
+}
+
+/// A DBMS's transactions, as the transaction oracle uses them.
+pub trait Transactions: Send + Sync {
+    /// The isolation levels lancet models for this DBMS build, with their
+    /// rules.
+    fn levels(&self) -> Vec<LevelRules>;
+    /// The statements that start a transaction at `level`.
+    fn begin(&self, level: IsolationLevel) -> Vec<String>;
+    /// The statement that ends one.
+    fn end(&self, end: TransactionEnd) -> String {
+        match end {
+            TransactionEnd::Commit => "COMMIT".into(),
+            TransactionEnd::Rollback => "ROLLBACK".into(),
+        }
+    }
+    /// Statements that create the oracle's table `name` (integer key `k`,
+    /// integer value `v`), with an index on `v` if `index_v`, in this
+    /// DBMS's storage and placement (InnoDB; a Citus distributed table).
+    fn create_table(&self, name: &str, index_v: bool) -> Vec<String>;
+    /// Statements run on every session before its transactions (lock
+    /// timeouts).
+    fn session_setup(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// A conflict the level allows, by the error's code; `None` for any
+    /// other error.
+    fn conflict(&self, error: &DbError) -> Option<Conflict>;
+    /// One more session on `db`, a database this run created.
+    fn open_session(&self, db: &OwnedDatabase) -> anyhow::Result<Box<dyn Connection>>;
+    /// How a user runs one session's script with the DBMS's own client;
+    /// `{file}` stands for the script.
+    fn client_command(&self) -> String;
+}

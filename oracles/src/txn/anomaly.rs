@@ -1,0 +1,63 @@
+//! What a schedule can show that its isolation level forbids, by kind:
+//! findings are grouped by the kind and the level, not by the schedule.
+
+use serde::{Deserialize, Serialize};
+
+/// The kinds of departure from a level's documented rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnomalyKind {
+    /// A read saw a row version no committed transaction wrote.
+    DirtyRead,
+    /// A read saw a version committed after its snapshot (or missed one
+    /// committed before it).
+    NonRepeatableRead,
+    /// A read saw a row appear or vanish that its snapshot does not hold.
+    Phantom,
+    /// A read did not see the transaction's own write.
+    LostOwnWrite,
+    /// A read returned rows the model cannot name otherwise.
+    WrongRead,
+    /// A committed write is missing from the final rows, or a write the
+    /// level must fail (first updater wins) succeeded.
+    LostUpdate,
+    /// The final rows differ from what the committed transactions make.
+    WrongFinalState,
+    /// Under SERIALIZABLE, no serial order of the committed transactions
+    /// gives their reads and the final rows (write skew, G2-item).
+    NotSerializable,
+    /// A write changed a row another open transaction had changed without
+    /// waiting for its lock.
+    DidNotWait,
+    /// A plain read waited, where the level says reads never wait.
+    BlockingRead,
+    /// A serialization failure where the level never raises one.
+    SpuriousConflict,
+}
+
+impl AnomalyKind {
+    /// The kebab-case name used in findings and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            AnomalyKind::DirtyRead => "dirty-read",
+            AnomalyKind::NonRepeatableRead => "non-repeatable-read",
+            AnomalyKind::Phantom => "phantom",
+            AnomalyKind::LostOwnWrite => "lost-own-write",
+            AnomalyKind::WrongRead => "wrong-read",
+            AnomalyKind::LostUpdate => "lost-update",
+            AnomalyKind::WrongFinalState => "wrong-final-state",
+            AnomalyKind::NotSerializable => "not-serializable",
+            AnomalyKind::DidNotWait => "did-not-wait",
+            AnomalyKind::BlockingRead => "blocking-read",
+            AnomalyKind::SpuriousConflict => "spurious-conflict",
+        }
+    }
+}
+
+/// One departure: its kind, the step it shows at, and what was seen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Anomaly {
+    pub kind: AnomalyKind,
+    pub step: usize,
+    pub detail: String,
+}

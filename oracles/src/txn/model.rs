@@ -1,0 +1,578 @@
+//! lancet's model of a schedule under one isolation level's documented
+//! rules ([`LevelRules`]): which committed row versions each statement is
+//! entitled to, which rows it changes, when it must wait for a lock and
+//! when it must fail. The driver feeds it what happened, in the order it
+//! happened; the model says what the DBMS should have answered and
+//! records every departure as an [`Anomaly`].
+
+use super::anomaly::{Anomaly, AnomalyKind};
+use super::schedule::{Action, Op, Pred, Schedule};
+use lancet_core::txn::{Conflict, LevelRules, ReadView, WriteRule};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One version of a row: its value, a number no other version has, and
+/// the transaction (session) that wrote it (`None`: the initial rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    pub v: i64,
+    pub id: u64,
+    pub writer: Option<usize>,
+}
+
+/// Rows by key.
+pub type State = BTreeMap<i64, Version>;
+
+/// A session's reads: the step and the rows the DBMS returned.
+pub type Reads = Vec<(usize, Vec<(i64, i64)>)>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    NotStarted,
+    Active,
+    Committed,
+    Aborted,
+}
+
+/// Whether a statement must wait for a lock when it is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// A row it changes is locked by another open transaction.
+    Must,
+    /// The rules say it never waits here.
+    MustNot,
+    /// It may: locks the model does not track (InnoDB's gap locks).
+    May,
+}
+
+/// What a statement came to, as the driver saw it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// A read's rows, or `None` for any other statement that succeeded.
+    Ok(Option<Vec<(i64, i64)>>),
+    /// An error the rules allow for some statement (the model says
+    /// whether for this one).
+    Conflict(Conflict),
+}
+
+#[derive(Clone, Debug)]
+struct Txn {
+    status: Status,
+    snapshot: Option<State>,
+    /// The transaction's own writes: a new version, or `None` for a
+    /// deleted row.
+    writes: BTreeMap<i64, Option<Version>>,
+    /// The statement in flight: its step, the committed rows when it
+    /// started, and the keys it would change then.
+    started: Option<Started>,
+    /// A statement's effect the rules leave open happened: later reads of
+    /// this transaction and the final state are not checked.
+    uncertain: bool,
+    /// Reads this transaction made, with what the DBMS returned, for the
+    /// serial-order check.
+    reads: Reads,
+}
+
+#[derive(Clone, Debug)]
+struct Started {
+    step: usize,
+    view: State,
+    targets: BTreeSet<i64>,
+}
+
+/// The model of one running schedule.
+pub struct Model<'a> {
+    schedule: &'a Schedule,
+    rules: &'a LevelRules,
+    initial: State,
+    committed: State,
+    next_id: u64,
+    txns: Vec<Txn>,
+    /// Sessions in the order they committed.
+    pub commit_order: Vec<usize>,
+    pub anomalies: Vec<Anomaly>,
+}
+
+impl<'a> Model<'a> {
+    pub fn new(schedule: &'a Schedule, rules: &'a LevelRules) -> Model<'a> {
+        let mut next_id = 0;
+        let initial: State = schedule
+            .rows
+            .iter()
+            .map(|&(k, v)| {
+                next_id += 1;
+                (
+                    k,
+                    Version {
+                        v,
+                        id: next_id,
+                        writer: None,
+                    },
+                )
+            })
+            .collect();
+        Model {
+            schedule,
+            rules,
+            committed: initial.clone(),
+            initial,
+            next_id,
+            txns: vec![
+                Txn {
+                    status: Status::NotStarted,
+                    snapshot: None,
+                    writes: BTreeMap::new(),
+                    started: None,
+                    uncertain: false,
+                    reads: Vec::new(),
+                };
+                schedule.sessions
+            ],
+            commit_order: Vec::new(),
+            anomalies: Vec::new(),
+        }
+    }
+
+    pub fn status(&self, session: usize) -> Status {
+        self.txns[session].status
+    }
+
+    /// Whether some transaction's effects are left open by the rules.
+    pub fn uncertain(&self) -> bool {
+        self.txns.iter().any(|t| t.uncertain)
+    }
+
+    fn anomaly(&mut self, kind: AnomalyKind, step: usize, detail: String) {
+        self.anomalies.push(Anomaly { kind, step, detail });
+    }
+
+    /// `session`'s view of the rows under `base`: its own writes on top.
+    fn overlay(&self, session: usize, base: &State) -> State {
+        let mut rows = base.clone();
+        for (&k, w) in &self.txns[session].writes {
+            match w {
+                Some(version) => {
+                    rows.insert(k, *version);
+                }
+                None => {
+                    rows.remove(&k);
+                }
+            }
+        }
+        rows
+    }
+
+    /// The committed rows a plain read of `session` sees, before its own
+    /// writes, at the moment the statement starts.
+    fn read_base(&self, session: usize) -> State {
+        match self.rules.read_view {
+            ReadView::Statement | ReadView::LockingLatest => self.committed.clone(),
+            ReadView::FirstStatement | ReadView::Begin => self.txns[session]
+                .snapshot
+                .clone()
+                .unwrap_or_else(|| self.committed.clone()),
+        }
+    }
+
+    /// Which other open transaction holds a lock on row `k`.
+    fn locker(&self, session: usize, k: i64) -> Option<usize> {
+        (0..self.txns.len()).find(|&t| {
+            t != session
+                && self.txns[t].status == Status::Active
+                && self.txns[t].writes.contains_key(&k)
+        })
+    }
+
+    /// The keys a write of `session` over `pred` would change if it ran
+    /// now, by the rules.
+    fn targets(&self, session: usize, pred: Pred, view: &State) -> BTreeSet<i64> {
+        let base = match self.rules.writes {
+            WriteRule::NewestRows => self.overlay(session, &self.committed),
+            WriteRule::SnapshotRowsNewestVersions | WriteRule::SnapshotOrAbort => {
+                self.overlay(session, view)
+            }
+        };
+        base.iter()
+            .filter(|(&k, ver)| pred.matches(k, ver.v))
+            .map(|(&k, _)| k)
+            .collect()
+    }
+
+    /// Step `step` is being sent: takes snapshots the rules take at this
+    /// moment and says whether the statement must wait.
+    pub fn start(&mut self, step: usize) -> Wait {
+        let s = self.schedule.steps[step];
+        let session = s.session;
+        if s.action == Action::Begin {
+            self.txns[session].status = Status::Active;
+            if self.rules.read_view == ReadView::Begin {
+                self.txns[session].snapshot = Some(self.committed.clone());
+            }
+            return Wait::MustNot;
+        }
+        if self.txns[session].status != Status::Active {
+            return Wait::MustNot;
+        }
+        let Action::Stmt(op) = s.action else {
+            return Wait::MustNot;
+        };
+        if self.rules.read_view == ReadView::FirstStatement && self.txns[session].snapshot.is_none()
+        {
+            self.txns[session].snapshot = Some(self.committed.clone());
+        }
+        let view = self.read_base(session);
+        let targets = match op {
+            Op::Read(_) | Op::Insert(..) => BTreeSet::new(),
+            Op::Update(p, _) | Op::Delete(p) => self.targets(session, p, &view),
+        };
+        let wait = match op {
+            Op::Read(_) if self.rules.read_view == ReadView::LockingLatest => Wait::May,
+            Op::Read(_) => Wait::MustNot,
+            _ if targets.iter().any(|&k| self.locker(session, k).is_some()) => Wait::Must,
+            _ if self.rules.extra_write_locks => Wait::May,
+            _ => Wait::MustNot,
+        };
+        self.txns[session].started = Some(Started {
+            step,
+            view,
+            targets,
+        });
+        wait
+    }
+
+    /// Whether the statement `session` has in flight waits for a lock the
+    /// model knows of now.
+    pub fn blocked_by(&self, session: usize) -> Option<usize> {
+        let started = self.txns[session].started.as_ref()?;
+        started
+            .targets
+            .iter()
+            .find_map(|&k| self.locker(session, k))
+    }
+
+    /// A statement that had to wait returned at once with success: it did
+    /// not take the lock it needed.
+    pub fn did_not_wait(&mut self, step: usize) {
+        let session = self.schedule.steps[step].session;
+        let locker = self.blocked_by(session);
+        self.anomaly(
+            AnomalyKind::DidNotWait,
+            step,
+            format!(
+                "it changes a row that session {} had changed and not yet committed, yet it returned without waiting",
+                locker.map_or("?".to_string(), |l| (l + 1).to_string())
+            ),
+        );
+    }
+
+    /// A plain read did not return while it must not wait for any lock.
+    pub fn read_blocked(&mut self, step: usize, waited_ms: u128) {
+        self.anomaly(
+            AnomalyKind::BlockingRead,
+            step,
+            format!("a plain read under this level waits for no lock, yet it did not return in {waited_ms} ms"),
+        );
+    }
+
+    /// Step `step` finished with `outcome`; `waited`: it had been seen
+    /// waiting for a lock.
+    pub fn finish(&mut self, step: usize, outcome: Outcome, waited: bool) {
+        let s = self.schedule.steps[step];
+        let session = s.session;
+        let started = self.txns[session].started.take();
+        match (s.action, outcome) {
+            (Action::Begin, Outcome::Ok(_)) => {}
+            (Action::Commit, Outcome::Ok(_)) => self.commit(session),
+            (Action::Rollback, _) => self.abort(session),
+            (_, Outcome::Conflict(c)) => self.conflict(step, c, waited),
+            (Action::Stmt(op), Outcome::Ok(rows)) => {
+                if self.txns[session].status != Status::Active {
+                    return;
+                }
+                let Some(started) = started.filter(|st| st.step == step) else {
+                    return;
+                };
+                match op {
+                    Op::Read(p) => self.read(step, p, &started, rows.unwrap_or_default()),
+                    Op::Insert(k, v) => {
+                        let version = self.version(v, session);
+                        self.txns[session].writes.insert(k, Some(version));
+                    }
+                    Op::Update(p, a) => self.write(step, p, Some(a), &started, waited),
+                    Op::Delete(p) => self.write(step, p, None, &started, waited),
+                }
+            }
+        }
+    }
+
+    fn version(&mut self, v: i64, session: usize) -> Version {
+        self.next_id += 1;
+        Version {
+            v,
+            id: self.next_id,
+            writer: Some(session),
+        }
+    }
+
+    fn commit(&mut self, session: usize) {
+        if self.txns[session].status != Status::Active {
+            return;
+        }
+        let writes = std::mem::take(&mut self.txns[session].writes);
+        for (k, w) in writes {
+            match w {
+                Some(version) => {
+                    self.committed.insert(k, version);
+                }
+                None => {
+                    self.committed.remove(&k);
+                }
+            }
+        }
+        self.txns[session].status = Status::Committed;
+        self.commit_order.push(session);
+    }
+
+    fn abort(&mut self, session: usize) {
+        if matches!(
+            self.txns[session].status,
+            Status::Active | Status::NotStarted
+        ) {
+            self.txns[session].writes.clear();
+            self.txns[session].status = Status::Aborted;
+        }
+    }
+
+    /// The DBMS refused a statement with a conflict: allowed or not, the
+    /// transaction is over (lancet rolls it back).
+    fn conflict(&mut self, step: usize, conflict: Conflict, waited: bool) {
+        let s = self.schedule.steps[step];
+        let allowed = match conflict {
+            // Deadlocks and lock timeouts end waits, at every level.
+            Conflict::Deadlock | Conflict::LockTimeout => true,
+            Conflict::Serialization => {
+                self.rules.serializable || self.rules.writes == WriteRule::SnapshotOrAbort
+            }
+        };
+        if !allowed {
+            self.anomaly(
+                AnomalyKind::SpuriousConflict,
+                step,
+                format!(
+                    "a {conflict:?} failure, which {} never raises by its documented rules",
+                    self.rules.level.sql()
+                ),
+            );
+        }
+        let _ = waited;
+        self.abort(s.session);
+    }
+
+    fn read(&mut self, step: usize, pred: Pred, started: &Started, rows: Vec<(i64, i64)>) {
+        let session = self.schedule.steps[step].session;
+        self.txns[session].reads.push((step, rows.clone()));
+        if self.txns[session].uncertain {
+            return;
+        }
+        // A locking read sees the newest rows when it got its locks.
+        let base = if self.rules.read_view == ReadView::LockingLatest {
+            self.committed.clone()
+        } else {
+            started.view.clone()
+        };
+        let expected: Vec<(i64, i64)> = self
+            .overlay(session, &base)
+            .iter()
+            .filter(|(&k, ver)| pred.matches(k, ver.v))
+            .map(|(&k, ver)| (k, ver.v))
+            .collect();
+        let mut actual = rows;
+        actual.sort();
+        if actual != expected {
+            let kind = self.classify_read(session, &expected, &actual);
+            self.anomaly(
+                kind,
+                step,
+                format!(
+                    "returned {} where the level allows exactly {}",
+                    show(&actual),
+                    show(&expected)
+                ),
+            );
+        }
+    }
+
+    /// Names what a wrong read saw.
+    fn classify_read(
+        &self,
+        session: usize,
+        expected: &[(i64, i64)],
+        actual: &[(i64, i64)],
+    ) -> AnomalyKind {
+        let uncommitted = |k: i64, v: Option<i64>| {
+            (0..self.txns.len()).any(|t| {
+                t != session
+                    && self.txns[t].status != Status::Committed
+                    && self.txns[t]
+                        .writes
+                        .get(&k)
+                        .is_some_and(|w| w.map(|x| x.v) == v)
+            })
+        };
+        let exp: BTreeMap<i64, i64> = expected.iter().copied().collect();
+        let act: BTreeMap<i64, i64> = actual.iter().copied().collect();
+        for (&k, &v) in &act {
+            match exp.get(&k) {
+                Some(&e) if e == v => {}
+                _ if uncommitted(k, Some(v)) => return AnomalyKind::DirtyRead,
+                None => return AnomalyKind::Phantom,
+                Some(_) if self.txns[session].writes.contains_key(&k) => {
+                    return AnomalyKind::LostOwnWrite
+                }
+                Some(_) => return AnomalyKind::NonRepeatableRead,
+            }
+        }
+        for &k in exp.keys() {
+            if !act.contains_key(&k) {
+                if uncommitted(k, None) {
+                    return AnomalyKind::DirtyRead;
+                }
+                return AnomalyKind::Phantom;
+            }
+        }
+        AnomalyKind::WrongRead
+    }
+
+    fn write(
+        &mut self,
+        step: usize,
+        pred: Pred,
+        assign: Option<super::schedule::Assign>,
+        started: &Started,
+        waited: bool,
+    ) {
+        let session = self.schedule.steps[step].session;
+        let own = |m: &Self, k: i64| m.txns[session].writes.get(&k).copied();
+        let changes: Vec<(i64, Version)> = match self.rules.writes {
+            WriteRule::SnapshotRowsNewestVersions => started
+                .targets
+                .iter()
+                .filter_map(|&k| {
+                    let newest = match own(self, k) {
+                        Some(w) => w,
+                        None => self.committed.get(&k).copied(),
+                    }?;
+                    pred.matches(k, newest.v).then_some((k, newest))
+                })
+                .collect(),
+            WriteRule::NewestRows => {
+                let now = self.targets(session, pred, &started.view);
+                if waited && now.iter().any(|k| !started.targets.contains(k)) {
+                    // Rows that began to match while it waited: whether
+                    // the scan meets them depends on where it was.
+                    self.txns[session].uncertain = true;
+                }
+                let rows = self.overlay(session, &self.committed);
+                now.iter().map(|&k| (k, rows[&k])).collect()
+            }
+            WriteRule::SnapshotOrAbort => {
+                let snapshot = started.view.clone();
+                let mut out = Vec::new();
+                for &k in &started.targets {
+                    if let Some(w) = own(self, k) {
+                        if let Some(w) = w {
+                            out.push((k, w));
+                        }
+                        continue;
+                    }
+                    let before = snapshot.get(&k).map(|x| x.id);
+                    let now = self.committed.get(&k).map(|x| x.id);
+                    if before != now {
+                        self.anomaly(
+                            AnomalyKind::LostUpdate,
+                            step,
+                            format!(
+                                "row k = {k} changed by a transaction that committed after this one's snapshot, yet the write succeeded (the level's first-updater-wins rule must fail it with a serialization error)"
+                            ),
+                        );
+                        self.txns[session].uncertain = true;
+                        return;
+                    }
+                    if let Some(&ver) = snapshot.get(&k) {
+                        out.push((k, ver));
+                    }
+                }
+                out
+            }
+        };
+        for (k, old) in changes {
+            let new = assign.map(|a| {
+                let v = a.apply(old.v);
+                self.version(v, session)
+            });
+            self.txns[session].writes.insert(k, new);
+        }
+    }
+
+    /// After the schedule: the final rows the DBMS shows against the
+    /// model's, and for serializable levels a serial order that explains
+    /// the committed transactions.
+    pub fn end(&mut self, final_rows: &[(i64, i64)]) {
+        let last = self.schedule.steps.len().saturating_sub(1);
+        let mut actual = final_rows.to_vec();
+        actual.sort();
+        if !self.uncertain() {
+            let expected: Vec<(i64, i64)> = self.committed.iter().map(|(&k, v)| (k, v.v)).collect();
+            if actual != expected {
+                // A committed write that the final rows do not show.
+                let shown: BTreeMap<i64, i64> = actual.iter().copied().collect();
+                let lost = self.committed.iter().any(|(k, ver)| {
+                    ver.writer.is_some() && shown.get(k).is_some_and(|&v| v != ver.v)
+                });
+                let kind = if lost {
+                    AnomalyKind::LostUpdate
+                } else {
+                    AnomalyKind::WrongFinalState
+                };
+                self.anomaly(
+                    kind,
+                    last,
+                    format!(
+                        "the committed rows are {} where the committed transactions make {}",
+                        show(&actual),
+                        show(&expected)
+                    ),
+                );
+            }
+        }
+        if self.rules.serializable {
+            let committed: Vec<usize> = self.commit_order.clone();
+            if !super::serial::explained(
+                self.schedule,
+                &self.initial,
+                &committed,
+                &self.reads_of(),
+                &actual,
+            ) {
+                self.anomaly(
+                    AnomalyKind::NotSerializable,
+                    last,
+                    format!(
+                        "no serial order of the committed sessions {} gives their reads and the final rows {}",
+                        committed.iter().map(|s| (s + 1).to_string()).collect::<Vec<_>>().join(", "),
+                        show(&actual)
+                    ),
+                );
+            }
+        }
+    }
+
+    fn reads_of(&self) -> Vec<Reads> {
+        self.txns.iter().map(|t| t.reads.clone()).collect()
+    }
+}
+
+/// Rows as `{(k, v), ...}`.
+pub fn show(rows: &[(i64, i64)]) -> String {
+    let parts: Vec<String> = rows.iter().map(|(k, v)| format!("({k}, {v})")).collect();
+    format!("{{{}}}", parts.join(", "))
+}

@@ -1,0 +1,246 @@
+//! A schedule: a table of integer rows, several sessions each running one
+//! transaction, and the order lancet sends their steps in. Drawn from a
+//! database's RNG; printed as SQL every DBMS of lancet reads alike.
+
+use lancet_core::txn::IsolationLevel;
+use lancet_core::Rng;
+use rand::Rng as _;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Which rows a statement reads or changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pred {
+    Key(i64),
+    KeyRange(i64, i64),
+    ValueRange(i64, i64),
+    ValueAbove(i64),
+    All,
+}
+
+impl Pred {
+    pub fn matches(self, k: i64, v: i64) -> bool {
+        match self {
+            Pred::Key(c) => k == c,
+            Pred::KeyRange(a, b) => a <= k && k <= b,
+            Pred::ValueRange(a, b) => a <= v && v <= b,
+            Pred::ValueAbove(c) => v > c,
+            Pred::All => true,
+        }
+    }
+
+    /// The condition as SQL, with `WHERE` (empty for every row).
+    fn sql(self) -> String {
+        match self {
+            Pred::Key(c) => format!(" WHERE k = {c}"),
+            Pred::KeyRange(a, b) => format!(" WHERE k BETWEEN {a} AND {b}"),
+            Pred::ValueRange(a, b) => format!(" WHERE v BETWEEN {a} AND {b}"),
+            Pred::ValueAbove(c) => format!(" WHERE v > {c}"),
+            Pred::All => String::new(),
+        }
+    }
+}
+
+/// The new value an UPDATE gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Assign {
+    Add(i64),
+    Set(i64),
+}
+
+impl Assign {
+    pub fn apply(self, v: i64) -> i64 {
+        match self {
+            Assign::Add(c) => v + c,
+            Assign::Set(c) => c,
+        }
+    }
+}
+
+/// One statement of a transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    Read(Pred),
+    Update(Pred, Assign),
+    /// A key no other row of the schedule has, so that no insert fails on
+    /// a duplicate.
+    Insert(i64, i64),
+    Delete(Pred),
+}
+
+impl Op {
+    pub fn sql(self, table: &str) -> String {
+        match self {
+            Op::Read(p) => format!("SELECT k, v FROM {table}{} ORDER BY k", p.sql()),
+            Op::Update(p, Assign::Add(c)) => format!("UPDATE {table} SET v = v + {c}{}", p.sql()),
+            Op::Update(p, Assign::Set(c)) => format!("UPDATE {table} SET v = {c}{}", p.sql()),
+            Op::Insert(k, v) => format!("INSERT INTO {table} (k, v) VALUES ({k}, {v})"),
+            Op::Delete(p) => format!("DELETE FROM {table}{}", p.sql()),
+        }
+    }
+
+    pub fn is_read(self) -> bool {
+        matches!(self, Op::Read(_))
+    }
+}
+
+/// What a step of a session does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    Begin,
+    Stmt(Op),
+    Commit,
+    Rollback,
+}
+
+/// One step: a session and what it sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub session: usize,
+    pub action: Action,
+}
+
+/// A whole schedule, all lancet needs to run it again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Schedule {
+    pub table: String,
+    pub index_v: bool,
+    /// The rows before any transaction.
+    pub rows: Vec<(i64, i64)>,
+    pub level: IsolationLevel,
+    pub sessions: usize,
+    /// Every session's steps, in the order lancet sends them (a session
+    /// that waits for a lock sends its later steps once it returns).
+    pub steps: Vec<Step>,
+}
+
+/// The table every schedule uses, in the database lancet created for it.
+pub const TABLE: &str = "lancet_txn";
+
+impl Schedule {
+    /// Draws a schedule at one of `levels`.
+    pub fn generate(rng: &mut Rng, levels: &[IsolationLevel]) -> Schedule {
+        let level = levels[rng.random_range(0..levels.len())];
+        let nrows = rng.random_range(2..=6i64);
+        let rows: Vec<(i64, i64)> = (1..=nrows).map(|k| (k, rng.random_range(0..10))).collect();
+        let sessions = if rng.random_bool(0.7) { 2 } else { 3 };
+        let mut next_key = 100;
+        let mut per_session: Vec<Vec<Action>> = (0..sessions)
+            .map(|_| {
+                let mut actions = vec![Action::Begin];
+                for _ in 0..rng.random_range(1..=4) {
+                    actions.push(Action::Stmt(draw_op(rng, nrows, &mut next_key)));
+                }
+                actions.push(if rng.random_bool(0.85) {
+                    Action::Commit
+                } else {
+                    Action::Rollback
+                });
+                actions
+            })
+            .collect();
+        // A random merge that keeps each session's order.
+        let mut steps = Vec::new();
+        loop {
+            let open: Vec<usize> = (0..sessions)
+                .filter(|&s| !per_session[s].is_empty())
+                .collect();
+            if open.is_empty() {
+                break;
+            }
+            let s = open[rng.random_range(0..open.len())];
+            steps.push(Step {
+                session: s,
+                action: per_session[s].remove(0),
+            });
+        }
+        Schedule {
+            table: TABLE.to_string(),
+            index_v: rng.random_bool(0.5),
+            rows,
+            level,
+            sessions,
+            steps,
+        }
+    }
+
+    /// The statements that fill the table, after the provider's CREATE.
+    pub fn fill_sql(&self) -> Vec<String> {
+        if self.rows.is_empty() {
+            return Vec::new();
+        }
+        let values: Vec<String> = self
+            .rows
+            .iter()
+            .map(|(k, v)| format!("({k}, {v})"))
+            .collect();
+        vec![format!(
+            "INSERT INTO {} (k, v) VALUES {}",
+            self.table,
+            values.join(", ")
+        )]
+    }
+
+    /// The steps of session `s`, in order.
+    pub fn session_steps(&self, s: usize) -> impl Iterator<Item = (usize, &Step)> {
+        self.steps
+            .iter()
+            .enumerate()
+            .filter(move |(_, step)| step.session == s)
+    }
+
+    /// How many statements the schedule runs, for reduction's measure.
+    pub fn size(&self) -> usize {
+        self.steps.len() + self.rows.len()
+    }
+}
+
+fn draw_pred(rng: &mut Rng, nrows: i64) -> Pred {
+    match rng.random_range(0..10) {
+        0..=5 => Pred::Key(rng.random_range(1..=nrows + 1)),
+        6 => {
+            let a = rng.random_range(1..=nrows);
+            Pred::KeyRange(a, a + rng.random_range(0..3))
+        }
+        7 => {
+            let a = rng.random_range(0..10);
+            Pred::ValueRange(a, a + rng.random_range(0..5))
+        }
+        8 => Pred::ValueAbove(rng.random_range(0..10)),
+        _ => Pred::All,
+    }
+}
+
+fn draw_op(rng: &mut Rng, nrows: i64, next_key: &mut i64) -> Op {
+    match rng.random_range(0..20) {
+        0..=7 => Op::Read(draw_pred(rng, nrows)),
+        8..=14 => {
+            let assign = if rng.random_bool(0.7) {
+                Assign::Add(rng.random_range(1..=5))
+            } else {
+                Assign::Set(rng.random_range(0..10))
+            };
+            Op::Update(draw_pred(rng, nrows), assign)
+        }
+        15..=16 => {
+            *next_key += 1;
+            Op::Insert(*next_key, rng.random_range(0..10))
+        }
+        _ => Op::Delete(draw_pred(rng, nrows)),
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Begin => write!(f, "BEGIN"),
+            Action::Stmt(op) => write!(f, "{}", op.sql(TABLE)),
+            Action::Commit => write!(f, "COMMIT"),
+            Action::Rollback => write!(f, "ROLLBACK"),
+        }
+    }
+}

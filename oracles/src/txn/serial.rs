@@ -1,0 +1,92 @@
+//! The serializability check: whether some serial order of the committed
+//! transactions, each run alone on the rows the one before left, gives
+//! every read they made and the final rows (the idea of WriteCheck and of
+//! Elle's G2 detection, on a schedule small enough to try every order).
+
+use super::model::{Reads, State};
+use super::schedule::{Action, Op, Schedule};
+use std::collections::BTreeMap;
+
+/// Whether an order of `committed` explains the `reads` (per session: the
+/// step and the rows it returned) and `final_rows`.
+pub fn explained(
+    schedule: &Schedule,
+    initial: &State,
+    committed: &[usize],
+    reads: &[Reads],
+    final_rows: &[(i64, i64)],
+) -> bool {
+    let start: BTreeMap<i64, i64> = initial.iter().map(|(&k, v)| (k, v.v)).collect();
+    let mut order = committed.to_vec();
+    permutations(&mut order, 0, &mut |order| {
+        let mut rows = start.clone();
+        for &s in order {
+            if !run_alone(schedule, s, &mut rows, &reads[s]) {
+                return false;
+            }
+        }
+        let end: Vec<(i64, i64)> = rows.into_iter().collect();
+        end == final_rows
+    })
+}
+
+/// Runs session `s`'s statements on `rows`; false if a read differs from
+/// what it returned in the schedule.
+fn run_alone(
+    schedule: &Schedule,
+    s: usize,
+    rows: &mut BTreeMap<i64, i64>,
+    reads: &[(usize, Vec<(i64, i64)>)],
+) -> bool {
+    for (step, st) in schedule.session_steps(s) {
+        let Action::Stmt(op) = st.action else {
+            continue;
+        };
+        match op {
+            Op::Read(p) => {
+                let got: Vec<(i64, i64)> = rows
+                    .iter()
+                    .filter(|(&k, &v)| p.matches(k, v))
+                    .map(|(&k, &v)| (k, v))
+                    .collect();
+                let Some((_, seen)) = reads.iter().find(|(at, _)| *at == step) else {
+                    continue;
+                };
+                let mut seen = seen.clone();
+                seen.sort();
+                if got != seen {
+                    return false;
+                }
+            }
+            Op::Insert(k, v) => {
+                rows.insert(k, v);
+            }
+            Op::Update(p, a) => {
+                for (&k, v) in rows.iter_mut() {
+                    if p.matches(k, *v) {
+                        *v = a.apply(*v);
+                    }
+                }
+            }
+            Op::Delete(p) => rows.retain(|&k, v| !p.matches(k, *v)),
+        }
+    }
+    true
+}
+
+/// Calls `f` on every permutation of `items[at..]` (with `items[..at]`
+/// fixed) until it returns true.
+fn permutations(items: &mut Vec<usize>, at: usize, f: &mut dyn FnMut(&[usize]) -> bool) -> bool {
+    if at >= items.len() {
+        return f(items);
+    }
+    for i in at..items.len() {
+        items.swap(at, i);
+        if permutations(items, at + 1, f) {
+            items.swap(at, i);
+            return true;
+        }
+        items.swap(at, i);
+    }
+    false
+}

@@ -1,0 +1,56 @@
+//! How a schedule shrinks for the reducer: one session, one statement or
+//! one row fewer, each a candidate the runner keeps if the same anomaly
+//! still shows.
+
+use super::schedule::{Action, Schedule};
+
+/// The schedules one simplification away from `schedule`, largest cuts
+/// first.
+pub fn candidates(schedule: &Schedule) -> Vec<Schedule> {
+    let mut out = Vec::new();
+    if schedule.sessions > 1 {
+        for s in 0..schedule.sessions {
+            out.push(without_session(schedule, s));
+        }
+    }
+    for (i, step) in schedule.steps.iter().enumerate() {
+        if matches!(step.action, Action::Stmt(_)) {
+            let mut c = schedule.clone();
+            c.steps.remove(i);
+            out.push(c);
+        }
+    }
+    // A statement earlier in the order, which makes the schedule read
+    // more like a sequence of turns.
+    for i in 1..schedule.steps.len() {
+        if schedule.steps[i].session != schedule.steps[i - 1].session {
+            let mut c = schedule.clone();
+            c.steps.swap(i, i - 1);
+            out.push(c);
+        }
+    }
+    for i in 0..schedule.rows.len() {
+        let mut c = schedule.clone();
+        c.rows.remove(i);
+        out.push(c);
+    }
+    if schedule.index_v {
+        out.push(Schedule {
+            index_v: false,
+            ..schedule.clone()
+        });
+    }
+    out
+}
+
+fn without_session(schedule: &Schedule, gone: usize) -> Schedule {
+    let mut c = schedule.clone();
+    c.steps.retain(|st| st.session != gone);
+    for st in &mut c.steps {
+        if st.session > gone {
+            st.session -= 1;
+        }
+    }
+    c.sessions -= 1;
+    c
+}

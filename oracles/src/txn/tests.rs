@@ -1,0 +1,295 @@
+//! The model against schedules whose outcome the manuals state.
+
+use super::model::{Model, Outcome, Wait};
+use super::schedule::{Action, Assign, Op, Pred, Schedule, Step, TABLE};
+use super::AnomalyKind;
+use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, WriteRule};
+
+fn rules(level: IsolationLevel, read_view: ReadView, writes: WriteRule) -> LevelRules {
+    LevelRules::new(level, read_view, writes, false, "test")
+}
+
+fn pg_rc() -> LevelRules {
+    rules(
+        IsolationLevel::ReadCommitted,
+        ReadView::Statement,
+        WriteRule::SnapshotRowsNewestVersions,
+    )
+}
+
+fn pg_rr() -> LevelRules {
+    rules(
+        IsolationLevel::RepeatableRead,
+        ReadView::FirstStatement,
+        WriteRule::SnapshotOrAbort,
+    )
+}
+
+fn pg_ser() -> LevelRules {
+    rules(
+        IsolationLevel::Serializable,
+        ReadView::FirstStatement,
+        WriteRule::SnapshotOrAbort,
+    )
+}
+
+fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)]) -> Schedule {
+    Schedule {
+        table: TABLE.into(),
+        index_v: false,
+        rows: rows.to_vec(),
+        level,
+        sessions: steps.iter().map(|s| s.0 + 1).max().unwrap_or(1),
+        steps: steps
+            .iter()
+            .map(|&(session, action)| Step { session, action })
+            .collect(),
+    }
+}
+
+/// Feeds the model every step in order, each returning at once with
+/// what `outcome` says; returns the anomaly kinds.
+fn run(
+    s: &Schedule,
+    r: &LevelRules,
+    outcome: impl Fn(usize) -> Outcome,
+    final_rows: &[(i64, i64)],
+) -> Vec<AnomalyKind> {
+    let mut m = Model::new(s, r);
+    for i in 0..s.steps.len() {
+        m.start(i);
+        m.finish(i, outcome(i), false);
+    }
+    m.end(final_rows);
+    m.anomalies.iter().map(|a| a.kind).collect()
+}
+
+fn ok() -> Outcome {
+    Outcome::Ok(None)
+}
+
+fn rows(r: &[(i64, i64)]) -> Outcome {
+    Outcome::Ok(Some(r.to_vec()))
+}
+
+const READ_1: Action = Action::Stmt(Op::Read(Pred::Key(1)));
+const ADD_1: Action = Action::Stmt(Op::Update(Pred::Key(1), Assign::Add(1)));
+
+#[test]
+fn read_committed_sees_a_commit_between_two_reads_and_never_an_uncommitted_write() {
+    use Action::*;
+    let s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 10)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (1, ADD_1),
+            (0, READ_1), // 3: the uncommitted write is not seen
+            (1, Commit),
+            (0, READ_1), // 5: the commit is
+            (0, Commit),
+        ],
+    );
+    let good = |i| match i {
+        3 => rows(&[(1, 10)]),
+        5 => rows(&[(1, 11)]),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &pg_rc(), good, &[(1, 11)]), vec![]);
+    let dirty = |i| match i {
+        3 => rows(&[(1, 11)]),
+        5 => rows(&[(1, 11)]),
+        _ => ok(),
+    };
+    assert_eq!(
+        run(&s, &pg_rc(), dirty, &[(1, 11)]),
+        vec![AnomalyKind::DirtyRead]
+    );
+}
+
+#[test]
+fn repeatable_read_keeps_its_snapshot_and_first_updater_wins() {
+    use Action::*;
+    let s = schedule(
+        IsolationLevel::RepeatableRead,
+        &[(1, 10)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (0, READ_1), // 2: snapshot taken
+            (1, ADD_1),
+            (1, Commit),
+            (0, READ_1), // 5: still the snapshot
+            (0, ADD_1),  // 6: must fail, the row changed after the snapshot
+            (0, Commit),
+        ],
+    );
+    let good = |i| match i {
+        2 | 5 => rows(&[(1, 10)]),
+        6 => Outcome::Conflict(Conflict::Serialization),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &pg_rr(), good, &[(1, 11)]), vec![]);
+    let lost = |i| match i {
+        2 | 5 => rows(&[(1, 10)]),
+        _ => ok(),
+    };
+    let kinds = run(&s, &pg_rr(), lost, &[(1, 11)]);
+    assert_eq!(kinds.first(), Some(&AnomalyKind::LostUpdate));
+    let moved = |i| match i {
+        2 => rows(&[(1, 10)]),
+        5 => rows(&[(1, 11)]),
+        6 => Outcome::Conflict(Conflict::Serialization),
+        _ => ok(),
+    };
+    assert_eq!(
+        run(&s, &pg_rr(), moved, &[(1, 11)]),
+        vec![AnomalyKind::NonRepeatableRead]
+    );
+}
+
+#[test]
+fn read_committed_update_waits_then_applies_to_the_newest_version() {
+    use Action::*;
+    let s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 10)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (1, ADD_1),
+            (0, ADD_1),
+            (1, Commit),
+            (0, Commit),
+        ],
+    );
+    let r = pg_rc();
+    let mut m = Model::new(&s, &r);
+    for i in 0..3 {
+        m.start(i);
+        m.finish(i, ok(), false);
+    }
+    assert_eq!(m.start(3), Wait::Must);
+    assert_eq!(m.blocked_by(0), Some(1));
+    m.start(4);
+    m.finish(4, ok(), false);
+    assert_eq!(m.blocked_by(0), None);
+    m.finish(3, ok(), true);
+    m.start(5);
+    m.finish(5, ok(), false);
+    m.end(&[(1, 12)]);
+    assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
+}
+
+#[test]
+fn write_skew_under_serializable_has_no_serial_order() {
+    use Action::*;
+    // Each reads both rows and, seeing their sum at 2, moves one of them
+    // down: no serial order lets both see the sum at 2.
+    let read_all = Action::Stmt(Op::Read(Pred::All));
+    let s = schedule(
+        IsolationLevel::Serializable,
+        &[(1, 1), (2, 1)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (0, read_all),
+            (1, read_all),
+            (0, Action::Stmt(Op::Update(Pred::Key(1), Assign::Set(0)))),
+            (1, Action::Stmt(Op::Update(Pred::Key(2), Assign::Set(0)))),
+            (0, Commit),
+            (1, Commit),
+        ],
+    );
+    let both = |i| match i {
+        2 | 3 => rows(&[(1, 1), (2, 1)]),
+        _ => ok(),
+    };
+    assert_eq!(
+        run(&s, &pg_ser(), both, &[(1, 0), (2, 0)]),
+        vec![AnomalyKind::NotSerializable]
+    );
+    let aborted = |i| match i {
+        2 | 3 => rows(&[(1, 1), (2, 1)]),
+        7 => Outcome::Conflict(Conflict::Serialization),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &pg_ser(), aborted, &[(1, 0), (2, 1)]), vec![]);
+}
+
+#[test]
+fn innodb_repeatable_read_writes_newest_rows_and_then_sees_them() {
+    use Action::*;
+    let r = rules(
+        IsolationLevel::RepeatableRead,
+        ReadView::Begin,
+        WriteRule::NewestRows,
+    );
+    let s = schedule(
+        IsolationLevel::RepeatableRead,
+        &[(1, 10)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (1, ADD_1),
+            (1, Commit),
+            (0, READ_1), // 4: the snapshot of BEGIN
+            (0, ADD_1),  // 5: on the newest row, 11
+            (0, READ_1), // 6: its own row, 12
+            (0, Commit),
+        ],
+    );
+    let documented = |i| match i {
+        4 => rows(&[(1, 10)]),
+        6 => rows(&[(1, 12)]),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &r, documented, &[(1, 12)]), vec![]);
+}
+
+#[test]
+fn a_serialization_failure_under_read_committed_is_spurious() {
+    use Action::*;
+    let s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 10)],
+        &[(0, Begin), (0, ADD_1), (0, Commit)],
+    );
+    let fail = |i| match i {
+        1 => Outcome::Conflict(Conflict::Serialization),
+        _ => ok(),
+    };
+    assert_eq!(
+        run(&s, &pg_rc(), fail, &[(1, 10)]),
+        vec![AnomalyKind::SpuriousConflict]
+    );
+}
+
+#[test]
+fn shrinking_drops_sessions_statements_and_rows() {
+    use Action::*;
+    let s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 10), (2, 20)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (0, READ_1),
+            (1, Commit),
+            (0, Commit),
+        ],
+    );
+    let c = super::shrink::candidates(&s);
+    assert!(c.iter().any(|c| c.sessions == 1 && c.steps.len() == 3));
+    assert!(c.iter().any(|c| c.steps.len() == 4 && c.sessions == 2));
+    assert!(c.iter().any(|c| c.rows.len() == 1));
+    // Every candidate keeps each session's order: BEGIN first, the end last.
+    for c in &c {
+        for session in 0..c.sessions {
+            let acts: Vec<Action> = c.session_steps(session).map(|(_, s)| s.action).collect();
+            assert_eq!(acts.first(), Some(&Begin));
+            assert!(matches!(acts.last(), Some(Commit | Rollback)));
+        }
+    }
+}

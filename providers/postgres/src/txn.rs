@@ -1,0 +1,122 @@
+//! PostgreSQL's transactions as the transaction oracle models them, from
+//! the manual's chapter 13.2 "Transaction Isolation":
+//! - READ COMMITTED: each statement sees what was committed before it
+//!   began; an UPDATE or DELETE takes the rows its snapshot shows and, for
+//!   a row a concurrent transaction changed, waits for it and re-checks
+//!   its condition on the newest version (13.2.1).
+//! - REPEATABLE READ: one snapshot, taken at the first statement after
+//!   BEGIN; a write to a row changed by a transaction that committed
+//!   after it fails with SQLSTATE 40001 (13.2.2).
+//! - SERIALIZABLE: as REPEATABLE READ, and any set of committed
+//!   transactions equals some serial order of them; failures are 40001
+//!   (13.2.3).
+//!
+//! Plain reads never wait for locks (13.1); a write waits for a row
+//! another open transaction changed. Deadlocks fail with 40P01, lock
+//! timeouts with 55P03.
+
+use crate::connection::PgConnection;
+use crate::PostgresProvider;
+use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, Transactions, WriteRule};
+use lancet_core::{Connection, DbError, OwnedDatabase};
+use std::time::Duration;
+
+/// The manual's chapter the rules come from.
+const SOURCE: &str = "PostgreSQL manual, 13.2 Transaction Isolation";
+
+/// A session of the transaction oracle may wait this long for a lock
+/// before its statement fails (55P03): longer than the oracle waits for
+/// a statement that must return, shorter than the statement time limit.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(8);
+/// The statement time limit of those sessions.
+const SESSION_LIMIT: Duration = Duration::from_secs(20);
+
+/// PostgreSQL's rules for `level`.
+pub fn rules(level: IsolationLevel) -> LevelRules {
+    let (read_view, writes) = match level {
+        IsolationLevel::ReadCommitted => {
+            (ReadView::Statement, WriteRule::SnapshotRowsNewestVersions)
+        }
+        IsolationLevel::RepeatableRead | IsolationLevel::Serializable => {
+            (ReadView::FirstStatement, WriteRule::SnapshotOrAbort)
+        }
+    };
+    LevelRules::new(level, read_view, writes, false, SOURCE)
+}
+
+/// SQLSTATEs of the conflicts a level allows.
+pub fn conflict(error: &DbError) -> Option<Conflict> {
+    match error.code.as_deref()? {
+        "40001" => Some(Conflict::Serialization),
+        "40P01" => Some(Conflict::Deadlock),
+        "55P03" => Some(Conflict::LockTimeout),
+        _ => None,
+    }
+}
+
+impl Transactions for PostgresProvider {
+    fn levels(&self) -> Vec<LevelRules> {
+        self.flavor
+            .transaction_levels()
+            .into_iter()
+            .map(rules)
+            .collect()
+    }
+
+    fn begin(&self, level: IsolationLevel) -> Vec<String> {
+        vec![format!("BEGIN ISOLATION LEVEL {}", level.sql())]
+    }
+
+    fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
+        let mut v = vec![format!(
+            "CREATE TABLE {name} (k integer PRIMARY KEY, v integer NOT NULL)"
+        )];
+        if index_v {
+            v.push(format!("CREATE INDEX {name}_v ON {name} (v)"));
+        }
+        v.extend(self.flavor.transaction_table(name));
+        v
+    }
+
+    fn session_setup(&self) -> Vec<String> {
+        let mut v = self.flavor.session_setup();
+        v.push(format!("SET lock_timeout = '{}s'", LOCK_TIMEOUT.as_secs()));
+        v
+    }
+
+    fn conflict(&self, error: &DbError) -> Option<Conflict> {
+        conflict(error)
+    }
+
+    fn open_session(&self, db: &OwnedDatabase) -> anyhow::Result<Box<dyn Connection>> {
+        crate::ensure_ours(&db.name)?;
+        let mut conn =
+            PgConnection::open(&self.url.config_for(&db.name), SESSION_LIMIT).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot open a session on {}", db.name))
+            })?;
+        conn.fail_on_warnings(self.flavor.failing_warnings());
+        Ok(Box::new(conn))
+    }
+
+    fn client_command(&self) -> String {
+        format!("psql -X -d lancet_repro (on {})", self.display_name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflicts_by_sqlstate_only() {
+        let e = |code: &str| DbError::statement(Some(code.into()), "x");
+        assert_eq!(conflict(&e("40001")), Some(Conflict::Serialization));
+        assert_eq!(conflict(&e("40P01")), Some(Conflict::Deadlock));
+        assert_eq!(conflict(&e("55P03")), Some(Conflict::LockTimeout));
+        assert_eq!(conflict(&e("23505")), None);
+        assert_eq!(
+            conflict(&DbError::statement(None, "could not serialize access")),
+            None
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! `lancet fuzz --oracle txn` and `lancet bench --oracle txn`: the
+//! transaction oracle's campaign, which drives several sessions per
+//! database instead of checks on one.
+
+use super::*;
+use crate::{BenchArgs, FuzzArgs};
+use lancet::databases::{Databases, RunToken};
+use lancet::txn::{Timing, TxnOptions};
+use lancet_core::txn::IsolationLevel;
+use lancet_oracles::txn::TxnFault;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Whether `--oracle` names the transaction oracle.
+pub fn is_txn(oracle: &str) -> bool {
+    oracle == lancet_oracles::txn::NAME
+}
+
+/// The planted fault `--inject-fault` names for the transaction oracle.
+fn txn_fault(name: &Option<String>) -> anyhow::Result<Option<TxnFault>> {
+    match name {
+        None => Ok(None),
+        Some(n) => TxnFault::by_name(n).map(Some).with_context(|| {
+            let known: Vec<&str> = TxnFault::ALL.iter().map(|f| f.name()).collect();
+            format!(
+                "unknown fault '{n}' for --oracle txn (known: {})",
+                known.join(", ")
+            )
+        }),
+    }
+}
+
+/// `--txn-levels`: isolation levels by name.
+pub fn parse_levels(text: &[String]) -> anyhow::Result<Vec<IsolationLevel>> {
+    text.iter()
+        .map(
+            |t| match t.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+                "read-committed" | "rc" => Ok(IsolationLevel::ReadCommitted),
+                "repeatable-read" | "rr" => Ok(IsolationLevel::RepeatableRead),
+                "serializable" | "ser" => Ok(IsolationLevel::Serializable),
+                other => anyhow::bail!(
+                "unknown isolation level '{other}' (read-committed, repeatable-read, serializable)"
+            ),
+            },
+        )
+        .collect()
+}
+
+pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
+    let t = &args.target;
+    let provider = make_provider(t)?;
+    anyhow::ensure!(
+        provider.transactions().is_some(),
+        "--oracle txn needs a DBMS whose transactions lancet models (a server DBMS); {} is not one",
+        provider.name()
+    );
+    let fault = txn_fault(&t.inject_fault)?;
+    let levels = parse_levels(&args.txn_levels)?;
+    let seed = args.seed.unwrap_or_else(default_seed);
+    let token = RunToken::new();
+    let run_id = lancet::run_id(seed, lancet::shard::Shard::WHOLE, &token);
+    let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
+    let findings = run_dir.join("findings");
+    std::fs::create_dir_all(&findings)
+        .with_context(|| format!("cannot create {}", findings.display()))?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    eprintln!(
+        "lancet: run {run_id}: {} with txn on {threads} thread(s), seed {seed}; output in {}",
+        t.dbms,
+        run_dir.display()
+    );
+    let databases = Databases::new(provider.clone(), token, Some(ledger));
+    let options = TxnOptions {
+        seed,
+        threads,
+        timeout: args.timeout.map(Duration::from_secs),
+        max_schedules: args.queries,
+        levels,
+        fault,
+        reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
+        timing: Timing::default(),
+        schedules_per_database: t.checks_per_database.unwrap_or(500),
+    };
+    let summary = lancet::txn::run(&databases, &*provider, &options, &findings, &stop)?;
+    let text = summary.render();
+    eprint!("{text}");
+    let _ = std::fs::write(run_dir.join("summary.txt"), &text);
+    Ok(ExitCode::from(if summary.findings() > 0 {
+        1
+    } else if !summary.warnings.is_empty() && summary.schedules == 0 {
+        3
+    } else {
+        0
+    }))
+}
+
+/// Schedules per second at each thread count.
+pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let t = &args.target;
+    let provider = make_provider(t)?;
+    let levels = parse_levels(&[])?;
+    let scratch = std::env::temp_dir().join(format!("lancet-bench-txn-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    println!(
+        "lancet bench: {} {}, oracle txn, {} s per measurement",
+        provider.name(),
+        provider.version()?,
+        args.seconds
+    );
+    println!("threads  schedules  schedules/s  undetermined  findings");
+    let stop = Arc::new(AtomicBool::new(false));
+    install_interrupt(stop.clone())?;
+    let databases = Databases::new(provider.clone(), RunToken::new(), None);
+    for &threads in &args.threads {
+        let options = TxnOptions {
+            seed: args.seed,
+            threads,
+            timeout: Some(Duration::from_secs(args.seconds)),
+            max_schedules: None,
+            levels: levels.clone(),
+            fault: None,
+            reduce: None,
+            timing: Timing::default(),
+            schedules_per_database: 100_000,
+        };
+        let s = lancet::txn::run(&databases, &*provider, &options, &scratch, &stop)?;
+        let undetermined: u64 = s.per_level.values().map(|c| c[1]).sum();
+        println!(
+            "{threads:>7}  {:>9}  {:>11.1}  {undetermined:>12}  {:>8}",
+            s.schedules,
+            s.schedules as f64 / s.elapsed.as_secs_f64().max(1e-9),
+            s.findings()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(ExitCode::SUCCESS)
+}

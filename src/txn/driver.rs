@@ -1,0 +1,699 @@
+//! Runs one schedule: a thread per session holds its connection, and the
+//! driver sends each step only when the schedule says, waits to see
+//! whether it returns or waits for a lock, and feeds the model what
+//! happened in the order it happened. Where the order cannot be known
+//! (a statement returned while no one watched and after the rows it reads
+//! may have changed), the schedule is *undetermined*: its later checks are
+//! skipped and counted, never guessed.
+
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
+use lancet_core::{Connection, DbError, FailureKind, Value};
+use lancet_oracles::txn::{Action, Anomaly, Model, Op, Outcome, Schedule, Status, TxnFault, Wait};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long the driver waits, and for what.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// A statement not back in this time is taken to wait for a lock.
+    pub block: Duration,
+    /// How long a statement that must not wait (or no longer has to) may
+    /// take before lancet calls it stuck.
+    pub long: Duration,
+    /// After a transaction ends, how long to wait for statements that may
+    /// have waited for its locks (InnoDB's gap locks) to return.
+    pub settle: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            block: Duration::from_millis(150),
+            long: Duration::from_secs(10),
+            settle: Duration::from_millis(300),
+        }
+    }
+}
+
+/// One line of what happened, for the finding's table.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct TraceLine {
+    pub step: usize,
+    pub session: usize,
+    pub sql: String,
+    /// `ok`, the rows read, `waited`, or the error.
+    pub result: String,
+    /// It was seen waiting for a lock before it returned.
+    pub waited: bool,
+}
+
+/// What one run of a schedule came to.
+#[derive(Debug, Default)]
+pub struct ScheduleRun {
+    pub anomalies: Vec<Anomaly>,
+    pub trace: Vec<TraceLine>,
+    /// Why the checks after some point were skipped.
+    pub undetermined: Option<String>,
+    /// A statement failed in a way no level allows: the step and error.
+    pub failure: Option<(usize, DbError)>,
+    pub final_rows: Vec<(i64, i64)>,
+    /// Transactions that committed and that ended in a conflict.
+    pub committed: usize,
+    pub conflicts: usize,
+}
+
+type Reply = Result<Option<Vec<Vec<Value>>>, DbError>;
+
+/// A session's thread: it runs what it is sent on its connection.
+struct SessionThread {
+    send: Sender<(String, bool)>,
+    recv: Receiver<Reply>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl SessionThread {
+    fn start(mut conn: Box<dyn Connection>) -> SessionThread {
+        let (send, commands) = bounded::<(String, bool)>(1);
+        let (replies, recv) = bounded::<Reply>(1);
+        let handle = std::thread::spawn(move || {
+            for (sql, is_query) in commands {
+                let reply = if is_query {
+                    conn.query(&sql).map(Some)
+                } else {
+                    conn.execute(&sql).map(|()| None)
+                };
+                if replies.send(reply).is_err() {
+                    break;
+                }
+            }
+        });
+        SessionThread {
+            send,
+            recv,
+            handle: Some(handle),
+        }
+    }
+
+    fn run(&self, sql: &str, is_query: bool) -> bool {
+        self.send.send((sql.to_string(), is_query)).is_ok()
+    }
+}
+
+impl Drop for SessionThread {
+    fn drop(&mut self) {
+        // Closing the command channel ends the thread once its statement
+        // returns; a statement still waiting ends with its connection's
+        // time limit. Not joined: a stuck DBMS must not stick lancet.
+        let (dead, _) = bounded(1);
+        self.send = dead;
+        drop(self.handle.take());
+    }
+}
+
+/// The sessions a database keeps for its schedules.
+pub struct Sessions {
+    threads: Vec<SessionThread>,
+}
+
+impl Sessions {
+    /// Opens `n` sessions with `open` and runs the DBMS's session setup.
+    pub fn open(
+        tx: &dyn Transactions,
+        n: usize,
+        mut open: impl FnMut() -> anyhow::Result<Box<dyn Connection>>,
+    ) -> anyhow::Result<Sessions> {
+        let mut threads = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut conn = open()?;
+            for sql in tx.session_setup() {
+                conn.execute(&sql)
+                    .map_err(|e| anyhow::anyhow!("session setup `{sql}` failed: {e}"))?;
+            }
+            threads.push(SessionThread::start(conn));
+        }
+        Ok(Sessions { threads })
+    }
+
+    pub fn len(&self) -> usize {
+        self.threads.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.threads.is_empty()
+    }
+}
+
+/// Runs a statement on a connection and waits for it: the setup, the
+/// final read, a planted fault's side connection.
+fn run_now(conn: &mut dyn Connection, sql: &str, is_query: bool) -> Reply {
+    if is_query {
+        conn.query(sql).map(Some)
+    } else {
+        conn.execute(sql).map(|()| None)
+    }
+}
+
+/// Rows of `(k, v)` from a result, or why they are not.
+pub fn pairs(rows: &[Vec<Value>]) -> Result<Vec<(i64, i64)>, String> {
+    let int = |v: &Value| match v {
+        Value::Integer(i) => Some(*i),
+        Value::Decimal(s) | Value::Text(s) => s.parse().ok(),
+        _ => None,
+    };
+    rows.iter()
+        .map(|r| match r.as_slice() {
+            [k, v] => int(k)
+                .zip(int(v))
+                .ok_or_else(|| format!("not two integers: {r:?}")),
+            _ => Err(format!("not two columns: {r:?}")),
+        })
+        .collect()
+}
+
+/// The planted fault's state for one schedule.
+struct Planted {
+    fault: TxnFault,
+    /// StaleSnapshot: a transaction begun before the schedule; NoLock: an
+    /// autocommit connection.
+    side: Option<Box<dyn Connection>>,
+    /// LostWrite: the step never sent.
+    dropped_step: Option<usize>,
+}
+
+/// Everything one schedule run needs.
+pub struct Run<'a> {
+    pub tx: &'a dyn Transactions,
+    pub rules: &'a LevelRules,
+    pub schedule: &'a Schedule,
+    pub timing: Timing,
+    pub fault: Option<TxnFault>,
+}
+
+impl Run<'_> {
+    /// Creates the schedule's table through `setup`, runs the schedule on
+    /// `sessions`, and reads the final rows through `setup`. Errors are
+    /// the setup's (a DBMS gone, a table that cannot be made).
+    pub fn execute(
+        &self,
+        setup: &mut dyn Connection,
+        sessions: &Sessions,
+        open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Connection>>,
+    ) -> anyhow::Result<ScheduleRun> {
+        let table = &self.schedule.table;
+        let mut statements = vec![format!("DROP TABLE IF EXISTS {table}")];
+        statements.extend(self.tx.create_table(table, self.schedule.index_v));
+        statements.extend(self.schedule.fill_sql());
+        for sql in &statements {
+            setup.execute(sql).map_err(|e| {
+                anyhow::anyhow!("setting up the schedule's table: `{sql}` failed: {e}")
+            })?;
+        }
+        let planted = match self.fault {
+            None => None,
+            Some(fault) => Some(self.plant(fault, open)?),
+        };
+        let mut state = Driving::new(self, sessions, planted);
+        state.drive();
+        state.finish(setup);
+        Ok(state.out)
+    }
+
+    fn plant(
+        &self,
+        fault: TxnFault,
+        open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Connection>>,
+    ) -> anyhow::Result<Planted> {
+        let mut planted = Planted {
+            fault,
+            side: None,
+            dropped_step: None,
+        };
+        match fault {
+            TxnFault::StaleSnapshot => {
+                let mut side = open()?;
+                for sql in self.tx.begin(IsolationLevel::RepeatableRead) {
+                    side.execute(&sql).map_err(|e| anyhow::anyhow!("{e}"))?;
+                }
+                side.query(&format!("SELECT k, v FROM {}", self.schedule.table))
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                planted.side = Some(side);
+            }
+            TxnFault::NoLock => planted.side = Some(open()?),
+            TxnFault::LostWrite => {
+                let steps: Vec<(usize, &lancet_oracles::txn::Step)> =
+                    self.schedule.session_steps(0).collect();
+                if steps
+                    .last()
+                    .is_some_and(|(_, s)| s.action == Action::Commit)
+                {
+                    planted.dropped_step = steps
+                        .iter()
+                        .rev()
+                        .find(|(_, s)| matches!(s.action, Action::Stmt(op) if !op.is_read()))
+                        .map(|(i, _)| *i);
+                }
+            }
+        }
+        Ok(planted)
+    }
+}
+
+/// A statement in flight: its step, when it was sent, what the model
+/// expected, and how many transaction ends had happened when the driver
+/// last watched it.
+#[derive(Clone, Copy)]
+struct InFlight {
+    step: usize,
+    sent: Instant,
+    watched_at: usize,
+}
+
+struct Driving<'r, 'a> {
+    run: &'r Run<'a>,
+    model: Model<'a>,
+    sessions: &'r Sessions,
+    planted: Option<Planted>,
+    inflight: Vec<Option<InFlight>>,
+    /// Transactions ended so far (commits, rollbacks, conflicts).
+    ends: usize,
+    out: ScheduleRun,
+}
+
+impl<'r, 'a> Driving<'r, 'a> {
+    fn new(run: &'r Run<'a>, sessions: &'r Sessions, planted: Option<Planted>) -> Self {
+        Driving {
+            run,
+            model: Model::new(run.schedule, run.rules),
+            sessions,
+            planted,
+            inflight: vec![None; run.schedule.sessions],
+            ends: 0,
+            out: ScheduleRun::default(),
+        }
+    }
+
+    fn sql(&self, step: usize) -> (String, bool) {
+        let s = self.run.schedule.steps[step];
+        match s.action {
+            Action::Begin => (self.run.tx.begin(self.run.schedule.level).join("; "), false),
+            Action::Commit => (
+                self.run.tx.end(lancet_core::txn::TransactionEnd::Commit),
+                false,
+            ),
+            Action::Rollback => (
+                self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback),
+                false,
+            ),
+            Action::Stmt(op) => (op.sql(&self.run.schedule.table), op.is_read()),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.out.undetermined.is_some() || self.out.failure.is_some()
+    }
+
+    fn undetermined(&mut self, why: String) {
+        if self.out.undetermined.is_none() {
+            self.out.undetermined = Some(why);
+        }
+    }
+
+    /// Sends the steps in order; a session that waits keeps its later
+    /// steps until it returns.
+    fn drive(&mut self) {
+        let mut remaining: Vec<usize> = (0..self.run.schedule.steps.len()).collect();
+        while !self.stopped() {
+            self.poll();
+            if self.stopped() {
+                break;
+            }
+            let next = remaining.iter().position(|&i| {
+                let s = self.run.schedule.steps[i].session;
+                self.inflight[s].is_none()
+            });
+            match next {
+                Some(at) => {
+                    let step = remaining.remove(at);
+                    let session = self.run.schedule.steps[step].session;
+                    // A transaction a conflict ended sends nothing more.
+                    if matches!(
+                        self.model.status(session),
+                        Status::Aborted | Status::Committed
+                    ) {
+                        continue;
+                    }
+                    self.send(step);
+                }
+                None if self.inflight.iter().all(Option::is_none) => break,
+                None => self.wait_for_any(),
+            }
+        }
+    }
+
+    /// Every session waits: the next to return is awaited as long as a
+    /// statement may take, then the schedule is given up.
+    fn wait_for_any(&mut self) {
+        let deadline = Instant::now() + self.run.timing.long;
+        while Instant::now() < deadline {
+            for s in 0..self.inflight.len() {
+                if let Some(f) = self.inflight[s] {
+                    if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
+                        self.inflight[s] = None;
+                        self.returned(f, reply, true, true);
+                        return;
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.undetermined(format!(
+            "every session with steps left waited for a lock for {} s",
+            self.run.timing.long.as_secs()
+        ));
+    }
+
+    /// Collects statements that returned while the driver did other things.
+    fn poll(&mut self) {
+        for s in 0..self.inflight.len() {
+            if let Some(f) = self.inflight[s] {
+                if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
+                    self.inflight[s] = None;
+                    self.returned(f, reply, true, false);
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, step: usize) {
+        let st = self.run.schedule.steps[step];
+        let session = st.session;
+        let wait = self.model.start(step);
+        let (sql, is_query) = self.sql(step);
+        let sent = Instant::now();
+        let f = InFlight {
+            step,
+            sent,
+            watched_at: self.ends,
+        };
+        if let Some(reply) = self.planted_reply(step, &sql, is_query) {
+            self.returned(f, reply, false, true);
+            return;
+        }
+        if st.action == Action::Begin {
+            // A DBMS that sets the level in a statement of its own
+            // (MariaDB) gets the statements one by one.
+            let begin = self.run.tx.begin(self.run.schedule.level);
+            for pre in &begin[..begin.len().saturating_sub(1)] {
+                let thread = &self.sessions.threads[session];
+                let reply = if thread.run(pre, false) {
+                    thread.recv.recv_timeout(self.run.timing.long).ok()
+                } else {
+                    None
+                };
+                match reply {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        self.out.failure = Some((step, e));
+                        return;
+                    }
+                    None => {
+                        self.out.failure = Some((step, lost("no answer to the level's setting")));
+                        return;
+                    }
+                }
+            }
+        }
+        let sql = if st.action == Action::Begin {
+            self.run
+                .tx
+                .begin(self.run.schedule.level)
+                .last()
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            sql
+        };
+        if !self.sessions.threads[session].run(&sql, is_query) {
+            self.out.failure = Some((step, lost("the session's thread is gone")));
+            return;
+        }
+        let patience = match wait {
+            Wait::MustNot => self.run.timing.long,
+            Wait::Must | Wait::May => self.run.timing.block,
+        };
+        match self.sessions.threads[session].recv.recv_timeout(patience) {
+            Ok(reply) => {
+                if wait == Wait::Must && reply.is_ok() {
+                    self.check_did_wait(step);
+                }
+                self.returned(f, reply, false, true);
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                self.inflight[session] = Some(f);
+                self.trace(step, "waiting for a lock".into(), true);
+                if wait == Wait::MustNot {
+                    match st.action {
+                        Action::Stmt(Op::Read(_)) => self
+                            .model
+                            .read_blocked(step, patience.as_millis()),
+                        _ => self.undetermined(format!(
+                            "step {} did not return in {} s where lancet's model sees no lock for it to wait for",
+                            step + 1,
+                            patience.as_secs()
+                        )),
+                    }
+                    self.undetermined("a statement that must not wait is stuck".into());
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                self.out.failure = Some((step, lost("the session's thread died")));
+            }
+        }
+    }
+
+    /// A write that must wait returned at once. That is a finding only if
+    /// the transaction holding the lock could not have let go of it: it
+    /// has no statement in flight (which could have failed and released
+    /// its locks), so only lancet's COMMIT or ROLLBACK could end it.
+    fn check_did_wait(&mut self, step: usize) {
+        let session = self.run.schedule.steps[step].session;
+        let Some(locker) = self.model.blocked_by(session) else {
+            return;
+        };
+        if self.inflight[locker].is_none() {
+            self.model.did_not_wait(step);
+        }
+    }
+
+    /// The planted fault's answer for a step of session 0, if it takes it.
+    fn planted_reply(&mut self, step: usize, sql: &str, is_query: bool) -> Option<Reply> {
+        let st = self.run.schedule.steps[step];
+        let planted = self.planted.as_mut()?;
+        if st.session != 0 {
+            return None;
+        }
+        let Action::Stmt(op) = st.action else {
+            return None;
+        };
+        match planted.fault {
+            TxnFault::LostWrite if planted.dropped_step == Some(step) => Some(Ok(None)),
+            TxnFault::StaleSnapshot if op.is_read() => planted
+                .side
+                .as_mut()
+                .map(|c| run_now(&mut **c, sql, is_query)),
+            TxnFault::NoLock if !op.is_read() => planted
+                .side
+                .as_mut()
+                .map(|c| run_now(&mut **c, sql, is_query)),
+            _ => None,
+        }
+    }
+
+    /// A statement returned. `late`: it had been waiting; `watched`: the
+    /// driver was waiting for it (not a poll).
+    fn returned(&mut self, f: InFlight, reply: Reply, late: bool, watched: bool) {
+        let step = f.step;
+        let st = self.run.schedule.steps[step];
+        if late && !watched && f.watched_at != self.ends {
+            // It returned at some moment after transactions ended that
+            // the driver did not watch it across.
+            self.undetermined(format!(
+                "step {} returned after {} ms at a moment lancet cannot place among the other steps",
+                step + 1,
+                f.sent.elapsed().as_millis()
+            ));
+        }
+        match reply {
+            Ok(rows) => {
+                let rows = match rows.map(|r| pairs(&r)).transpose() {
+                    Ok(rows) => rows,
+                    Err(why) => {
+                        self.out.failure = Some((step, DbError::statement(None, why)));
+                        return;
+                    }
+                };
+                let shown = rows
+                    .as_ref()
+                    .map_or("ok".to_string(), |r| lancet_oracles::txn::model::show(r));
+                self.trace(step, shown, late);
+                if self.stopped() {
+                    return;
+                }
+                self.model.finish(step, Outcome::Ok(rows), late);
+                if matches!(st.action, Action::Commit | Action::Rollback) {
+                    if st.action == Action::Commit {
+                        self.out.committed += 1;
+                    }
+                    self.ended();
+                }
+            }
+            Err(e) => match self.run.tx.conflict(&e) {
+                // A statement of a schedule runs past the session's time
+                // limit only while it waits for a lock.
+                _ if e.kind == FailureKind::Timeout => {
+                    self.conflicted(step, lancet_core::txn::Conflict::LockTimeout, e, late)
+                }
+                Some(c) if e.kind == FailureKind::Statement => self.conflicted(step, c, e, late),
+                _ => {
+                    self.trace(step, format!("error: {e}"), late);
+                    self.out.failure = Some((step, e));
+                }
+            },
+        }
+    }
+
+    /// A statement failed with a conflict: the model judges it, and
+    /// lancet rolls the transaction back at once, so that its locks go
+    /// now on every DBMS.
+    fn conflicted(&mut self, step: usize, c: lancet_core::txn::Conflict, e: DbError, late: bool) {
+        let st = self.run.schedule.steps[step];
+        {
+            {
+                self.trace(step, format!("{c:?}: {e}"), late);
+                self.out.conflicts += 1;
+                self.model.finish(step, Outcome::Conflict(c), late);
+                // lancet ends the transaction at once, so that its
+                // locks go now on every DBMS.
+                let rollback = self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback);
+                let thread = &self.sessions.threads[st.session];
+                if st.action != Action::Rollback && thread.run(&rollback, false) {
+                    match thread.recv.recv_timeout(self.run.timing.long) {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => self.out.failure = Some((step, e)),
+                        Err(_) => self.undetermined("a ROLLBACK did not return".into()),
+                    }
+                }
+                self.ended();
+            }
+        }
+    }
+
+    /// A transaction ended: statements that waited for its locks return
+    /// now, and the driver waits for those the model says must.
+    fn ended(&mut self) {
+        self.ends += 1;
+        for s in 0..self.inflight.len() {
+            let Some(f) = self.inflight[s] else {
+                continue;
+            };
+            if self.stopped() {
+                return;
+            }
+            let free = self.model.blocked_by(s).is_none();
+            let patience = if !free {
+                Duration::ZERO
+            } else if self.run.rules.extra_write_locks {
+                self.run.timing.settle
+            } else {
+                self.run.timing.long
+            };
+            match self.sessions.threads[s].recv.recv_timeout(patience) {
+                Ok(reply) => {
+                    self.inflight[s] = None;
+                    self.returned(f, reply, true, true);
+                }
+                Err(_) => {
+                    if free && !self.run.rules.extra_write_locks {
+                        self.undetermined(format!(
+                            "step {} still waits after the lock it waited for went",
+                            f.step + 1
+                        ));
+                    }
+                    // Still waiting, watched across this end.
+                    if let Some(f) = self.inflight[s].as_mut() {
+                        f.watched_at = self.ends;
+                    }
+                }
+            }
+        }
+    }
+
+    fn trace(&mut self, step: usize, result: String, waited: bool) {
+        let (sql, _) = self.sql(step);
+        let session = self.run.schedule.steps[step].session;
+        // A statement seen waiting and then returning is one line.
+        if let Some(line) = self
+            .out
+            .trace
+            .iter_mut()
+            .find(|l| l.step == step && l.result == "waiting for a lock")
+        {
+            line.result = result;
+            line.waited = true;
+            return;
+        }
+        self.out.trace.push(TraceLine {
+            step,
+            session,
+            sql,
+            result,
+            waited,
+        });
+    }
+
+    /// Ends what is still open and reads the final rows.
+    fn finish(&mut self, setup: &mut dyn Connection) {
+        // Anything left open is rolled back, so the table can go.
+        let rollback = self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback);
+        for s in 0..self.inflight.len() {
+            if self.inflight[s].take().is_some() {
+                let _ = self.sessions.threads[s]
+                    .recv
+                    .recv_timeout(self.run.timing.long);
+            }
+            // Every session, whatever the model thinks of it: a failed
+            // statement may have left a transaction open.
+            if self.sessions.threads[s].run(&rollback, false) {
+                let _ = self.sessions.threads[s]
+                    .recv
+                    .recv_timeout(self.run.timing.long);
+            }
+        }
+        if self.stopped() {
+            self.out.anomalies = std::mem::take(&mut self.model.anomalies);
+            return;
+        }
+        let sql = format!("SELECT k, v FROM {} ORDER BY k", self.run.schedule.table);
+        match run_now(setup, &sql, true) {
+            Ok(Some(rows)) => match pairs(&rows) {
+                Ok(rows) => {
+                    self.model.end(&rows);
+                    self.out.final_rows = rows;
+                }
+                Err(why) => self.out.failure = Some((usize::MAX, DbError::statement(None, why))),
+            },
+            Ok(None) => {}
+            Err(e) => self.out.failure = Some((usize::MAX, e)),
+        }
+        self.out.anomalies = std::mem::take(&mut self.model.anomalies);
+    }
+}
+
+fn lost(why: &str) -> DbError {
+    DbError {
+        kind: FailureKind::ConnectionLost,
+        code: None,
+        message: why.to_string(),
+    }
+}
