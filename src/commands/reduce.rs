@@ -158,6 +158,38 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut failing = 0;
     let mut broken = 0;
     for file in &args.files {
+        if let Ok(txn) = lancet::txn::TxnFinding::load(file) {
+            let mut txn = txn;
+            if args.connect.no_fault {
+                txn.fault = None;
+            }
+            let note = txn
+                .fault
+                .as_ref()
+                .map(|f| format!(" [with planted fault {f}]"))
+                .unwrap_or_default();
+            match replay_txn(&txn, &args.connect) {
+                Ok((signature, anomalies)) if signature == txn.signature => {
+                    failing += 1;
+                    println!(
+                        "{}: still fails{note}: {signature}: {anomalies}",
+                        file.display()
+                    );
+                }
+                Ok((signature, _)) => {
+                    println!(
+                        "{}: passes: the schedule now shows {signature}, not {}",
+                        file.display(),
+                        txn.signature
+                    );
+                }
+                Err(e) => {
+                    broken += 1;
+                    println!("{}: cannot replay: {e:#}", file.display());
+                }
+            }
+            continue;
+        }
         let outcome = lancet::findings::Finding::load(file).and_then(|finding| {
             let databases = provider_for(&finding.dbms, &args.connect)?;
             let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
@@ -195,4 +227,25 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Runs a transaction finding's schedule again: the signature it shows
+/// now, and its anomalies in one line.
+fn replay_txn(
+    finding: &lancet::txn::TxnFinding,
+    connect: &ConnectArgs,
+) -> anyhow::Result<(String, String)> {
+    let databases = provider_for(&finding.dbms, connect)?;
+    let (signature, run) = lancet::txn::campaign::replay(
+        &databases,
+        databases.provider(),
+        finding,
+        lancet::txn::Timing::default(),
+    )?;
+    let anomalies: Vec<String> = run
+        .anomalies
+        .iter()
+        .map(|a| format!("{} at step {}: {}", a.kind.name(), a.step + 1, a.detail))
+        .collect();
+    Ok((signature, anomalies.join("; ")))
 }

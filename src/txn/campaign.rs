@@ -42,8 +42,9 @@ pub struct TxnSummary {
     /// Per level: schedules run, undetermined, transactions committed,
     /// conflicts.
     pub per_level: BTreeMap<String, [u64; 4]>,
-    /// Findings by signature (kind@level): their directories.
-    pub bugs: BTreeMap<String, Vec<PathBuf>>,
+    /// Findings by the kind of anomaly (one bug shows at every level
+    /// that forbids it): their signatures (kind@level) and directories.
+    pub bugs: BTreeMap<String, Vec<(String, PathBuf)>>,
     pub elapsed: Duration,
     /// Setup failures that ended a thread's database early.
     pub warnings: Vec<String>,
@@ -72,11 +73,18 @@ impl TxnSummary {
             self.findings(),
             self.bugs.len()
         ));
-        for (sig, dirs) in &self.bugs {
+        for (kind, found) in &self.bugs {
+            let mut levels: Vec<&str> = found
+                .iter()
+                .map(|(sig, _)| sig.split('@').nth(1).unwrap_or(""))
+                .collect();
+            levels.sort();
+            levels.dedup();
             out.push_str(&format!(
-                "  {sig}: {} finding(s), first {}\n",
-                dirs.len(),
-                dirs[0].display()
+                "  {kind} ({}): {} finding(s), first {}\n",
+                levels.join(", "),
+                found.len(),
+                found[0].1.display()
             ));
         }
         for w in &self.warnings {
@@ -338,9 +346,9 @@ fn record(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .bugs
-        .entry(signature.clone())
+        .entry(signature.split('@').next().unwrap_or("").to_string())
         .or_default()
-        .push(dir.clone());
+        .push((signature.clone(), dir.clone()));
     eprintln!("lancet: transaction finding {signature}: {}", dir.display());
     if let Some(budget) = shared.options.reduce {
         if let Some((small, small_run)) = reduce(shared, bench, &schedule, &signature, budget) {
