@@ -113,6 +113,14 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         }
         stop.store(false, Ordering::SeqCst);
     }
+    // The transaction oracle, where the DBMS has transactions lancet
+    // models: each of its faults within as many schedules as checks.
+    if provider.transactions().is_some() && !interrupted.load(Ordering::SeqCst) {
+        let schedules = args.max_checks.min(300);
+        missed.extend(super::txn::selftest(
+            &*provider, &databases, args.seed, schedules, &run_dir, &stop,
+        )?);
+    }
     if ran < total {
         println!(
             "selftest interrupted: {ran} of {total} oracles ran; this proves nothing about the others"

@@ -86,6 +86,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
         timing: Timing::default(),
         schedules_per_database: t.checks_per_database.unwrap_or(500),
+        stop_after_findings: None,
     };
     let summary = lancet::txn::run(&databases, &*provider, &options, &findings, &stop)?;
     let text = summary.render();
@@ -128,6 +129,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             reduce: None,
             timing: Timing::default(),
             schedules_per_database: 100_000,
+            stop_after_findings: None,
         };
         let s = lancet::txn::run(&databases, &*provider, &options, &scratch, &stop)?;
         let undetermined: u64 = s.per_level.values().map(|c| c[1]).sum();
@@ -140,4 +142,56 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `selftest`'s part for the transaction oracle: each of its planted
+/// faults must be caught within `max_schedules` schedules. Returns the
+/// faults missed; prints a line per fault as the other oracles do.
+pub fn selftest(
+    provider: &dyn lancet_core::Provider,
+    databases: &Databases,
+    seed: u64,
+    max_schedules: u64,
+    dir: &std::path::Path,
+    stop: &AtomicBool,
+) -> anyhow::Result<Vec<&'static str>> {
+    let mut missed = Vec::new();
+    for fault in TxnFault::ALL {
+        let findings = dir.join(lancet_oracles::txn::NAME).join(fault.name());
+        std::fs::create_dir_all(&findings)
+            .with_context(|| format!("cannot create {}", findings.display()))?;
+        let options = TxnOptions {
+            seed,
+            threads: 1,
+            timeout: Some(Duration::from_secs(300)),
+            max_schedules: Some(max_schedules),
+            levels: Vec::new(),
+            fault: Some(fault),
+            reduce: None,
+            timing: Timing::default(),
+            schedules_per_database: max_schedules,
+            stop_after_findings: Some(1),
+        };
+        let s = lancet::txn::run(databases, provider, &options, &findings, stop)?;
+        let caught = s.findings() > 0;
+        let first = s
+            .bugs
+            .values()
+            .flat_map(|v| v.iter())
+            .next()
+            .map(|(sig, d)| format!("{} ({sig})", d.display()))
+            .unwrap_or_default();
+        println!(
+            "{:<15} {:<14} {:>7} {:>8}  {}",
+            lancet_oracles::txn::NAME,
+            fault.name(),
+            if caught { "yes" } else { "NO" },
+            s.schedules,
+            first
+        );
+        if !caught {
+            missed.push(fault.name());
+        }
+    }
+    Ok(missed)
 }

@@ -33,6 +33,8 @@ pub struct TxnOptions {
     pub reduce: Option<Duration>,
     pub timing: Timing,
     pub schedules_per_database: u64,
+    /// Stop once this many findings are written (`selftest`).
+    pub stop_after_findings: Option<u64>,
 }
 
 /// What a campaign came to.
@@ -173,6 +175,10 @@ impl Shared<'_> {
                 .options
                 .max_schedules
                 .is_some_and(|m| self.schedules.load(Ordering::Relaxed) >= m)
+            || self
+                .options
+                .stop_after_findings
+                .is_some_and(|m| self.findings.load(Ordering::Relaxed) >= m)
     }
 
     fn warn(&self, what: String) {
@@ -214,8 +220,9 @@ fn thread_loop(shared: &Shared<'_>, thread: u32) {
 
 /// A database with its sessions: the schedules run on it.
 struct Bench<'a> {
-    scratch: crate::databases::Scratch<'a>,
+    /// First, so that the sessions close before the database is dropped.
     sessions: Sessions,
+    scratch: crate::databases::Scratch<'a>,
 }
 
 fn open_bench<'a>(
@@ -475,6 +482,7 @@ pub fn replay(
         reduce: None,
         timing,
         schedules_per_database: 1,
+        stop_after_findings: None,
     };
     let stop = AtomicBool::new(false);
     let shared = Shared {

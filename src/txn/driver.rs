@@ -103,11 +103,19 @@ impl SessionThread {
 impl Drop for SessionThread {
     fn drop(&mut self) {
         // Closing the command channel ends the thread once its statement
-        // returns; a statement still waiting ends with its connection's
-        // time limit. Not joined: a stuck DBMS must not stick lancet.
+        // returns, and the thread closes its connection: waited for a
+        // while, so that the database can be dropped next, but not
+        // joined, so that a stuck DBMS cannot stick lancet (a statement
+        // still waiting ends with its connection's time limit).
         let (dead, _) = bounded(1);
         self.send = dead;
-        drop(self.handle.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.recv.recv_deadline(deadline).is_ok() {}
+        if self.handle.as_ref().is_some_and(|h| h.is_finished()) {
+            if let Some(h) = self.handle.take() {
+                let _ = h.join();
+            }
+        }
     }
 }
 

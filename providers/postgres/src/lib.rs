@@ -165,6 +165,14 @@ pub trait Flavor: Send + Sync {
         use lancet_core::txn::IsolationLevel::*;
         vec![ReadCommitted, RepeatableRead, Serializable]
     }
+    /// The rules the transaction oracle checks `level` against: the
+    /// manual's for PostgreSQL ([`txn::rules`]).
+    fn transaction_rules(
+        &self,
+        level: lancet_core::txn::IsolationLevel,
+    ) -> lancet_core::txn::LevelRules {
+        txn::rules(level)
+    }
     /// Statements after the transaction oracle's table is created (Citus:
     /// distribute it).
     fn transaction_table(&self, _name: &str) -> Vec<String> {

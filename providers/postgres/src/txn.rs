@@ -59,7 +59,7 @@ impl Transactions for PostgresProvider {
         self.flavor
             .transaction_levels()
             .into_iter()
-            .map(rules)
+            .map(|level| self.flavor.transaction_rules(level))
             .collect()
     }
 
