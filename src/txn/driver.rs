@@ -375,6 +375,21 @@ impl<'r, 'a> Driving<'r, 'a> {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+        let waiting: Vec<bool> = self.inflight.iter().map(Option::is_some).collect();
+        if let Some((s, f)) = self
+            .inflight
+            .iter()
+            .enumerate()
+            .find_map(|(s, f)| f.map(|f| (s, f)))
+        {
+            if let Some(cycle) = self.model.deadlock_cycle(s, &waiting) {
+                let how = format!(
+                    "nothing ended the wait in {} s",
+                    self.run.timing.long.as_secs()
+                );
+                self.model.undetected_deadlock(f.step, &cycle, &how);
+            }
+        }
         self.undetermined(format!(
             "every session with steps left waited for a lock for {} s",
             self.run.timing.long.as_secs()
@@ -576,6 +591,16 @@ impl<'r, 'a> Driving<'r, 'a> {
     /// now on every DBMS.
     fn conflicted(&mut self, step: usize, c: lancet_core::txn::Conflict, e: DbError, late: bool) {
         let st = self.run.schedule.steps[step];
+        // A lock timeout that ended a certain deadlock: the DBMS did not
+        // detect it.
+        if c == lancet_core::txn::Conflict::LockTimeout {
+            let mut waiting: Vec<bool> = self.inflight.iter().map(Option::is_some).collect();
+            waiting[st.session] = true;
+            if let Some(cycle) = self.model.deadlock_cycle(st.session, &waiting) {
+                self.model
+                    .undetected_deadlock(step, &cycle, "a lock timeout ended it");
+            }
+        }
         {
             {
                 self.trace(step, format!("{c:?}: {e}"), late);

@@ -33,6 +33,10 @@ pub enum AnomalyKind {
     BlockingRead,
     /// A serialization failure where the level never raises one.
     SpuriousConflict,
+    /// Statements waited for each other's row locks in a cycle, and the
+    /// DBMS did not break it with its deadlock error (a lock timeout
+    /// ended it, or nothing did).
+    UndetectedDeadlock,
 }
 
 impl AnomalyKind {
@@ -50,6 +54,7 @@ impl AnomalyKind {
             AnomalyKind::DidNotWait => "did-not-wait",
             AnomalyKind::BlockingRead => "blocking-read",
             AnomalyKind::SpuriousConflict => "spurious-conflict",
+            AnomalyKind::UndetectedDeadlock => "undetected-deadlock",
         }
     }
 }

@@ -249,6 +249,43 @@ impl<'a> Model<'a> {
             .find_map(|&k| self.locker(session, k))
     }
 
+    /// The sessions whose statements in flight (`waiting[s]`) wait for
+    /// each other's row locks in a cycle that includes `session`: a
+    /// deadlock the DBMS must break with its deadlock error. Only row
+    /// locks the model knows count, so the cycle is certain.
+    pub fn deadlock_cycle(&self, session: usize, waiting: &[bool]) -> Option<Vec<usize>> {
+        let mut cycle = vec![session];
+        let mut at = session;
+        while let Some(next) = self
+            .blocked_by(at)
+            .filter(|&n| waiting.get(n) == Some(&true))
+        {
+            if next == session {
+                return Some(cycle);
+            }
+            if cycle.contains(&next) {
+                return None;
+            }
+            cycle.push(next);
+            at = next;
+        }
+        None
+    }
+
+    /// Statements of `cycle` waited for each other and the DBMS ended the
+    /// wait otherwise than with its deadlock error (`how`).
+    pub fn undetected_deadlock(&mut self, step: usize, cycle: &[usize], how: &str) {
+        let who: Vec<String> = cycle.iter().map(|s| (s + 1).to_string()).collect();
+        self.anomaly(
+            AnomalyKind::UndetectedDeadlock,
+            step,
+            format!(
+                "sessions {} waited for each other's row locks, and {how} instead of a deadlock error",
+                who.join(" and ")
+            ),
+        );
+    }
+
     /// A statement that had to wait returned at once with success: it did
     /// not take the lock it needed.
     pub fn did_not_wait(&mut self, step: usize) {

@@ -293,3 +293,42 @@ fn shrinking_drops_sessions_statements_and_rows() {
         }
     }
 }
+
+#[test]
+fn two_writers_waiting_for_each_others_rows_are_a_certain_deadlock() {
+    use Action::*;
+    let add = |k| Action::Stmt(Op::Update(Pred::Key(k), Assign::Add(1)));
+    let s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 10), (2, 20)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (0, add(1)),
+            (1, add(2)),
+            (0, add(2)), // 4: waits for session 2
+            (1, add(1)), // 5: waits for session 1: a cycle
+            (0, Commit),
+            (1, Commit),
+        ],
+    );
+    let r = pg_rc();
+    let mut m = Model::new(&s, &r);
+    for i in 0..4 {
+        m.start(i);
+        m.finish(i, ok(), false);
+    }
+    assert_eq!(m.start(4), Wait::Must);
+    assert_eq!(m.deadlock_cycle(0, &[true, false]), None);
+    assert_eq!(m.start(5), Wait::Must);
+    assert_eq!(m.deadlock_cycle(1, &[true, true]), Some(vec![1, 0]));
+    // The DBMS fails session 2's statement with its deadlock error: the
+    // other's wait ends, and the rest is checked as usual.
+    m.finish(5, Outcome::Conflict(Conflict::Deadlock), true);
+    assert_eq!(m.blocked_by(0), None);
+    m.finish(4, ok(), true);
+    m.start(6);
+    m.finish(6, ok(), false);
+    m.end(&[(1, 11), (2, 21)]);
+    assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
+}
