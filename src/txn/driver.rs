@@ -29,7 +29,7 @@ pub struct Timing {
 impl Default for Timing {
     fn default() -> Self {
         Timing {
-            block: Duration::from_millis(150),
+            block: Duration::from_millis(100),
             long: Duration::from_secs(10),
             settle: Duration::from_millis(300),
         }
@@ -122,6 +122,9 @@ impl Drop for SessionThread {
 /// The sessions a database keeps for its schedules.
 pub struct Sessions {
     threads: Vec<SessionThread>,
+    /// The schedule tables made in this database: name, and whether it
+    /// has the index on `v`.
+    tables: std::sync::Mutex<std::collections::HashMap<String, bool>>,
 }
 
 impl Sessions {
@@ -140,7 +143,10 @@ impl Sessions {
             }
             threads.push(SessionThread::start(conn));
         }
-        Ok(Sessions { threads })
+        Ok(Sessions {
+            threads,
+            tables: Default::default(),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -209,11 +215,28 @@ impl Run<'_> {
         open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Connection>>,
     ) -> anyhow::Result<ScheduleRun> {
         let table = &self.schedule.table;
-        let mut statements = vec![format!("DROP TABLE IF EXISTS {table}")];
-        statements.extend(self.tx.create_table(table, self.schedule.index_v));
+        // The table is made once per database and shape, then emptied for
+        // each schedule: a CREATE (and Citus's distribution) costs more
+        // than the schedule.
+        let mut tables = sessions.tables.lock().unwrap_or_else(|e| e.into_inner());
+        let mut statements = Vec::new();
+        if tables.get(table) == Some(&self.schedule.index_v) {
+            statements.push(format!("DELETE FROM {table}"));
+        } else {
+            statements.push(format!("DROP TABLE IF EXISTS {table}"));
+            statements.extend(self.tx.create_table(table, self.schedule.index_v));
+            tables.insert(table.clone(), self.schedule.index_v);
+        }
+        drop(tables);
         statements.extend(self.schedule.fill_sql());
         for sql in &statements {
             setup.execute(sql).map_err(|e| {
+                // Made again next time, whatever state it is in.
+                sessions
+                    .tables
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(table);
                 anyhow::anyhow!("setting up the schedule's table: `{sql}` failed: {e}")
             })?;
         }
