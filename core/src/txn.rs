@@ -82,6 +82,12 @@ pub struct LevelRules {
     pub extra_write_locks: bool,
     /// Where the rules come from: the page of the DBMS's documentation.
     pub source: String,
+    /// First updater wins only over a commit that changed the row's
+    /// value: a DBMS whose conflicts are on pages, not row versions
+    /// (SQLite), may see no change in a commit that rewrote a value as it
+    /// was.
+    #[serde(default)]
+    pub same_value_is_no_change: bool,
 }
 
 impl LevelRules {
@@ -101,6 +107,7 @@ impl LevelRules {
             serializable: level == IsolationLevel::Serializable,
             extra_write_locks,
             source: source.to_string(),
+            same_value_is_no_change: false,
         }
     }
 }
@@ -160,4 +167,7 @@ pub trait Transactions: Send + Sync {
     /// How a user runs one session's script with the DBMS's own client;
     /// `{file}` stands for the script.
     fn client_command(&self) -> String;
+    /// The sessions on `db` are closed: frees what [`Transactions::open_session`]
+    /// made beside the database (an embedded DBMS's file).
+    fn release(&self, _db: &OwnedDatabase) {}
 }

@@ -222,7 +222,19 @@ fn thread_loop(shared: &Shared<'_>, thread: u32) {
 struct Bench<'a> {
     /// First, so that the sessions close before the database is dropped.
     sessions: Sessions,
+    /// A session of its own that makes the table and reads the final
+    /// rows.
+    observer: Option<Box<dyn Connection>>,
+    tx: &'a dyn Transactions,
     scratch: crate::databases::Scratch<'a>,
+}
+
+impl Drop for Bench<'_> {
+    fn drop(&mut self) {
+        self.sessions.close();
+        drop(self.observer.take());
+        self.tx.release(self.scratch.owned());
+    }
 }
 
 fn open_bench<'a>(
@@ -235,7 +247,18 @@ fn open_bench<'a>(
     let owned = scratch.owned().clone();
     let tx = shared.tx;
     let sessions = Sessions::open(tx, 3, || tx.open_session(&owned))?;
-    Ok(Bench { scratch, sessions })
+    let mut observer = tx.open_session(&owned)?;
+    for sql in tx.session_setup() {
+        observer
+            .execute(&sql)
+            .map_err(|e| anyhow::anyhow!("session setup `{sql}` failed: {e}"))?;
+    }
+    Ok(Bench {
+        scratch,
+        sessions,
+        observer: Some(observer),
+        tx,
+    })
 }
 
 impl Bench<'_> {
@@ -262,7 +285,11 @@ impl Bench<'_> {
             }
             Ok(conn)
         };
-        run.execute(self.scratch.conn(), &self.sessions, &mut open)
+        let observer = self
+            .observer
+            .as_mut()
+            .ok_or_else(|| anyhow::anyhow!("the observer session is closed"))?;
+        run.execute(&mut **observer, &self.sessions, &mut open)
     }
 }
 

@@ -149,6 +149,11 @@ impl Sessions {
         })
     }
 
+    /// Ends every session's thread and closes its connection.
+    pub fn close(&mut self) {
+        self.threads.clear();
+    }
+
     pub fn len(&self) -> usize {
         self.threads.len()
     }

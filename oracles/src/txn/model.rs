@@ -521,8 +521,10 @@ impl<'a> Model<'a> {
                         }
                         continue;
                     }
-                    let before = snapshot.get(&k).map(|x| x.id);
-                    let now = self.committed.get(&k).map(|x| x.id);
+                    let by_value = self.rules.same_value_is_no_change;
+                    let key = |x: &Version| if by_value { x.v as u64 } else { x.id };
+                    let before = snapshot.get(&k).map(key);
+                    let now = self.committed.get(&k).map(key);
                     if before != now {
                         self.anomaly(
                             AnomalyKind::LostUpdate,

@@ -87,6 +87,22 @@ impl SqliteConnection {
     }
 }
 
+impl SqliteConnection {
+    /// Opens (creating it if need be) the database file at `path`: the
+    /// transaction oracle's sessions share one database, which an
+    /// in-memory one cannot.
+    pub fn open_file(
+        path: &std::path::Path,
+        time_limit: Duration,
+    ) -> anyhow::Result<SqliteConnection> {
+        let mut conn = rusqlite::Connection::open(path)?;
+        let clock = StatementClock::new(time_limit);
+        let watched = clock.clone();
+        conn.progress_handler(PROGRESS_STEPS, Some(move || watched.expired()))?;
+        Ok(SqliteConnection { conn, clock })
+    }
+}
+
 impl Connection for SqliteConnection {
     fn execute(&mut self, sql: &str) -> Result<(), DbError> {
         self.clock.start();

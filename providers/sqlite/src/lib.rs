@@ -37,6 +37,7 @@ pub mod pqs;
 pub mod query_gen;
 pub mod schema_gen;
 pub mod statements;
+pub mod txn;
 pub mod types;
 
 use lancet_core::{
@@ -177,6 +178,14 @@ impl Provider for SqliteProvider {
                 identity: None,
             },
         })
+    }
+
+    /// The bundled SQLite's transactions, in lancet's process (see
+    /// [`txn`]); a library loaded with `--sqlite-lib` has none here.
+    fn transactions(&self) -> Option<&dyn lancet_core::txn::Transactions> {
+        self.library
+            .is_none()
+            .then_some(self as &dyn lancet_core::txn::Transactions)
     }
 
     fn drop_database(&self, _db: &OwnedDatabase) -> anyhow::Result<bool> {

@@ -1,0 +1,129 @@
+//! SQLite's transactions as the transaction oracle models them, from
+//! "Isolation In SQLite" (sqlite.org/isolation.html) and "Write-Ahead
+//! Logging" (sqlite.org/wal.html):
+//! - one level, SERIALIZABLE: "all transactions in SQLite show
+//!   serializable isolation";
+//! - in WAL mode a reader sees the database as of the start of its read
+//!   transaction, which a DEFERRED transaction begins at its first
+//!   statement, and its own changes;
+//! - one writer at a time: a second writer fails at once with SQLITE_BUSY
+//!   (lancet sets no busy timeout), and a transaction whose snapshot is
+//!   older than the last commit cannot become a writer: SQLITE_BUSY_SNAPSHOT.
+//!
+//! The sessions share a database file in the system's temporary
+//! directory, removed when the database is done, and run in lancet's
+//! process: the bundled SQLite only.
+
+use crate::connection::{SqliteConnection, DEFAULT_TIME_LIMIT};
+use crate::SqliteProvider;
+use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, Transactions, WriteRule};
+use lancet_core::{Connection, DbError, OwnedDatabase};
+use std::path::PathBuf;
+
+const SOURCE: &str = "sqlite.org/isolation.html, sqlite.org/wal.html";
+
+/// The rules of SQLite's one level.
+pub fn rules() -> LevelRules {
+    LevelRules {
+        // A commit conflicts by the pages it wrote: one that rewrote a
+        // value as it was may leave the database as it was.
+        same_value_is_no_change: true,
+        ..LevelRules::new(
+            IsolationLevel::Serializable,
+            ReadView::FirstStatement,
+            WriteRule::SnapshotOrAbort,
+            false,
+            SOURCE,
+        )
+    }
+}
+
+/// Result codes of the conflicts SQLite's transactions allow.
+pub fn conflict(error: &DbError) -> Option<Conflict> {
+    match error.code.as_deref()? {
+        "SQLITE_BUSY" => Some(Conflict::LockTimeout),
+        "SQLITE_BUSY_SNAPSHOT" => Some(Conflict::Serialization),
+        _ => None,
+    }
+}
+
+/// The file of database `name`, which only lancet's names may be.
+fn file_of(name: &str) -> anyhow::Result<PathBuf> {
+    anyhow::ensure!(
+        name.starts_with(lancet_core::DatabaseId::PREFIX)
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        "refusing a database file for the name '{name}'"
+    );
+    Ok(std::env::temp_dir().join(format!("{name}.sqlite")))
+}
+
+impl Transactions for SqliteProvider {
+    fn levels(&self) -> Vec<LevelRules> {
+        vec![rules()]
+    }
+
+    fn begin(&self, _level: IsolationLevel) -> Vec<String> {
+        vec!["BEGIN DEFERRED".into()]
+    }
+
+    fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
+        let mut v = vec![format!(
+            "CREATE TABLE {name} (k INTEGER PRIMARY KEY, v INTEGER NOT NULL)"
+        )];
+        if index_v {
+            v.push(format!("CREATE INDEX {name}_v ON {name} (v)"));
+        }
+        v
+    }
+
+    fn session_setup(&self) -> Vec<String> {
+        vec![
+            "PRAGMA journal_mode = WAL".into(),
+            "PRAGMA busy_timeout = 0".into(),
+        ]
+    }
+
+    fn conflict(&self, error: &DbError) -> Option<Conflict> {
+        conflict(error)
+    }
+
+    fn open_session(&self, db: &OwnedDatabase) -> anyhow::Result<Box<dyn Connection>> {
+        let path = file_of(&db.name)?;
+        Ok(Box::new(SqliteConnection::open_file(
+            &path,
+            DEFAULT_TIME_LIMIT,
+        )?))
+    }
+
+    fn client_command(&self) -> String {
+        "sqlite3 lancet_repro.db (in WAL mode: PRAGMA journal_mode = WAL)".into()
+    }
+
+    fn release(&self, db: &OwnedDatabase) {
+        if let Ok(path) = file_of(&db.name) {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = path.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_is_a_lock_conflict_and_a_stale_snapshot_a_serialization_one() {
+        let e = |code: &str| DbError::statement(Some(code.into()), "x");
+        assert_eq!(conflict(&e("SQLITE_BUSY")), Some(Conflict::LockTimeout));
+        assert_eq!(
+            conflict(&e("SQLITE_BUSY_SNAPSHOT")),
+            Some(Conflict::Serialization)
+        );
+        assert_eq!(conflict(&e("SQLITE_CONSTRAINT_PRIMARYKEY")), None);
+        assert!(file_of("../etc/passwd").is_err());
+        assert!(file_of("lancet_ab_0_1").is_ok());
+    }
+}
