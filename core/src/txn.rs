@@ -82,10 +82,12 @@ pub struct LevelRules {
     pub extra_write_locks: bool,
     /// Where the rules come from: the page of the DBMS's documentation.
     pub source: String,
-    /// First updater wins only over a commit that changed the row's
-    /// value: a DBMS whose conflicts are on pages, not row versions
-    /// (SQLite), may see no change in a commit that rewrote a value as it
-    /// was.
+    /// An UPDATE that sets a row to the value it has is no change: it
+    /// makes no new version, so the transaction's own reads go on showing
+    /// the row as their snapshot has it (InnoDB: "If you set a column to
+    /// the value it currently has, MySQL notices this and does not update
+    /// it"), and first updater wins only over a commit that changed the
+    /// value (SQLite's conflicts are on pages, not row versions).
     #[serde(default)]
     pub same_value_is_no_change: bool,
 }

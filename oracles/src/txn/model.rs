@@ -64,9 +64,11 @@ struct Txn {
     /// The statement in flight: its step, the committed rows when it
     /// started, and the keys it would change then.
     started: Option<Started>,
-    /// A statement's effect the rules leave open happened: later reads of
-    /// this transaction and the final state are not checked.
-    uncertain: bool,
+    /// Rows whose value the rules leave open after this transaction's
+    /// writes (an InnoDB write that waited while rows began to match may
+    /// or may not have met them). Each statement acts on each row alone,
+    /// so only these rows go unchecked.
+    uncertain: BTreeSet<i64>,
     /// Reads this transaction made, with what the DBMS returned, for the
     /// serial-order check.
     reads: Reads,
@@ -87,6 +89,9 @@ pub struct Model<'a> {
     committed: State,
     next_id: u64,
     txns: Vec<Txn>,
+    /// Rows an uncertain write of a committed transaction left open:
+    /// never checked again in this schedule.
+    uncertain_committed: BTreeSet<i64>,
     /// Sessions in the order they committed.
     pub commit_order: Vec<usize>,
     pub anomalies: Vec<Anomaly>,
@@ -122,11 +127,12 @@ impl<'a> Model<'a> {
                     snapshot: None,
                     writes: BTreeMap::new(),
                     started: None,
-                    uncertain: false,
+                    uncertain: BTreeSet::new(),
                     reads: Vec::new(),
                 };
                 schedule.sessions
             ],
+            uncertain_committed: BTreeSet::new(),
             commit_order: Vec::new(),
             anomalies: Vec::new(),
         }
@@ -136,9 +142,10 @@ impl<'a> Model<'a> {
         self.txns[session].status
     }
 
-    /// Whether some transaction's effects are left open by the rules.
-    pub fn uncertain(&self) -> bool {
-        self.txns.iter().any(|t| t.uncertain)
+    /// Whether row `k` is left open for `session` (its own uncertain
+    /// writes, or a committed one's).
+    fn unsure(&self, session: usize, k: i64) -> bool {
+        self.uncertain_committed.contains(&k) || self.txns[session].uncertain.contains(&k)
     }
 
     fn anomaly(&mut self, kind: AnomalyKind, step: usize, detail: String) {
@@ -173,12 +180,14 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// Which other open transaction holds a lock on row `k`.
+    /// Which other open transaction holds a lock on row `k` (one it
+    /// surely wrote).
     fn locker(&self, session: usize, k: i64) -> Option<usize> {
         (0..self.txns.len()).find(|&t| {
             t != session
                 && self.txns[t].status == Status::Active
                 && self.txns[t].writes.contains_key(&k)
+                && !self.unsure(t, k)
         })
     }
 
@@ -227,7 +236,12 @@ impl<'a> Model<'a> {
         let wait = match op {
             Op::Read(_) if self.rules.read_view == ReadView::LockingLatest => Wait::May,
             Op::Read(_) => Wait::MustNot,
-            _ if targets.iter().any(|&k| self.locker(session, k).is_some()) => Wait::Must,
+            _ if targets
+                .iter()
+                .any(|&k| !self.unsure(session, k) && self.locker(session, k).is_some()) =>
+            {
+                Wait::Must
+            }
             _ if self.rules.extra_write_locks => Wait::May,
             _ => Wait::MustNot,
         };
@@ -246,6 +260,7 @@ impl<'a> Model<'a> {
         started
             .targets
             .iter()
+            .filter(|&&k| !self.unsure(session, k))
             .find_map(|&k| self.locker(session, k))
     }
 
@@ -354,6 +369,8 @@ impl<'a> Model<'a> {
         if self.txns[session].status != Status::Active {
             return;
         }
+        let open = std::mem::take(&mut self.txns[session].uncertain);
+        self.uncertain_committed.extend(open);
         let writes = std::mem::take(&mut self.txns[session].writes);
         for (k, w) in writes {
             match w {
@@ -407,9 +424,6 @@ impl<'a> Model<'a> {
     fn read(&mut self, step: usize, pred: Pred, started: &Started, rows: Vec<(i64, i64)>) {
         let session = self.schedule.steps[step].session;
         self.txns[session].reads.push((step, rows.clone()));
-        if self.txns[session].uncertain {
-            return;
-        }
         // A locking read sees the newest rows when it got its locks.
         let base = if self.rules.read_view == ReadView::LockingLatest {
             self.committed.clone()
@@ -419,10 +433,11 @@ impl<'a> Model<'a> {
         let expected: Vec<(i64, i64)> = self
             .overlay(session, &base)
             .iter()
-            .filter(|(&k, ver)| pred.matches(k, ver.v))
+            .filter(|(&k, ver)| pred.matches(k, ver.v) && !self.unsure(session, k))
             .map(|(&k, ver)| (k, ver.v))
             .collect();
         let mut actual = rows;
+        actual.retain(|&(k, _)| !self.unsure(session, k));
         actual.sort();
         if actual != expected {
             let kind = self.classify_read(session, &expected, &actual);
@@ -503,10 +518,15 @@ impl<'a> Model<'a> {
                 .collect(),
             WriteRule::NewestRows => {
                 let now = self.targets(session, pred, &started.view);
-                if waited && now.iter().any(|k| !started.targets.contains(k)) {
+                if waited {
                     // Rows that began to match while it waited: whether
                     // the scan meets them depends on where it was.
-                    self.txns[session].uncertain = true;
+                    let met: Vec<i64> = now
+                        .iter()
+                        .filter(|k| !started.targets.contains(k))
+                        .copied()
+                        .collect();
+                    self.txns[session].uncertain.extend(met);
                 }
                 let rows = self.overlay(session, &self.committed);
                 now.iter().map(|&k| (k, rows[&k])).collect()
@@ -525,7 +545,10 @@ impl<'a> Model<'a> {
                     let key = |x: &Version| if by_value { x.v as u64 } else { x.id };
                     let before = snapshot.get(&k).map(key);
                     let now = self.committed.get(&k).map(key);
-                    if before != now {
+                    if self.unsure(session, k) {
+                        // Whether it changed is open: so is what it holds.
+                        self.txns[session].uncertain.insert(k);
+                    } else if before != now {
                         self.anomaly(
                             AnomalyKind::LostUpdate,
                             step,
@@ -533,7 +556,8 @@ impl<'a> Model<'a> {
                                 "row k = {k} changed by a transaction that committed after this one's snapshot, yet the write succeeded (the level's first-updater-wins rule must fail it with a serialization error)"
                             ),
                         );
-                        self.txns[session].uncertain = true;
+                        let open: Vec<i64> = started.targets.iter().copied().collect();
+                        self.txns[session].uncertain.extend(open);
                         return;
                     }
                     if let Some(&ver) = snapshot.get(&k) {
@@ -544,10 +568,13 @@ impl<'a> Model<'a> {
             }
         };
         for (k, old) in changes {
-            let new = assign.map(|a| {
-                let v = a.apply(old.v);
-                self.version(v, session)
-            });
+            let value = assign.map(|a| a.apply(old.v));
+            if self.rules.same_value_is_no_change && value == Some(old.v) {
+                // Not a change: no version, so the transaction's reads
+                // go on showing the row as their view has it.
+                continue;
+            }
+            let new = value.map(|v| self.version(v, session));
             self.txns[session].writes.insert(k, new);
         }
     }
@@ -559,8 +586,16 @@ impl<'a> Model<'a> {
         let last = self.schedule.steps.len().saturating_sub(1);
         let mut actual = final_rows.to_vec();
         actual.sort();
-        if !self.uncertain() {
-            let expected: Vec<(i64, i64)> = self.committed.iter().map(|(&k, v)| (k, v.v)).collect();
+        {
+            let open = &self.uncertain_committed;
+            let expected: Vec<(i64, i64)> = self
+                .committed
+                .iter()
+                .filter(|(k, _)| !open.contains(k))
+                .map(|(&k, v)| (k, v.v))
+                .collect();
+            let mut actual = actual.clone();
+            actual.retain(|(k, _)| !open.contains(k));
             if actual != expected {
                 // A committed write that the final rows do not show.
                 let shown: BTreeMap<i64, i64> = actual.iter().copied().collect();

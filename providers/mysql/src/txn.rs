@@ -45,7 +45,14 @@ pub fn rules(level: IsolationLevel, snapshot_isolation: bool) -> LevelRules {
         IsolationLevel::RepeatableRead => (ReadView::Begin, WriteRule::NewestRows),
         IsolationLevel::Serializable => (ReadView::LockingLatest, WriteRule::NewestRows),
     };
-    LevelRules::new(level, read_view, writes, true, SOURCE)
+    LevelRules {
+        // "If you set a column to the value it currently has, MySQL
+        // notices this and does not update it" (UPDATE): no new version,
+        // so a REPEATABLE READ transaction's later reads show the row of
+        // its snapshot (seen with lancet on MariaDB 10.11).
+        same_value_is_no_change: true,
+        ..LevelRules::new(level, read_view, writes, true, SOURCE)
+    }
 }
 
 /// Error numbers of the conflicts a level allows.
