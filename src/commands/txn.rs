@@ -75,7 +75,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         t.dbms,
         run_dir.display()
     );
-    let databases = Databases::new(provider.clone(), token, Some(ledger));
+    let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
     let options = TxnOptions {
         seed,
         threads,
@@ -117,7 +117,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     println!("threads  schedules  schedules/s  undetermined  findings");
     let stop = Arc::new(AtomicBool::new(false));
     install_interrupt(stop.clone())?;
-    let databases = Databases::new(provider.clone(), RunToken::new(), None);
+    let databases = Arc::new(Databases::new(provider.clone(), RunToken::new(), None));
     for &threads in &args.threads {
         let options = TxnOptions {
             seed: args.seed,
@@ -149,7 +149,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
 /// faults missed; prints a line per fault as the other oracles do.
 pub fn selftest(
     provider: &dyn lancet_core::Provider,
-    databases: &Databases,
+    databases: &Arc<Databases>,
     seed: u64,
     max_schedules: u64,
     dir: &std::path::Path,
@@ -189,6 +189,9 @@ pub fn selftest(
             s.schedules,
             first
         );
+        for w in &s.warnings {
+            println!("  {w}");
+        }
         if !caught {
             missed.push(fault.name());
         }

@@ -113,7 +113,7 @@ struct Shared<'a> {
 
 /// Runs the campaign; findings go under `dir`.
 pub fn run(
-    databases: &Databases,
+    databases: &std::sync::Arc<Databases>,
     provider: &dyn Provider,
     options: &TxnOptions,
     dir: &Path,
@@ -159,6 +159,13 @@ pub fn run(
         .summary
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
+    // Drops still waiting (a dropper thread of an earlier run in this
+    // process queues them) are made now; what is left is said.
+    for left in databases.finish(Duration::from_secs(60)) {
+        summary
+            .warnings
+            .push(format!("left on the server: {}: {}", left.name, left.why));
+    }
     summary.schedules = shared.schedules.load(Ordering::Relaxed);
     summary.elapsed = shared.started.elapsed();
     Ok(summary)
