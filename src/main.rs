@@ -64,21 +64,23 @@ enum Command {
 
 #[derive(Args)]
 #[command(after_help = "\
-Each build is a libsqlite3 shared library (*.so) in --sqlite-libs, ordered by its version \
-(tests/sqlite-ladder.sh builds a ladder of releases). Per file, one mark per build (F fails, \
+Each build is a shared library of the DBMS (*.so: libsqlite3, libduckdb) in --libs, ordered by \
+its version (tests/sqlite-ladder.sh builds a ladder of SQLite releases; tests/engines.sh links \
+DuckDB's). Per file, one mark per build (F fails, \
 . passes, - does not run) and where the bug went: the last release it fails on and the first \
 it passes on, or that it still fails on the newest. Reproducers fixed by the same release are \
 grouped: likely one bug.
 
 Exit status: 0 every reproducer passes on the newest build; 1 at least one still fails there; \
-2 bad input (no builds, unreadable reproducers, not SQLite).")]
+2 bad input (no builds, unreadable reproducers, a DBMS without library builds).")]
 struct BisectArgs {
     /// Reproducers written by lancet (.sql with its .json record).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// The directory of SQLite builds to replay on.
-    #[arg(long, value_name = "DIR")]
-    sqlite_libs: PathBuf,
+    /// The directory of the DBMS's library builds to replay on
+    /// (`--sqlite-libs`, its first name, still works).
+    #[arg(long, value_name = "DIR", visible_alias = "sqlite-libs")]
+    libs: PathBuf,
     /// Record each verdict in the findings index next to the reproducer
     /// (index.json, index.md), whose groups then show the release that
     /// fixed each bug.

@@ -152,7 +152,7 @@ install_duckdb_lib() {
 
 duckdb_lib=""
 if command -v npm >/dev/null; then
-  # The ladder `lancet bisect --dbms duckdb --sqlite-libs DIR` reads: one
+  # The ladder `lancet bisect --dbms duckdb --libs DIR` reads: one
   # libduckdb-VERSION.so per release (symbolic links into the cache).
   mkdir -p "$cache/duckdb-ladder"
   for v in $DUCKDB_LIB_VERSIONS; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a ladder of SQLite releases as shared libraries, for
-# `lancet fuzz --sqlite-lib`, `lancet bisect --sqlite-libs DIR` and the tests.
+# `lancet fuzz --sqlite-lib`, `lancet bisect --libs DIR` and the tests.
 #
 #   tests/sqlite-ladder.sh DIR [VERSION...]
 #

@@ -128,7 +128,7 @@ fn releases_from_3_35_run_5000_checks_without_unexpected_errors_and_bisect_place
     let mut args = vec!["bisect".to_string()];
     args.extend(logic.iter().map(|p| p.to_string_lossy().into_owned()));
     args.extend([
-        "--sqlite-libs".to_string(),
+        "--libs".to_string(),
         dir.to_string_lossy().into_owned(),
         "--update-index".to_string(),
     ]);

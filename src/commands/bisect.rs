@@ -129,7 +129,7 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let builds = ladder(dbms, &args.sqlite_libs)?;
+    let builds = ladder(dbms, &args.libs)?;
     println!(
         "lancet bisect: {} build(s): {}",
         builds.len(),
