@@ -280,7 +280,7 @@ struct TargetArgs {
     #[arg(long, default_value = registry::DEFAULT_DBMS, value_parser = clap::builder::PossibleValuesParser::new(registry::names()))]
     dbms: String,
     /// The oracle to use, or `all` for a weighted rotation of every oracle.
-    #[arg(long, default_value = "all", value_parser = oracle_names(), long_help = oracle_help())]
+    #[arg(long, default_value = "all", value_parser = commands::oracle_names(), long_help = commands::oracle_help())]
     oracle: String,
     /// Extra expected-error rules (TOML, see configs/expected-errors/),
     /// added to the provider's built-in ones.
@@ -451,32 +451,6 @@ struct SelftestArgs {
     isolation: IsolationArgs,
     #[arg(long, default_value_t = 1, value_name = "S")]
     seed: u64,
-}
-
-fn oracle_names() -> clap::builder::PossibleValuesParser {
-    let mut names = vec!["all"];
-    names.extend(lancet_oracles::names());
-    names.push(lancet_oracles::txn::NAME);
-    clap::builder::PossibleValuesParser::new(names)
-}
-
-fn oracle_help() -> String {
-    let mut s =
-        String::from("The oracle to use, or `all` for a weighted rotation of every oracle:\n");
-    for r in lancet_oracles::all() {
-        s.push_str(&format!(
-            "  {:<12} {}\n",
-            r.oracle.name(),
-            r.oracle.description()
-        ));
-    }
-    s.push_str(&format!(
-        "  {:<12} {}\n",
-        lancet_oracles::txn::NAME,
-        "transactions of several sessions in an order lancet drives, against the isolation \
-         level's documented rules (server DBMSs; not in `all`)"
-    ));
-    s
 }
 
 /// Fills in what the command line left unset from `--config`; an option

@@ -335,3 +335,31 @@ pub fn reduced_path(file: &std::path::Path, ext: &str) -> PathBuf {
     let stem = stem.strip_suffix(".reduced").unwrap_or(&stem);
     file.with_file_name(format!("{stem}.reduced.{ext}"))
 }
+
+/// `--oracle`'s values: `all`, every oracle, and the transaction oracle.
+pub fn oracle_names() -> clap::builder::PossibleValuesParser {
+    let mut names = vec!["all"];
+    names.extend(lancet_oracles::names());
+    names.push(lancet_oracles::txn::NAME);
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+/// `--oracle`'s long help: each oracle with its one line.
+pub fn oracle_help() -> String {
+    let mut s =
+        String::from("The oracle to use, or `all` for a weighted rotation of every oracle:\n");
+    for r in lancet_oracles::all() {
+        s.push_str(&format!(
+            "  {:<12} {}\n",
+            r.oracle.name(),
+            r.oracle.description()
+        ));
+    }
+    s.push_str(&format!(
+        "  {:<12} {}\n",
+        lancet_oracles::txn::NAME,
+        "transactions of several sessions in an order lancet drives, against the isolation \
+         level's documented rules (server DBMSs; not in `all`)"
+    ));
+    s
+}

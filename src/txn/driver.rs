@@ -6,11 +6,13 @@
 //! may have changed), the schedule is *undetermined*: its later checks are
 //! skipped and counted, never guessed.
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
-use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
-use lancet_core::{Connection, DbError, FailureKind, Value};
+use super::planted::Planted;
+pub use super::sessions::Sessions;
+use super::sessions::{pairs, run_now, Reply};
+use crossbeam_channel::RecvTimeoutError;
+use lancet_core::txn::{LevelRules, Transactions};
+use lancet_core::{Connection, DbError, FailureKind};
 use lancet_oracles::txn::{Action, Anomaly, Model, Op, Outcome, Schedule, Status, TxnFault, Wait};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long the driver waits, and for what.
@@ -61,143 +63,6 @@ pub struct ScheduleRun {
     /// Transactions that committed and that ended in a conflict.
     pub committed: usize,
     pub conflicts: usize,
-}
-
-type Reply = Result<Option<Vec<Vec<Value>>>, DbError>;
-
-/// A session's thread: it runs what it is sent on its connection.
-struct SessionThread {
-    send: Sender<(String, bool)>,
-    recv: Receiver<Reply>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl SessionThread {
-    fn start(mut conn: Box<dyn Connection>) -> SessionThread {
-        let (send, commands) = bounded::<(String, bool)>(1);
-        let (replies, recv) = bounded::<Reply>(1);
-        let handle = std::thread::spawn(move || {
-            for (sql, is_query) in commands {
-                let reply = if is_query {
-                    conn.query(&sql).map(Some)
-                } else {
-                    conn.execute(&sql).map(|()| None)
-                };
-                if replies.send(reply).is_err() {
-                    break;
-                }
-            }
-        });
-        SessionThread {
-            send,
-            recv,
-            handle: Some(handle),
-        }
-    }
-
-    fn run(&self, sql: &str, is_query: bool) -> bool {
-        self.send.send((sql.to_string(), is_query)).is_ok()
-    }
-}
-
-impl Drop for SessionThread {
-    fn drop(&mut self) {
-        // Closing the command channel ends the thread once its statement
-        // returns, and the thread closes its connection: waited for a
-        // while, so that the database can be dropped next, but not
-        // joined, so that a stuck DBMS cannot stick lancet (a statement
-        // still waiting ends with its connection's time limit).
-        let (dead, _) = bounded(1);
-        self.send = dead;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while self.recv.recv_deadline(deadline).is_ok() {}
-        if self.handle.as_ref().is_some_and(|h| h.is_finished()) {
-            if let Some(h) = self.handle.take() {
-                let _ = h.join();
-            }
-        }
-    }
-}
-
-/// The sessions a database keeps for its schedules.
-pub struct Sessions {
-    threads: Vec<SessionThread>,
-    /// The schedule tables made in this database: name, and whether it
-    /// has the index on `v`.
-    tables: std::sync::Mutex<std::collections::HashMap<String, bool>>,
-}
-
-impl Sessions {
-    /// Opens `n` sessions with `open` and runs the DBMS's session setup.
-    pub fn open(
-        tx: &dyn Transactions,
-        n: usize,
-        mut open: impl FnMut() -> anyhow::Result<Box<dyn Connection>>,
-    ) -> anyhow::Result<Sessions> {
-        let mut threads = Vec::with_capacity(n);
-        for _ in 0..n {
-            let mut conn = open()?;
-            for sql in tx.session_setup() {
-                conn.execute(&sql)
-                    .map_err(|e| anyhow::anyhow!("session setup `{sql}` failed: {e}"))?;
-            }
-            threads.push(SessionThread::start(conn));
-        }
-        Ok(Sessions {
-            threads,
-            tables: Default::default(),
-        })
-    }
-
-    /// Ends every session's thread and closes its connection.
-    pub fn close(&mut self) {
-        self.threads.clear();
-    }
-
-    pub fn len(&self) -> usize {
-        self.threads.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.threads.is_empty()
-    }
-}
-
-/// Runs a statement on a connection and waits for it: the setup, the
-/// final read, a planted fault's side connection.
-fn run_now(conn: &mut dyn Connection, sql: &str, is_query: bool) -> Reply {
-    if is_query {
-        conn.query(sql).map(Some)
-    } else {
-        conn.execute(sql).map(|()| None)
-    }
-}
-
-/// Rows of `(k, v)` from a result, or why they are not.
-pub fn pairs(rows: &[Vec<Value>]) -> Result<Vec<(i64, i64)>, String> {
-    let int = |v: &Value| match v {
-        Value::Integer(i) => Some(*i),
-        Value::Decimal(s) | Value::Text(s) => s.parse().ok(),
-        _ => None,
-    };
-    rows.iter()
-        .map(|r| match r.as_slice() {
-            [k, v] => int(k)
-                .zip(int(v))
-                .ok_or_else(|| format!("not two integers: {r:?}")),
-            _ => Err(format!("not two columns: {r:?}")),
-        })
-        .collect()
-}
-
-/// The planted fault's state for one schedule.
-struct Planted {
-    fault: TxnFault,
-    /// StaleSnapshot: a transaction begun before the schedule; NoLock: an
-    /// autocommit connection.
-    side: Option<Box<dyn Connection>>,
-    /// LostWrite: the step never sent.
-    dropped_step: Option<usize>,
 }
 
 /// Everything one schedule run needs.
@@ -254,45 +119,6 @@ impl Run<'_> {
         state.finish(setup);
         Ok(state.out)
     }
-
-    fn plant(
-        &self,
-        fault: TxnFault,
-        open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Connection>>,
-    ) -> anyhow::Result<Planted> {
-        let mut planted = Planted {
-            fault,
-            side: None,
-            dropped_step: None,
-        };
-        match fault {
-            TxnFault::StaleSnapshot => {
-                let mut side = open()?;
-                for sql in self.tx.begin(IsolationLevel::RepeatableRead) {
-                    side.execute(&sql).map_err(|e| anyhow::anyhow!("{e}"))?;
-                }
-                side.query(&format!("SELECT k, v FROM {}", self.schedule.table))
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
-                planted.side = Some(side);
-            }
-            TxnFault::NoLock => planted.side = Some(open()?),
-            TxnFault::LostWrite => {
-                let steps: Vec<(usize, &lancet_oracles::txn::Step)> =
-                    self.schedule.session_steps(0).collect();
-                if steps
-                    .last()
-                    .is_some_and(|(_, s)| s.action == Action::Commit)
-                {
-                    planted.dropped_step = steps
-                        .iter()
-                        .rev()
-                        .find(|(_, s)| matches!(s.action, Action::Stmt(op) if !op.is_read()))
-                        .map(|(i, _)| *i);
-                }
-            }
-        }
-        Ok(planted)
-    }
 }
 
 /// A statement in flight: its step, when it was sent, what the model
@@ -305,11 +131,11 @@ struct InFlight {
     watched_at: usize,
 }
 
-struct Driving<'r, 'a> {
-    run: &'r Run<'a>,
+pub(super) struct Driving<'r, 'a> {
+    pub(super) run: &'r Run<'a>,
     model: Model<'a>,
     sessions: &'r Sessions,
-    planted: Option<Planted>,
+    pub(super) planted: Option<Planted>,
     inflight: Vec<Option<InFlight>>,
     /// Transactions ended so far (commits, rollbacks, conflicts).
     ends: usize,
@@ -534,30 +360,6 @@ impl<'r, 'a> Driving<'r, 'a> {
         };
         if self.inflight[locker].is_none() {
             self.model.did_not_wait(step);
-        }
-    }
-
-    /// The planted fault's answer for a step of session 0, if it takes it.
-    fn planted_reply(&mut self, step: usize, sql: &str, is_query: bool) -> Option<Reply> {
-        let st = self.run.schedule.steps[step];
-        let planted = self.planted.as_mut()?;
-        if st.session != 0 {
-            return None;
-        }
-        let Action::Stmt(op) = st.action else {
-            return None;
-        };
-        match planted.fault {
-            TxnFault::LostWrite if planted.dropped_step == Some(step) => Some(Ok(None)),
-            TxnFault::StaleSnapshot if op.is_read() => planted
-                .side
-                .as_mut()
-                .map(|c| run_now(&mut **c, sql, is_query)),
-            TxnFault::NoLock if !op.is_read() => planted
-                .side
-                .as_mut()
-                .map(|c| run_now(&mut **c, sql, is_query)),
-            _ => None,
         }
     }
 

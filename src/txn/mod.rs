@@ -8,6 +8,8 @@
 pub mod campaign;
 pub mod driver;
 pub mod finding;
+mod planted;
+pub mod sessions;
 
 pub use campaign::{run, TxnOptions, TxnSummary};
 pub use driver::Timing;

@@ -11,6 +11,7 @@
 //! waiting for locks) and keeps findings.
 
 pub mod anomaly;
+mod judge;
 pub mod model;
 pub mod schedule;
 pub mod serial;

@@ -55,12 +55,12 @@ pub enum Outcome {
 }
 
 #[derive(Clone, Debug)]
-struct Txn {
-    status: Status,
+pub(super) struct Txn {
+    pub(super) status: Status,
     snapshot: Option<State>,
     /// The transaction's own writes: a new version, or `None` for a
     /// deleted row.
-    writes: BTreeMap<i64, Option<Version>>,
+    pub(super) writes: BTreeMap<i64, Option<Version>>,
     /// The statement in flight: its step, the committed rows when it
     /// started, and the keys it would change then.
     started: Option<Started>,
@@ -71,7 +71,7 @@ struct Txn {
     uncertain: BTreeSet<i64>,
     /// Reads this transaction made, with what the DBMS returned, for the
     /// serial-order check.
-    reads: Reads,
+    pub(super) reads: Reads,
 }
 
 #[derive(Clone, Debug)]
@@ -83,15 +83,15 @@ struct Started {
 
 /// The model of one running schedule.
 pub struct Model<'a> {
-    schedule: &'a Schedule,
-    rules: &'a LevelRules,
-    initial: State,
-    committed: State,
+    pub(super) schedule: &'a Schedule,
+    pub(super) rules: &'a LevelRules,
+    pub(super) initial: State,
+    pub(super) committed: State,
     next_id: u64,
-    txns: Vec<Txn>,
+    pub(super) txns: Vec<Txn>,
     /// Rows an uncertain write of a committed transaction left open:
     /// never checked again in this schedule.
-    uncertain_committed: BTreeSet<i64>,
+    pub(super) uncertain_committed: BTreeSet<i64>,
     /// Sessions in the order they committed.
     pub commit_order: Vec<usize>,
     pub anomalies: Vec<Anomaly>,
@@ -148,7 +148,7 @@ impl<'a> Model<'a> {
         self.uncertain_committed.contains(&k) || self.txns[session].uncertain.contains(&k)
     }
 
-    fn anomaly(&mut self, kind: AnomalyKind, step: usize, detail: String) {
+    pub(super) fn anomaly(&mut self, kind: AnomalyKind, step: usize, detail: String) {
         self.anomalies.push(Anomaly { kind, step, detail });
     }
 
@@ -453,47 +453,6 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// Names what a wrong read saw.
-    fn classify_read(
-        &self,
-        session: usize,
-        expected: &[(i64, i64)],
-        actual: &[(i64, i64)],
-    ) -> AnomalyKind {
-        let uncommitted = |k: i64, v: Option<i64>| {
-            (0..self.txns.len()).any(|t| {
-                t != session
-                    && self.txns[t].status != Status::Committed
-                    && self.txns[t]
-                        .writes
-                        .get(&k)
-                        .is_some_and(|w| w.map(|x| x.v) == v)
-            })
-        };
-        let exp: BTreeMap<i64, i64> = expected.iter().copied().collect();
-        let act: BTreeMap<i64, i64> = actual.iter().copied().collect();
-        for (&k, &v) in &act {
-            match exp.get(&k) {
-                Some(&e) if e == v => {}
-                _ if uncommitted(k, Some(v)) => return AnomalyKind::DirtyRead,
-                None => return AnomalyKind::Phantom,
-                Some(_) if self.txns[session].writes.contains_key(&k) => {
-                    return AnomalyKind::LostOwnWrite
-                }
-                Some(_) => return AnomalyKind::NonRepeatableRead,
-            }
-        }
-        for &k in exp.keys() {
-            if !act.contains_key(&k) {
-                if uncommitted(k, None) {
-                    return AnomalyKind::DirtyRead;
-                }
-                return AnomalyKind::Phantom;
-            }
-        }
-        AnomalyKind::WrongRead
-    }
-
     fn write(
         &mut self,
         step: usize,
@@ -578,75 +537,6 @@ impl<'a> Model<'a> {
             self.txns[session].writes.insert(k, new);
         }
     }
-
-    /// After the schedule: the final rows the DBMS shows against the
-    /// model's, and for serializable levels a serial order that explains
-    /// the committed transactions.
-    pub fn end(&mut self, final_rows: &[(i64, i64)]) {
-        let last = self.schedule.steps.len().saturating_sub(1);
-        let mut actual = final_rows.to_vec();
-        actual.sort();
-        {
-            let open = &self.uncertain_committed;
-            let expected: Vec<(i64, i64)> = self
-                .committed
-                .iter()
-                .filter(|(k, _)| !open.contains(k))
-                .map(|(&k, v)| (k, v.v))
-                .collect();
-            let mut actual = actual.clone();
-            actual.retain(|(k, _)| !open.contains(k));
-            if actual != expected {
-                // A committed write that the final rows do not show.
-                let shown: BTreeMap<i64, i64> = actual.iter().copied().collect();
-                let lost = self.committed.iter().any(|(k, ver)| {
-                    ver.writer.is_some() && shown.get(k).is_some_and(|&v| v != ver.v)
-                });
-                let kind = if lost {
-                    AnomalyKind::LostUpdate
-                } else {
-                    AnomalyKind::WrongFinalState
-                };
-                self.anomaly(
-                    kind,
-                    last,
-                    format!(
-                        "the committed rows are {} where the committed transactions make {}",
-                        show(&actual),
-                        show(&expected)
-                    ),
-                );
-            }
-        }
-        if self.rules.serializable {
-            let committed: Vec<usize> = self.commit_order.clone();
-            if !super::serial::explained(
-                self.schedule,
-                &self.initial,
-                &committed,
-                &self.reads_of(),
-                &actual,
-            ) {
-                self.anomaly(
-                    AnomalyKind::NotSerializable,
-                    last,
-                    format!(
-                        "no serial order of the committed sessions {} gives their reads and the final rows {}",
-                        committed.iter().map(|s| (s + 1).to_string()).collect::<Vec<_>>().join(", "),
-                        show(&actual)
-                    ),
-                );
-            }
-        }
-    }
-
-    fn reads_of(&self) -> Vec<Reads> {
-        self.txns.iter().map(|t| t.reads.clone()).collect()
-    }
 }
 
-/// Rows as `{(k, v), ...}`.
-pub fn show(rows: &[(i64, i64)]) -> String {
-    let parts: Vec<String> = rows.iter().map(|(k, v)| format!("({k}, {v})")).collect();
-    format!("{{{}}}", parts.join(", "))
-}
+pub use super::judge::show;

@@ -423,29 +423,13 @@ impl Flavor for Citus {
         vec![lancet_core::txn::IsolationLevel::ReadCommitted]
     }
 
-    /// READ COMMITTED as Citus runs it on a distributed table: a read is
-    /// one snapshot per worker, taken when the shard query starts, which
-    /// for a statement that never waits is the statement's start. A
-    /// multi-shard UPDATE or DELETE first waits on the coordinator for the
-    /// shard locks another multi-shard write holds, then runs on the
-    /// workers with snapshots taken after that wait: it changes the rows
-    /// that match then, not those of the statement's start as plain
-    /// PostgreSQL's re-check does (seen with lancet: `DELETE ... WHERE v >
-    /// 6` waiting for `UPDATE ... SET v = v + 5` deletes the rows the
-    /// update moved above 6). Those shard locks make writes wait beyond
-    /// the rows they change.
+    /// READ COMMITTED as Citus runs it on a distributed table
+    /// ([`crate::txn::citus_rules`]).
     fn transaction_rules(
         &self,
         level: lancet_core::txn::IsolationLevel,
     ) -> lancet_core::txn::LevelRules {
-        use lancet_core::txn::{LevelRules, ReadView, WriteRule};
-        LevelRules::new(
-            level,
-            ReadView::Statement,
-            WriteRule::NewestRows,
-            true,
-            "PostgreSQL manual 13.2.1, and Citus's execution of multi-shard modifications (shard locks on the coordinator, snapshots on the workers)",
-        )
+        crate::txn::citus_rules(level)
     }
 
     /// The table is distributed by its key over the workers, so that

@@ -26,6 +26,7 @@ pub mod database;
 pub mod description;
 pub mod dialect;
 pub mod expr;
+pub mod flavor;
 pub mod knobs;
 pub mod nodes;
 pub mod populate;
@@ -38,156 +39,17 @@ pub mod types;
 
 use anyhow::bail;
 use connection::PgConnection;
+pub use flavor::{Features, Flavor, Vanilla};
 use lancet_core::{
     Connection, CreatedDatabase, DatabaseError, DatabaseId, Dialect, ExecError, ExpectedErrors,
     GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session, TWIN_SCHEMA,
 };
 pub use lancet_postgres_url::ServerUrl;
-use schema::{PgTable, Placement};
 pub use server::{ServerProfile, VersionFeatures};
 use std::time::Duration;
 
 /// The expected errors of generated PostgreSQL SQL (by SQLSTATE).
 const EXPECTED_ERRORS: &str = include_str!("../expected-errors.toml");
-
-/// Which generator features an extension supports.
-#[derive(Clone, Copy, Debug)]
-pub struct Features {
-    pub inheritance: bool,
-    pub partitioning: bool,
-    pub views: bool,
-    /// PostgreSQL 18's virtual generated columns, where the server has them.
-    pub virtual_generated_columns: bool,
-}
-
-impl Default for Features {
-    fn default() -> Self {
-        Features {
-            inheritance: true,
-            partitioning: true,
-            views: true,
-            virtual_generated_columns: true,
-        }
-    }
-}
-
-/// What a PostgreSQL extension (Citus) changes; plain PostgreSQL is
-/// [`Vanilla`]. Every method has the plain default.
-pub trait Flavor: Send + Sync {
-    /// The `--dbms` name.
-    fn name(&self) -> &'static str;
-    fn features(&self) -> Features {
-        Features::default()
-    }
-    /// Checks at start-up, on the database the URL names, that the server
-    /// is what this flavor needs, and learns what it must know of it
-    /// (Citus: a coordinator with active workers, a superuser role).
-    fn connect(&mut self, _admin: &mut PgConnection, _url: &ServerUrl) -> anyhow::Result<()> {
-        Ok(())
-    }
-    /// Other servers that each lancet database must exist on too, created
-    /// before the URL's server and dropped after it (Citus: the workers).
-    fn other_nodes(&self) -> Vec<ServerUrl> {
-        Vec::new()
-    }
-    /// Statements run in each new database on the other nodes.
-    fn node_setup(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// Statements run in each new database on the URL's server before
-    /// anything else (`CREATE EXTENSION citus`, registering the workers).
-    fn database_setup(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// Session settings at the start of every generated database, through
-    /// the session (so reproducers carry them).
-    fn session_setup(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// Prefixes of warnings by which the server says that a query's
-    /// result is wrong; such a query fails with the warning (its expected
-    /// error rule says why). [`Flavor::session_setup`] must let warnings
-    /// through.
-    fn failing_warnings(&self) -> &'static [&'static str] {
-        &[]
-    }
-    /// Where a new table goes, chosen before its DDL is written (Citus:
-    /// unique keys must include the distribution column). `first_column`
-    /// is the table's first own column; the type returned, if any, is the
-    /// one that column must have (to be co-located with another table).
-    fn place(
-        &self,
-        _rng: &mut Rng,
-        _schema: &schema::PgSchema,
-        _first_column: &str,
-        _partitioned: bool,
-        _inherits: bool,
-    ) -> (Placement, Option<types::PgType>) {
-        (Placement::Plain, None)
-    }
-    /// Runs after a table was created: puts it where `table.placement`
-    /// says (Citus: `create_distributed_table`) and returns where it is
-    /// (plain, if the DBMS refused with an expected error).
-    fn after_create_table(
-        &self,
-        _session: &mut Session,
-        _schema: &schema::PgSchema,
-        table: &PgTable,
-    ) -> Result<Placement, ExecError> {
-        Ok(table.placement.clone())
-    }
-    /// Whether every table gets a plain twin in [`lancet_core::TWIN_SCHEMA`]
-    /// (the dist-vs-local oracle compares the two).
-    fn keeps_twins(&self) -> bool {
-        false
-    }
-    /// Expected-error rules (TOML) added to PostgreSQL's, and where they came from.
-    fn expected_errors(&self) -> Option<(&'static str, &'static str)> {
-        None
-    }
-    /// Knobs added to PostgreSQL's planner switches.
-    fn knobs(&self) -> Vec<Knob> {
-        Vec::new()
-    }
-    /// Whether lancet's databases are dropped `WITH (FORCE)` at once,
-    /// because the extension keeps a session in each (Citus's maintenance
-    /// daemon). PostgreSQL's plain DROP would wait 5 s for it in vain.
-    fn drop_with_force(&self) -> bool {
-        false
-    }
-    /// How a maintainer runs a reproducer with psql, if not in a fresh
-    /// database of its own (`{file}` stands for the file).
-    fn client_command(&self, _url: &ServerUrl) -> Option<String> {
-        None
-    }
-    /// The isolation levels the transaction oracle checks here.
-    fn transaction_levels(&self) -> Vec<lancet_core::txn::IsolationLevel> {
-        use lancet_core::txn::IsolationLevel::*;
-        vec![ReadCommitted, RepeatableRead, Serializable]
-    }
-    /// The rules the transaction oracle checks `level` against: the
-    /// manual's for PostgreSQL ([`txn::rules`]).
-    fn transaction_rules(
-        &self,
-        level: lancet_core::txn::IsolationLevel,
-    ) -> lancet_core::txn::LevelRules {
-        txn::rules(level)
-    }
-    /// Statements after the transaction oracle's table is created (Citus:
-    /// distribute it).
-    fn transaction_table(&self, _name: &str) -> Vec<String> {
-        Vec::new()
-    }
-}
-
-/// Plain PostgreSQL.
-pub struct Vanilla;
-
-impl Flavor for Vanilla {
-    fn name(&self) -> &'static str {
-        "postgres"
-    }
-}
 
 pub struct PostgresProvider {
     url: ServerUrl,

@@ -44,6 +44,26 @@ pub fn rules(level: IsolationLevel) -> LevelRules {
     LevelRules::new(level, read_view, writes, false, SOURCE)
 }
 
+/// READ COMMITTED as Citus runs it on a distributed table: a read is one
+/// snapshot per worker, taken when the shard query starts, which for a
+/// statement that never waits is the statement's start. A multi-shard
+/// UPDATE or DELETE first waits on the coordinator for the shard locks
+/// another multi-shard write holds, then runs on the workers with
+/// snapshots taken after that wait: it changes the rows that match then,
+/// not those of the statement's start as PostgreSQL's re-check does
+/// (seen with lancet: `DELETE ... WHERE v > 6` waiting for `UPDATE ...
+/// SET v = v + 5` deletes the rows the update moved above 6). Those shard
+/// locks make writes wait beyond the rows they change.
+pub fn citus_rules(level: IsolationLevel) -> LevelRules {
+    LevelRules::new(
+        level,
+        ReadView::Statement,
+        WriteRule::NewestRows,
+        true,
+        "PostgreSQL manual 13.2.1, and Citus's execution of multi-shard modifications (shard locks on the coordinator, snapshots on the workers)",
+    )
+}
+
 /// SQLSTATEs of the conflicts a level allows.
 pub fn conflict(error: &DbError) -> Option<Conflict> {
     match error.code.as_deref()? {
