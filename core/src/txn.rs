@@ -138,6 +138,20 @@ pub enum TransactionEnd {
     Rollback,
 }
 
+/// The statements that make the oracle's table `name` with the DBMS's
+/// spelling of an integer (`integer`, `INT`) and table options after the
+/// column list (InnoDB's `ENGINE=InnoDB`), and the index on `v` if
+/// `index_v`: what every [`Transactions::create_table`] starts from.
+pub fn table_statements(name: &str, index_v: bool, integer: &str, options: &str) -> Vec<String> {
+    let mut v = vec![format!(
+        "CREATE TABLE {name} (k {integer} PRIMARY KEY, v {integer} NOT NULL){options}"
+    )];
+    if index_v {
+        v.push(format!("CREATE INDEX {name}_v ON {name} (v)"));
+    }
+    v
+}
+
 /// A DBMS's transactions, as the transaction oracle uses them.
 pub trait Transactions: Send + Sync {
     /// The isolation levels lancet models for this DBMS build, with their

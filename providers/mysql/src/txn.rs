@@ -111,13 +111,7 @@ impl Transactions for MySqlProvider {
     }
 
     fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
-        let mut v = vec![format!(
-            "CREATE TABLE {name} (k INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB"
-        )];
-        if index_v {
-            v.push(format!("CREATE INDEX {name}_v ON {name} (v)"));
-        }
-        v
+        lancet_core::txn::table_statements(name, index_v, "INT", " ENGINE=InnoDB")
     }
 
     fn session_setup(&self) -> Vec<String> {

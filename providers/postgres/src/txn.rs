@@ -88,12 +88,7 @@ impl Transactions for PostgresProvider {
     }
 
     fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
-        let mut v = vec![format!(
-            "CREATE TABLE {name} (k integer PRIMARY KEY, v integer NOT NULL)"
-        )];
-        if index_v {
-            v.push(format!("CREATE INDEX {name}_v ON {name} (v)"));
-        }
+        let mut v = lancet_core::txn::table_statements(name, index_v, "integer", "");
         v.extend(self.flavor.transaction_table(name));
         v
     }

@@ -67,13 +67,7 @@ impl Transactions for SqliteProvider {
     }
 
     fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
-        let mut v = vec![format!(
-            "CREATE TABLE {name} (k INTEGER PRIMARY KEY, v INTEGER NOT NULL)"
-        )];
-        if index_v {
-            v.push(format!("CREATE INDEX {name}_v ON {name} (v)"));
-        }
-        v
+        lancet_core::txn::table_statements(name, index_v, "INTEGER", "")
     }
 
     fn session_setup(&self) -> Vec<String> {
