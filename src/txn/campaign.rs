@@ -431,10 +431,11 @@ fn make_finding(
         signature,
         rules: rules.clone(),
         anomalies: run.anomalies.clone(),
-        error: run
-            .failure
-            .as_ref()
-            .map(|(step, e)| format!("step {}: {e}", step.wrapping_add(1))),
+        error: run.failure.as_ref().map(|(step, e)| match *step {
+            // The read of the final rows after the schedule.
+            usize::MAX => format!("the final read: {e}"),
+            step => format!("step {}: {e}", step + 1),
+        }),
         schedule: schedule.clone(),
         trace: run.trace.clone(),
         final_rows: run.final_rows.clone(),

@@ -431,25 +431,21 @@ impl<'r, 'a> Driving<'r, 'a> {
                     .undetected_deadlock(step, &cycle, "a lock timeout ended it");
             }
         }
-        {
-            {
-                self.trace(step, format!("{c:?}: {e}"), late);
-                self.out.conflicts += 1;
-                self.model.finish(step, Outcome::Conflict(c), late);
-                // lancet ends the transaction at once, so that its
-                // locks go now on every DBMS.
-                let rollback = self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback);
-                let thread = &self.sessions.threads[st.session];
-                if st.action != Action::Rollback && thread.run(&rollback, false) {
-                    match thread.recv.recv_timeout(self.run.timing.long) {
-                        Ok(Ok(_)) => {}
-                        Ok(Err(e)) => self.out.failure = Some((step, e)),
-                        Err(_) => self.undetermined("a ROLLBACK did not return".into()),
-                    }
-                }
-                self.ended();
+        self.trace(step, format!("{c:?}: {e}"), late);
+        self.out.conflicts += 1;
+        self.model.finish(step, Outcome::Conflict(c), late);
+        // lancet ends the transaction at once, so that its
+        // locks go now on every DBMS.
+        let rollback = self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback);
+        let thread = &self.sessions.threads[st.session];
+        if st.action != Action::Rollback && thread.run(&rollback, false) {
+            match thread.recv.recv_timeout(self.run.timing.long) {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => self.out.failure = Some((step, e)),
+                Err(_) => self.undetermined("a ROLLBACK did not return".into()),
             }
         }
+        self.ended();
     }
 
     /// A transaction ended: statements that waited for its locks return

@@ -98,14 +98,6 @@ impl Sessions {
     pub fn close(&mut self) {
         self.threads.clear();
     }
-
-    pub fn len(&self) -> usize {
-        self.threads.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.threads.is_empty()
-    }
 }
 
 /// Runs a statement on a connection and waits for it: the setup, the

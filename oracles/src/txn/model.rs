@@ -335,7 +335,7 @@ impl<'a> Model<'a> {
             (Action::Begin, Outcome::Ok(_)) => {}
             (Action::Commit, Outcome::Ok(_)) => self.commit(session),
             (Action::Rollback, _) => self.abort(session),
-            (_, Outcome::Conflict(c)) => self.conflict(step, c, waited),
+            (_, Outcome::Conflict(c)) => self.conflict(step, c),
             (Action::Stmt(op), Outcome::Ok(rows)) => {
                 if self.txns[session].status != Status::Active {
                     return;
@@ -398,7 +398,7 @@ impl<'a> Model<'a> {
 
     /// The DBMS refused a statement with a conflict: allowed or not, the
     /// transaction is over (lancet rolls it back).
-    fn conflict(&mut self, step: usize, conflict: Conflict, waited: bool) {
+    fn conflict(&mut self, step: usize, conflict: Conflict) {
         let s = self.schedule.steps[step];
         let allowed = match conflict {
             // Deadlocks and lock timeouts end waits, at every level.
@@ -417,7 +417,6 @@ impl<'a> Model<'a> {
                 ),
             );
         }
-        let _ = waited;
         self.abort(s.session);
     }
 

@@ -6,7 +6,6 @@ use lancet_core::txn::IsolationLevel;
 use lancet_core::Rng;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Which rows a statement reads or changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,16 +230,5 @@ fn draw_op(rng: &mut Rng, nrows: i64, next_key: &mut i64) -> Op {
             Op::Insert(*next_key, rng.random_range(0..10))
         }
         _ => Op::Delete(draw_pred(rng, nrows)),
-    }
-}
-
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Action::Begin => write!(f, "BEGIN"),
-            Action::Stmt(op) => write!(f, "{}", op.sql(TABLE)),
-            Action::Commit => write!(f, "COMMIT"),
-            Action::Rollback => write!(f, "ROLLBACK"),
-        }
     }
 }
