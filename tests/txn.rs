@@ -303,3 +303,47 @@ fn an_embedded_dbms_or_an_unknown_level_is_a_clear_error() {
         stderr(&o)
     );
 }
+
+/// A server that goes away in the middle of a schedule is a `crash`
+/// finding at once, and the run ends with its summary.
+#[test]
+fn a_server_gone_mid_schedule_is_a_crash_finding_and_the_run_ends_with_its_summary() {
+    let pg = PgServer::start_major(18).expect("PostgreSQL 18");
+    let out = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let child = spawn_fuzz(
+        out.path(),
+        &[
+            "--dbms",
+            "postgres",
+            "--url",
+            &url,
+            "--oracle",
+            "txn",
+            "--threads",
+            "2",
+            "--timeout",
+            "60",
+            "--no-reduce",
+        ],
+    );
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    pg.stop().unwrap();
+    let o = wait_within(child, std::time::Duration::from_secs(200));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("findings "), "no summary: {err}");
+    let signatures: Vec<String> = finding_dirs(out.path())
+        .iter()
+        .map(|d| {
+            read_json(&d.join("finding.json"))["signature"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        signatures.iter().any(|s| s.starts_with("crash@")),
+        "{signatures:?}\n{err}"
+    );
+}

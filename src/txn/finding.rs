@@ -61,7 +61,11 @@ impl TxnFinding {
     pub fn signature_of(run: &ScheduleRun, rules: &LevelRules) -> String {
         let what = match (&run.failure, run.anomalies.first()) {
             (_, Some(a)) => a.kind.name().to_string(),
-            (Some((_, e)), None) => format!("error {}", e.code.as_deref().unwrap_or("?")),
+            (Some((_, e)), None) => match e.kind {
+                lancet_core::FailureKind::ConnectionLost => "crash".to_string(),
+                lancet_core::FailureKind::Hang => "hang".to_string(),
+                _ => format!("error {}", e.code.as_deref().unwrap_or("?")),
+            },
             (None, None) => "none".to_string(),
         };
         format!("{what}@{}", rules.level.sql())
