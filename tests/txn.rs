@@ -244,32 +244,44 @@ fn a_finding_reduces_and_replays_from_its_single_file() {
 /// schedules run clean, every fault is caught, and no file is left.
 #[test]
 fn sqlite_runs_clean_and_catches_every_planted_fault() {
-    let leftovers = || {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("lancet_") && n.contains(".sqlite"))
-            .count()
-    };
-    let before = leftovers();
+    // A temporary directory of its own, where the sessions' files go.
+    let tmp = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let o = txn(
-        out.path(),
-        "sqlite",
-        "",
-        &["--queries", "3000", "--seed", "9"],
-    );
+    let o = lancet()
+        .env("TMPDIR", tmp.path())
+        .args([
+            "fuzz",
+            "--dbms",
+            "sqlite",
+            "--oracle",
+            "txn",
+            "--threads",
+            "2",
+        ])
+        .args([
+            "--queries",
+            "3000",
+            "--seed",
+            "9",
+            "--status-interval",
+            "0",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("findings 0 in 0 bugs"), "{err}");
     assert!(err.contains("SERIALIZABLE: "), "{err}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().contains(".sqlite"))
+        .collect();
+    assert!(left.is_empty(), "database files left: {left:?}");
     assert_faults_caught("sqlite", "");
-    assert_eq!(
-        leftovers(),
-        before,
-        "database files left in the temporary directory"
-    );
 }
 
 /// A DBMS without transactions lancet models (an embedded one other than
@@ -346,4 +358,46 @@ fn a_server_gone_mid_schedule_is_a_crash_finding_and_the_run_ends_with_its_summa
         signatures.iter().any(|s| s.starts_with("crash@")),
         "{signatures:?}\n{err}"
     );
+}
+
+/// On an engine that breaks a rule in most schedules, flood control
+/// writes (and reduces) at most `--flood-limit` findings per signature
+/// and counts the rest; every written finding is reduced.
+#[test]
+fn a_buggy_engine_gives_reduced_findings_and_flood_control_counts_the_rest() {
+    let out = tempfile::tempdir().unwrap();
+    let o = txn(
+        out.path(),
+        "sqlite",
+        "",
+        &[
+            "--queries",
+            "150",
+            "--seed",
+            "11",
+            "--reduce-time",
+            "5",
+            "--flood-limit",
+            "2",
+            "--inject-fault",
+            "txn-lost-write",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("over the flood limit"), "{err}");
+    let mut per_signature = std::collections::BTreeMap::<String, usize>::new();
+    for d in finding_dirs(out.path()) {
+        let sig = read_json(&d.join("finding.json"))["signature"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        *per_signature.entry(sig).or_default() += 1;
+        assert!(
+            d.join("reduced/finding.json").exists(),
+            "not reduced: {}",
+            d.display()
+        );
+    }
+    assert!(per_signature.values().all(|&n| n <= 3), "{per_signature:?}");
 }

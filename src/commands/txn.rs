@@ -86,6 +86,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         reduce: (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
         timing: Timing::default(),
         schedules_per_database: t.checks_per_database.unwrap_or(500),
+        flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
         stop_after_findings: None,
     };
     let summary = lancet::txn::run(&databases, &*provider, &options, &findings, &stop)?;
@@ -129,6 +130,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             reduce: None,
             timing: Timing::default(),
             schedules_per_database: 100_000,
+            flood_limit: None,
             stop_after_findings: None,
         };
         let s = lancet::txn::run(&databases, &*provider, &options, &scratch, &stop)?;
@@ -170,6 +172,7 @@ pub fn selftest(
             reduce: None,
             timing: Timing::default(),
             schedules_per_database: max_schedules,
+            flood_limit: None,
             stop_after_findings: Some(1),
         };
         let s = lancet::txn::run(databases, provider, &options, &findings, stop)?;

@@ -33,6 +33,9 @@ pub struct TxnOptions {
     pub reduce: Option<Duration>,
     pub timing: Timing,
     pub schedules_per_database: u64,
+    /// Flood control (`--flood-limit`): past this many findings of one
+    /// signature, further ones are counted, not written or reduced.
+    pub flood_limit: Option<u64>,
     /// Stop once this many findings are written (`selftest`).
     pub stop_after_findings: Option<u64>,
 }
@@ -50,6 +53,8 @@ pub struct TxnSummary {
     pub elapsed: Duration,
     /// Setup failures that ended a thread's database early.
     pub warnings: Vec<String>,
+    /// Findings past the flood limit, by signature: counted only.
+    pub flooded: BTreeMap<String, u64>,
 }
 
 impl TxnSummary {
@@ -87,6 +92,11 @@ impl TxnSummary {
                 levels.join(", "),
                 found.len(),
                 found[0].1.display()
+            ));
+        }
+        for (sig, n) in &self.flooded {
+            out.push_str(&format!(
+                "  {sig}: {n} more, over the flood limit (counted, not written)\n"
             ));
         }
         for w in &self.warnings {
@@ -354,6 +364,17 @@ fn record(
 ) -> anyhow::Result<()> {
     let rules = shared.rules_for(schedule.level).clone();
     let signature = TxnFinding::signature_of(&run, &rules);
+    if let Some(limit) = shared.options.flood_limit {
+        let mut summary = shared.summary.lock().unwrap_or_else(|e| e.into_inner());
+        let kind = signature.split('@').next().unwrap_or("");
+        let written = summary.bugs.get(kind).map_or(0, |found| {
+            found.iter().filter(|(sig, _)| *sig == signature).count() as u64
+        });
+        if written >= limit {
+            *summary.flooded.entry(signature).or_default() += 1;
+            return Ok(());
+        }
+    }
     let fault = shared.options.fault;
     // Runs again on a fresh table, so the finding says how often it shows.
     let mut repeated = 0;
@@ -517,6 +538,7 @@ pub fn replay(
         reduce: None,
         timing,
         schedules_per_database: 1,
+        flood_limit: None,
         stop_after_findings: None,
     };
     let stop = AtomicBool::new(false);
