@@ -5,6 +5,7 @@
 
 use crate::dedup::{Entry, Index};
 use crate::findings::Finding;
+use crate::txn::TxnFinding;
 use lancet_fleet::store::push::{FindingFacts, RunBug, RunFindings};
 use std::path::Path;
 
@@ -48,7 +49,20 @@ impl RunFindings for CampaignFindings {
     }
 
     fn facts(&self, record: &str) -> anyhow::Result<FindingFacts> {
-        let finding: Finding = serde_json::from_str(record)?;
+        let finding: Finding = match serde_json::from_str(record) {
+            Ok(f) => f,
+            Err(e) => match serde_json::from_str::<TxnFinding>(record) {
+                Ok(txn) => {
+                    return Ok(FindingFacts {
+                        kind: txn.kind().name(),
+                        oracle: Some(txn.oracle.clone()),
+                        origin: (txn.origin.seed, txn.origin.thread, txn.origin.database),
+                        statements: txn.schedule.size(),
+                    })
+                }
+                Err(_) => return Err(e.into()),
+            },
+        };
         Ok(FindingFacts {
             kind: finding.kind.name(),
             statements: finding.setup.len() + finding.queries.len(),
@@ -83,49 +97,66 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
         if indexed.contains(&name) || !sql.exists() {
             continue;
         }
-        let Ok(finding) = Finding::load_record(&record) else {
-            continue;
-        };
-        let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
-            continue;
-        };
-        let signature = finding
-            .signature
-            .clone()
-            .unwrap_or_else(|| crate::dedup::signature(&finding, dialect));
-        match entries.iter_mut().find(|e| e.signature == signature) {
-            Some(e) => {
-                e.count += 1;
-                e.findings.push(sql);
+        let found = match Finding::load_record(&record) {
+            Ok(finding) => {
+                let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
+                    continue;
+                };
+                let signature = finding
+                    .signature
+                    .clone()
+                    .unwrap_or_else(|| crate::dedup::signature(&finding, dialect));
+                crate::dedup::Indexed {
+                    core: crate::bug::core_of(&finding, &signature, dialect),
+                    signature,
+                    kind: finding.kind,
+                    oracle: finding.oracle.clone(),
+                    relation: finding.relation.clone(),
+                    size: (finding.setup.len() + finding.queries.len(), 0),
+                    hidden_by_knobs: Vec::new(),
+                    flipped_by_knobs: Vec::new(),
+                }
             }
-            None => entries.push(Entry {
-                core_key: None,
-                core: None,
-                constructs: Vec::new(),
-                signature: signature.clone(),
-                kind: finding.kind,
-                oracle: finding.oracle.clone(),
-                relation: finding.relation.clone(),
-                count: 1,
-                reproducer: sql.clone(),
-                statements: finding.setup.len() + finding.queries.len(),
-                bytes: 0,
-                reduced: false,
-                findings: vec![sql],
-                not_written: 0,
-                hidden_by_knobs: Vec::new(),
-                flipped_by_knobs: Vec::new(),
-                fixed_in: None,
-            }),
-        }
-        if let Some(e) = entries.iter_mut().find(|e| e.signature == signature) {
-            if e.core_key.is_none() {
-                let core = crate::bug::core_of(&finding, &signature, dialect);
-                e.core_key = Some(core.key);
-                e.core = Some(core.text);
-                e.constructs = core.constructs;
-            }
-        }
+            Err(_) => match TxnFinding::load(&record) {
+                Ok(txn) => txn.indexed(&sql),
+                Err(_) => continue,
+            },
+        };
+        add_one(entries, found, sql);
     }
     Ok(())
+}
+
+/// Adds one finding the index does not name to `entries`: one more of
+/// its signature, or a new entry.
+fn add_one(entries: &mut Vec<Entry>, f: crate::dedup::Indexed, sql: std::path::PathBuf) {
+    if let Some(e) = entries.iter_mut().find(|e| e.signature == f.signature) {
+        e.count += 1;
+        e.findings.push(sql);
+        if e.core_key.is_none() {
+            e.core_key = Some(f.core.key);
+            e.core = Some(f.core.text);
+            e.constructs = f.core.constructs;
+        }
+        return;
+    }
+    entries.push(Entry {
+        signature: f.signature,
+        kind: f.kind,
+        oracle: f.oracle,
+        relation: f.relation,
+        count: 1,
+        reproducer: sql.clone(),
+        statements: f.size.0,
+        bytes: f.size.1,
+        reduced: false,
+        findings: vec![sql],
+        not_written: 0,
+        hidden_by_knobs: Vec::new(),
+        flipped_by_knobs: Vec::new(),
+        fixed_in: None,
+        core_key: Some(f.core.key),
+        core: Some(f.core.text),
+        constructs: f.core.constructs,
+    });
 }

@@ -20,15 +20,28 @@ fn txn(out: &Path, dbms: &str, url: &str, extra: &[&str]) -> std::process::Outpu
     fuzz_into(out, &args)
 }
 
-/// Every finding directory of a run (those holding a finding.json).
-fn finding_dirs(out: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = files_below(out, "finding.json")
+/// Every finding of a run, by its record `findings/ID.json` (the
+/// reduced ones are `ID.reduced.json` beside it).
+fn finding_records(out: &Path) -> Vec<PathBuf> {
+    let mut records: Vec<PathBuf> = files_below(out, ".json")
         .into_iter()
-        .filter(|p| !p.to_string_lossy().contains("/reduced/"))
-        .map(|p| p.parent().unwrap().to_path_buf())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("txn-") && !name.ends_with(".reduced.json")
+        })
         .collect();
-    dirs.sort();
-    dirs
+    records.sort();
+    records
+}
+
+/// A finding's directory of scripts: `ID/` beside `ID.json`.
+fn scripts_of(record: &Path) -> PathBuf {
+    record.with_extension("")
+}
+
+/// What a run printed: its summary (stdout) and its log (stderr).
+fn printed(o: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(o))
 }
 
 /// A clean run of `schedules` schedules: exit 0, no finding, and at most
@@ -37,10 +50,10 @@ fn assert_clean(dbms: &str, url: &str, schedules: u32) {
     let out = tempfile::tempdir().unwrap();
     let n = schedules.to_string();
     let o = txn(out.path(), dbms, url, &["--queries", &n, "--seed", "7"]);
-    let err = stderr(&o);
+    let err = printed(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("findings 0 in 0 bugs"), "{err}");
-    assert!(finding_dirs(out.path()).is_empty());
+    assert!(err.contains("  findings    0\n"), "{err}");
+    assert!(finding_records(out.path()).is_empty());
     // Every level ran, and the driver could place nearly every step.
     for level in ["READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"] {
         let Some(line) = err.lines().find(|l| l.trim_start().starts_with(level)) else {
@@ -94,12 +107,13 @@ fn assert_faults_caught(dbms: &str, url: &str) {
                 fault,
             ],
         );
-        let err = stderr(&o);
+        let err = printed(&o);
         assert_eq!(o.status.code(), Some(1), "{fault}: {err}");
-        let dirs = finding_dirs(out.path());
+        let records = finding_records(out.path());
         let mut named = false;
-        for d in &dirs {
-            let record = read_json(&d.join("finding.json"));
+        for r in &records {
+            let d = scripts_of(r);
+            let record = read_json(r);
             assert_eq!(record["fault"], fault);
             let signature = record["signature"].as_str().unwrap();
             assert!(!signature.starts_with("error"), "{fault} gave {signature}");
@@ -137,7 +151,7 @@ fn mariadb_runs_clean_and_catches_every_planted_fault() {
 }
 
 #[test]
-fn citus_runs_clean_over_a_distributed_table_and_sees_a_lock_not_taken() {
+fn citus_runs_clean_over_distributed_and_reference_tables_and_sees_a_lock_not_taken() {
     let Some(cluster) = CitusCluster::start_or_skip("citus txn") else {
         return;
     };
@@ -158,9 +172,25 @@ fn citus_runs_clean_over_a_distributed_table_and_sees_a_lock_not_taken() {
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let dir = &finding_dirs(out.path())[0];
-    let setup = std::fs::read_to_string(dir.join("setup.sql")).unwrap();
-    assert!(setup.contains("create_distributed_table"), "{setup}");
+    // Schedules run over both placements, and the fault shows on both.
+    let setups: Vec<String> = finding_records(out.path())
+        .iter()
+        .map(|r| std::fs::read_to_string(scripts_of(r).join("setup.sql")).unwrap())
+        .collect();
+    for placement in ["create_distributed_table", "create_reference_table"] {
+        assert!(
+            setups.iter().any(|s| s.contains(placement)),
+            "no finding over a table made by {placement}: {setups:?}"
+        );
+    }
+    let signatures: Vec<String> = finding_records(out.path())
+        .iter()
+        .map(|r| read_json(r)["signature"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        signatures.iter().any(|s| s.ends_with(" on reference")),
+        "{signatures:?}"
+    );
 }
 
 /// A finding is written with its table and scripts, reduced to fewer
@@ -188,34 +218,39 @@ fn a_finding_reduces_and_replays_from_its_single_file() {
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let dir = &finding_dirs(out.path())[0];
-    for file in ["finding.json", "schedule.txt", "setup.sql", "session-1.sql"] {
+    let found = &finding_records(out.path())[0];
+    let dir = scripts_of(found);
+    for file in ["schedule.txt", "setup.sql", "session-1.sql"] {
         assert!(dir.join(file).exists(), "{file} in {}", dir.display());
     }
-    let reduced = dir.join("reduced");
+    let script = std::fs::read_to_string(found.with_extension("sql")).unwrap();
+    assert!(script.starts_with("-- run: lancet replay txn-"), "{script}");
+    assert!(script.contains("-- step 1, session "), "{script}");
+    let reduced = found.with_extension("reduced.json");
+    assert!(reduced.exists(), "not reduced: {}", found.display());
+    let steps = |r: &Path| read_json(r)["schedule"]["steps"].as_array().unwrap().len();
     assert!(
-        reduced.join("finding.json").exists(),
-        "not reduced: {}",
-        dir.display()
-    );
-    let steps = |d: &Path| {
-        read_json(&d.join("finding.json"))["schedule"]["steps"]
-            .as_array()
-            .unwrap()
-            .len()
-    };
-    assert!(
-        steps(&reduced) < steps(dir),
+        steps(&reduced) < steps(found),
         "{} !< {}",
         steps(&reduced),
-        steps(dir)
+        steps(found)
     );
-    let record = read_json(&reduced.join("finding.json"));
+    let record = read_json(&reduced);
     assert_eq!(record["rules"]["level"], "read-committed");
-    let table = std::fs::read_to_string(reduced.join("schedule.txt")).unwrap();
+    let table = std::fs::read_to_string(scripts_of(&reduced).join("schedule.txt")).unwrap();
     assert!(table.contains("step | session 1"), "{table}");
+    // The run's index, summary.json and run.json: what the store reads.
+    let findings_dir = found.parent().unwrap();
+    let index = read_json(&findings_dir.join("index.json"));
+    assert_eq!(index[0]["oracle"], "txn", "{index}");
+    assert_eq!(index[0]["reduced"], true, "{index}");
+    let summary = read_json(&findings_dir.parent().unwrap().join("summary.json"));
+    assert_eq!(summary["oracles"][0], "txn", "{summary}");
+    assert!(summary["transactions"]["READ COMMITTED"]["schedules"].as_u64() > Some(0));
+    assert!(findings_dir.parent().unwrap().join("run.json").exists());
 
-    let file = reduced.join("finding.json");
+    // The `.sql` names the finding as well as its record.
+    let file = reduced.with_extension("sql");
     for _ in 0..2 {
         let o = run(&["replay", "--url", &pg.url(), file.to_str().unwrap()]);
         let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -270,9 +305,9 @@ fn sqlite_runs_clean_and_catches_every_planted_fault() {
         .arg(out.path())
         .output()
         .unwrap();
-    let err = stderr(&o);
+    let err = printed(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("findings 0 in 0 bugs"), "{err}");
+    assert!(err.contains("  findings    0\n"), "{err}");
     assert!(err.contains("SERIALIZABLE: "), "{err}");
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
@@ -342,17 +377,12 @@ fn a_server_gone_mid_schedule_is_a_crash_finding_and_the_run_ends_with_its_summa
     std::thread::sleep(std::time::Duration::from_secs(4));
     pg.stop().unwrap();
     let o = wait_within(child, std::time::Duration::from_secs(200));
-    let err = stderr(&o);
+    let err = printed(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("findings "), "no summary: {err}");
-    let signatures: Vec<String> = finding_dirs(out.path())
+    assert!(err.contains("  findings    "), "no summary: {err}");
+    let signatures: Vec<String> = finding_records(out.path())
         .iter()
-        .map(|d| {
-            read_json(&d.join("finding.json"))["signature"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+        .map(|r| read_json(r)["signature"].as_str().unwrap().to_string())
         .collect();
     assert!(
         signatures.iter().any(|s| s.starts_with("crash@")),
@@ -383,21 +413,77 @@ fn a_buggy_engine_gives_reduced_findings_and_flood_control_counts_the_rest() {
             "txn-lost-write",
         ],
     );
-    let err = stderr(&o);
+    let err = printed(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("over the flood limit"), "{err}");
+    assert!(err.contains("counted, not written: --flood-limit"), "{err}");
     let mut per_signature = std::collections::BTreeMap::<String, usize>::new();
-    for d in finding_dirs(out.path()) {
-        let sig = read_json(&d.join("finding.json"))["signature"]
-            .as_str()
-            .unwrap()
-            .to_string();
+    for r in finding_records(out.path()) {
+        let sig = read_json(&r)["signature"].as_str().unwrap().to_string();
         *per_signature.entry(sig).or_default() += 1;
         assert!(
-            d.join("reduced/finding.json").exists(),
+            r.with_extension("reduced.json").exists(),
             "not reduced: {}",
-            d.display()
+            r.display()
         );
     }
     assert!(per_signature.values().all(|&n| n <= 3), "{per_signature:?}");
+}
+
+/// Transaction findings are a run's findings like any other: in its
+/// index, its summary.json, the findings store (`--store`) and the
+/// report, grouped into one bug per anomaly whatever the level.
+#[test]
+fn transaction_findings_reach_the_store_and_the_report() {
+    let out = tempfile::tempdir().unwrap();
+    let store = out.path().join("store.sqlite");
+    let o = txn(
+        out.path(),
+        "sqlite",
+        "",
+        &[
+            "--queries",
+            "60",
+            "--seed",
+            "11",
+            "--reduce-time",
+            "3",
+            "--inject-fault",
+            "txn-lost-write",
+            "--store",
+            store.to_str().unwrap(),
+        ],
+    );
+    let err = printed(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the run is stored"), "{err}");
+    let records = finding_records(out.path());
+    assert!(!records.is_empty(), "{err}");
+    let signature = read_json(&records[0])["signature"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let listed = run(&["findings", "--store", store.to_str().unwrap()]);
+    let list = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert_eq!(listed.status.code(), Some(0), "{list}{}", stderr(&listed));
+    assert!(list.contains(&signature), "{signature} not in:\n{list}");
+    let shown = run(&[
+        "findings",
+        "--store",
+        store.to_str().unwrap(),
+        "--show",
+        &signature,
+    ]);
+    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(text.contains("-- run: lancet replay txn-"), "{text}");
+    let html = out.path().join("r.html");
+    let o = run(&[
+        "report",
+        "--store",
+        store.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(&signature), "no {signature} in the report");
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IsolationLevel {
+    ReadUncommitted,
     ReadCommitted,
     RepeatableRead,
     Serializable,
@@ -22,6 +23,7 @@ impl IsolationLevel {
     /// The level as SQL spells it.
     pub fn sql(self) -> &'static str {
         match self {
+            IsolationLevel::ReadUncommitted => "READ UNCOMMITTED",
             IsolationLevel::ReadCommitted => "READ COMMITTED",
             IsolationLevel::RepeatableRead => "REPEATABLE READ",
             IsolationLevel::Serializable => "SERIALIZABLE",
@@ -46,6 +48,12 @@ pub enum ReadView {
     /// writers (InnoDB's SERIALIZABLE turns plain SELECTs into locking
     /// reads).
     LockingLatest,
+    /// The newest version of each row, committed or not (InnoDB's READ
+    /// UNCOMMITTED, a dirty read). A row another open transaction has
+    /// written may read as any of its versions ("a possible earlier
+    /// version of a row might be used"), so only the other rows are
+    /// checked: they must read as committed.
+    Uncommitted,
 }
 
 /// Which version of a row an UPDATE or DELETE changes.
@@ -166,10 +174,18 @@ pub trait Transactions: Send + Sync {
             TransactionEnd::Rollback => "ROLLBACK".into(),
         }
     }
+    /// The kinds of table the oracle's table may be, by name, where a DBMS
+    /// places tables in more than one way (Citus: `distributed`, sharded by
+    /// `k` over the workers; `reference`, a copy on every node); empty
+    /// where there is one kind. Each schedule draws one.
+    fn placements(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
     /// Statements that create the oracle's table `name` (integer key `k`,
     /// integer value `v`), with an index on `v` if `index_v`, in this
-    /// DBMS's storage and placement (InnoDB; a Citus distributed table).
-    fn create_table(&self, name: &str, index_v: bool) -> Vec<String>;
+    /// DBMS's storage (InnoDB) and as `placement` (one of
+    /// [`Transactions::placements`], `None` where there are none).
+    fn create_table(&self, name: &str, index_v: bool, placement: Option<&str>) -> Vec<String>;
     /// Statements run on every session before its transactions (lock
     /// timeouts).
     fn session_setup(&self) -> Vec<String> {

@@ -138,7 +138,7 @@ fn run_options(
 
 /// Starts feeding the findings store (`--store`, if given) from the run
 /// directory while the run goes on; with the store's name, for the end.
-fn start_feeder(
+pub(super) fn start_feeder(
     store: Option<(StoreLocation, Option<Store>)>,
     run_dir: &Path,
 ) -> anyhow::Result<Option<(String, Feeder)>> {
@@ -160,7 +160,7 @@ fn start_feeder(
 /// Ends the feeding of the store, with a last push that may retry a store
 /// that is away for [`STORE_GRACE`], and says how it went; false if the
 /// store does not have all of the run.
-fn finish_feeder(feeder: Option<(String, Feeder)>, run_dir: &Path) -> bool {
+pub(super) fn finish_feeder(feeder: Option<(String, Feeder)>, run_dir: &Path) -> bool {
     let Some((name, feeder)) = feeder else {
         return true;
     };
@@ -190,7 +190,9 @@ const STORE_GRACE: Duration = Duration::from_secs(30);
 /// Opens `--store` before the run: a malformed location or a store that
 /// refuses lancet ends here (exit 2); one that does not answer yet is
 /// retried by the feeder while the run goes on.
-fn open_store(text: Option<&str>) -> anyhow::Result<Option<(StoreLocation, Option<Store>)>> {
+pub(super) fn open_store(
+    text: Option<&str>,
+) -> anyhow::Result<Option<(StoreLocation, Option<Store>)>> {
     let Some(text) = text else {
         return Ok(None);
     };

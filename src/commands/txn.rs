@@ -37,11 +37,12 @@ pub fn parse_levels(text: &[String]) -> anyhow::Result<Vec<IsolationLevel>> {
     text.iter()
         .map(
             |t| match t.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+                "read-uncommitted" | "ru" => Ok(IsolationLevel::ReadUncommitted),
                 "read-committed" | "rc" => Ok(IsolationLevel::ReadCommitted),
                 "repeatable-read" | "rr" => Ok(IsolationLevel::RepeatableRead),
                 "serializable" | "ser" => Ok(IsolationLevel::Serializable),
                 other => anyhow::bail!(
-                "unknown isolation level '{other}' (read-committed, repeatable-read, serializable)"
+                "unknown isolation level '{other}' (read-uncommitted, read-committed, repeatable-read, serializable)"
             ),
             },
         )
@@ -50,6 +51,14 @@ pub fn parse_levels(text: &[String]) -> anyhow::Result<Vec<IsolationLevel>> {
 
 pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let t = &args.target;
+    refuse_unsupported(&args)?;
+    if let Some(path) = &args.summary_json {
+        check_writable(path, "summary")?;
+    }
+    if let Some(path) = &args.junit {
+        lancet::junit::check_target(path)?;
+    }
+    let store = super::fuzz::open_store(args.store.url.as_deref())?;
     let provider = make_provider(t)?;
     anyhow::ensure!(
         provider.transactions().is_some(),
@@ -77,6 +86,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
     let options = TxnOptions {
+        run_id,
         seed,
         threads,
         timeout: args.timeout.map(Duration::from_secs),
@@ -88,18 +98,47 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         schedules_per_database: t.checks_per_database.unwrap_or(500),
         flood_limit: (args.flood_limit > 0).then_some(args.flood_limit),
         stop_after_findings: None,
+        status_interval: (args.status_interval > 0)
+            .then(|| Duration::from_secs(args.status_interval)),
+        run_dir: Some(run_dir.clone()),
+        sample_interval: Duration::from_secs(args.sample_interval.max(1)),
     };
+    let feeder = super::fuzz::start_feeder(store, &run_dir)?;
     let summary = lancet::txn::run(&databases, &*provider, &options, &findings, &stop)?;
-    let text = summary.render();
-    eprint!("{text}");
-    let _ = std::fs::write(run_dir.join("summary.txt"), &text);
-    Ok(ExitCode::from(if summary.findings() > 0 {
-        1
-    } else if !summary.warnings.is_empty() && summary.schedules == 0 {
-        3
-    } else {
-        0
-    }))
+    publish(&summary, &run_dir, args.summary_json.as_ref());
+    if let Some(path) = &args.junit {
+        if let Err(e) = lancet::junit::write(path, &summary) {
+            eprintln!("lancet: {e:#}");
+        }
+    }
+    if !super::fuzz::finish_feeder(feeder, &run_dir) {
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::from(summary.exit_code()))
+}
+
+/// Options of `fuzz` a transaction run has no use for: a clear error,
+/// not an option silently ignored.
+fn refuse_unsupported(args: &FuzzArgs) -> anyhow::Result<()> {
+    let given = [
+        ("--known", args.known.is_some()),
+        (
+            "--shard/--shard-count",
+            args.shard.is_some() || args.shard_count.is_some(),
+        ),
+        (
+            "--thread/--database",
+            args.thread.is_some() || args.database.is_some(),
+        ),
+        ("--log-statements", args.log_statements),
+    ];
+    for (option, set) in given {
+        anyhow::ensure!(
+            !set,
+            "{option} does not apply to --oracle txn (a schedule is regenerated with `lancet replay FINDING.json`)"
+        );
+    }
+    Ok(())
 }
 
 /// Schedules per second at each thread count.
@@ -124,22 +163,15 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             seed: args.seed,
             threads,
             timeout: Some(Duration::from_secs(args.seconds)),
-            max_schedules: None,
             levels: levels.clone(),
-            fault: None,
-            reduce: None,
-            timing: Timing::default(),
             schedules_per_database: 100_000,
-            flood_limit: None,
-            stop_after_findings: None,
+            ..TxnOptions::default()
         };
         let s = lancet::txn::run(&databases, &*provider, &options, &scratch, &stop)?;
-        let undetermined: u64 = s.per_level.values().map(|c| c[1]).sum();
+        let undetermined: u64 = s.transactions.values().map(|c| c.undetermined).sum();
         println!(
             "{threads:>7}  {:>9}  {:>11.1}  {undetermined:>12}  {:>8}",
-            s.schedules,
-            s.schedules as f64 / s.elapsed.as_secs_f64().max(1e-9),
-            s.findings()
+            s.checks, s.checks_per_second, s.findings
         );
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -164,32 +196,32 @@ pub fn selftest(
             .with_context(|| format!("cannot create {}", findings.display()))?;
         let options = TxnOptions {
             seed,
-            threads: 1,
             timeout: Some(Duration::from_secs(300)),
             max_schedules: Some(max_schedules),
-            levels: Vec::new(),
             fault: Some(fault),
-            reduce: None,
-            timing: Timing::default(),
             schedules_per_database: max_schedules,
-            flood_limit: None,
             stop_after_findings: Some(1),
+            ..TxnOptions::default()
         };
         let s = lancet::txn::run(databases, provider, &options, &findings, stop)?;
-        let caught = s.findings() > 0;
+        let caught = s.findings > 0;
         let first = s
             .bugs
-            .values()
-            .flat_map(|v| v.iter())
-            .next()
-            .map(|(sig, d)| format!("{} ({sig})", d.display()))
+            .first()
+            .map(|b| {
+                format!(
+                    "{} ({})",
+                    findings.join(&b.reproducer).display(),
+                    b.signature
+                )
+            })
             .unwrap_or_default();
         println!(
             "{:<15} {:<14} {:>7} {:>8}  {}",
             lancet_oracles::txn::NAME,
             fault.name(),
             if caught { "yes" } else { "NO" },
-            s.schedules,
+            s.checks,
             first
         );
         for w in &s.warnings {

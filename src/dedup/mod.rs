@@ -205,6 +205,20 @@ impl Entry {
     }
 }
 
+/// What the index keeps of one finding, whatever oracle wrote it: its
+/// signature, what it is, its size (statements, bytes: the smallest is the
+/// reproducer shown) and its bug core (which groups signatures into bugs).
+pub struct Indexed {
+    pub signature: String,
+    pub kind: FindingKind,
+    pub oracle: Option<String>,
+    pub relation: Option<String>,
+    pub size: (usize, usize),
+    pub core: crate::bug::BugCore,
+    pub hidden_by_knobs: Vec<String>,
+    pub flipped_by_knobs: Vec<String>,
+}
+
 /// The findings index of a run: `index.json` and `index.md`, rewritten
 /// after every change so that they are current if the run is killed.
 pub struct Index {
@@ -248,7 +262,30 @@ impl Index {
         path: &Path,
         reduced_from: Option<&Path>,
     ) -> anyhow::Result<(String, u64)> {
-        let sig = f.signature.clone().unwrap_or_else(|| signature(f, dialect));
+        let signature = f.signature.clone().unwrap_or_else(|| signature(f, dialect));
+        let indexed = Indexed {
+            core: crate::bug::core_of(f, &signature, dialect),
+            signature,
+            kind: f.kind,
+            oracle: f.oracle.clone(),
+            relation: f.relation.clone(),
+            size: (f.statement_count(), f.sql_bytes()),
+            hidden_by_knobs: f.hidden_by_knobs.clone(),
+            flipped_by_knobs: f.flipped_by_knobs.clone(),
+        };
+        self.add_indexed(indexed, path, reduced_from)
+    }
+
+    /// [`Index::add`] for a finding of any form: the index keeps only
+    /// what [`Indexed`] says of it (the transaction oracle's findings are
+    /// schedules, not a [`Finding`]).
+    pub fn add_indexed(
+        &mut self,
+        f: Indexed,
+        path: &Path,
+        reduced_from: Option<&Path>,
+    ) -> anyhow::Result<(String, u64)> {
+        let sig = f.signature.clone();
         let origin = reduced_from.unwrap_or(path).to_path_buf();
         self.drop_provisional(&origin);
         if reduced_from.is_none() {
@@ -276,21 +313,19 @@ impl Index {
         entry.count += 1;
         entry.findings.push(origin);
         if !f.hidden_by_knobs.is_empty() {
-            entry.hidden_by_knobs = f.hidden_by_knobs.clone();
+            entry.hidden_by_knobs = f.hidden_by_knobs;
         }
         if !f.flipped_by_knobs.is_empty() {
-            entry.flipped_by_knobs = f.flipped_by_knobs.clone();
+            entry.flipped_by_knobs = f.flipped_by_knobs;
         }
-        let size = (f.statement_count(), f.sql_bytes());
-        if size < (entry.statements, entry.bytes) {
-            entry.statements = size.0;
-            entry.bytes = size.1;
+        if f.size < (entry.statements, entry.bytes) {
+            entry.statements = f.size.0;
+            entry.bytes = f.size.1;
             entry.reproducer = path.to_path_buf();
             entry.reduced = reduced_from.is_some();
-            let core = crate::bug::core_of(f, &sig, dialect);
-            entry.core_key = Some(core.key);
-            entry.core = Some(core.text);
-            entry.constructs = core.constructs;
+            entry.core_key = Some(f.core.key);
+            entry.core = Some(f.core.text);
+            entry.constructs = f.core.constructs;
         }
         let count = entry.count;
         self.save()?;

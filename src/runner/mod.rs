@@ -296,7 +296,15 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     let dbms_version = provider.version()?;
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
-    let mut samples = start_run_files(&options, &*provider, &dbms_version, &oracles)?;
+    let mut samples = start_run_files(
+        options.run_dir.as_deref(),
+        &options.run_id,
+        options.seed,
+        options.shard,
+        options.threads,
+        (provider.name(), &dbms_version),
+        &oracles.names(),
+    )?;
     let plan: Vec<(u32, Option<u64>)> = match options.only_database {
         Some((thread, database)) => vec![(thread, Some(database))],
         None => (0..options.threads.max(1))
@@ -398,25 +406,28 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
 }
 
 /// Writes `run.json` and opens the throughput samples, for a run with a
-/// directory of its own.
-fn start_run_files(
-    options: &RunOptions,
-    provider: &dyn Provider,
-    dbms_version: &str,
-    oracles: &OracleSet,
+/// directory of its own (`dir`); `dbms` is its name and version.
+pub(crate) fn start_run_files(
+    dir: Option<&std::path::Path>,
+    run_id: &str,
+    seed: u64,
+    shard: crate::shard::Shard,
+    threads: u32,
+    dbms: (&str, &str),
+    oracles: &[&str],
 ) -> anyhow::Result<Option<SampleLog>> {
-    let Some(dir) = &options.run_dir else {
+    let Some(dir) = dir else {
         return Ok(None);
     };
     RunRecord {
-        run_id: options.run_id.clone(),
+        run_id: run_id.to_string(),
         lancet_version: crate::VERSION.to_string(),
-        dbms: provider.name().to_string(),
-        dbms_version: dbms_version.to_string(),
-        seed: options.seed,
-        shard: options.shard,
-        threads: options.threads,
-        oracles: oracles.names().iter().map(|n| n.to_string()).collect(),
+        dbms: dbms.0.to_string(),
+        dbms_version: dbms.1.to_string(),
+        seed,
+        shard,
+        threads,
+        oracles: oracles.iter().map(|n| n.to_string()).collect(),
         started_unix: crate::run_files::unix_now(),
         host: crate::run_files::host_name(),
     }
@@ -481,7 +492,7 @@ fn spawn_workers(shared: &Arc<Shared>, plan: &[(u32, Option<u64>)]) {
 
 /// The summary's lines: a signature each, ordered by bug (most findings
 /// first) so that one bug's signatures stand together.
-fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
+pub(crate) fn bug_lines(index: &Index, dir: &std::path::Path) -> Vec<BugLine> {
     index
         .bugs()
         .into_iter()

@@ -123,10 +123,27 @@ pub struct Summary {
     /// The known open bugs (`--known`) as replayed at start-up: still
     /// open, or fixed.
     pub known_bugs: Vec<KnownBugLine>,
+    /// Transaction runs (`--oracle txn`): per isolation level, what its
+    /// schedules came to (each schedule is one check).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub transactions: BTreeMap<String, LevelCounts>,
     /// Whether the run had no end of its own (no `--timeout`, `--queries`
     /// or `--database`): a signal is then the way it ends, not a cut.
     #[serde(skip)]
     pub open_ended: bool,
+}
+
+/// What the schedules of one isolation level came to.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LevelCounts {
+    pub schedules: u64,
+    /// Schedules whose order lancet could not know (a statement returned
+    /// unseen): counted, never judged.
+    pub undetermined: u64,
+    pub committed: u64,
+    /// Transactions ended by a conflict the level allows (a serialization
+    /// failure, a deadlock), by code.
+    pub conflicts: u64,
 }
 
 /// A unique bug, as the summary lists it.
@@ -251,6 +268,7 @@ impl Summary {
             leftover_databases: Vec::new(),
             known_findings: 0,
             known_bugs: Vec::new(),
+            transactions: BTreeMap::new(),
             open_ended: facts.open_ended,
         }
     }
@@ -308,6 +326,12 @@ impl Summary {
             100.0 * self.dbms_time_share
         ));
         s.push_str(&format!("  databases   {}\n", self.databases));
+        for (level, c) in &self.transactions {
+            s.push_str(&format!(
+                "  {level}: {} schedules, {} transactions committed, {} conflicts, {} undetermined\n",
+                c.schedules, c.committed, c.conflicts, c.undetermined
+            ));
+        }
     }
 
     /// The findings line: how many, unique and reduced, and those counted

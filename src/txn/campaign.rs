@@ -8,10 +8,13 @@
 use super::driver::{Run, ScheduleRun, Sessions, Timing};
 use super::finding::{ScheduleOrigin, TxnFinding};
 use crate::databases::{Databases, Purpose};
+use crate::dedup::Index;
+use crate::run_files::SampleLog;
+use crate::summary::{Counters, LevelCounts, RunFacts, StopReason, Summary};
 use lancet_core::rng::database_rng;
 use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
 use lancet_core::{Connection, Provider};
-use lancet_oracles::txn::{Schedule, TxnFault};
+use lancet_oracles::txn::{Schedule, TxnFault, NAME};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,6 +24,8 @@ use std::time::{Duration, Instant};
 /// How a campaign runs.
 #[derive(Clone, Debug)]
 pub struct TxnOptions {
+    /// Names the run in its summary.
+    pub run_id: String,
     pub seed: u64,
     pub threads: u32,
     pub timeout: Option<Duration>,
@@ -38,97 +43,70 @@ pub struct TxnOptions {
     pub flood_limit: Option<u64>,
     /// Stop once this many findings are written (`selftest`).
     pub stop_after_findings: Option<u64>,
+    /// A status line this often (`--status-interval`).
+    pub status_interval: Option<Duration>,
+    /// The run's directory, for `run.json` and a line of counters in
+    /// `samples.jsonl` every `sample_interval` (what the findings store
+    /// and `lancet report` read); none for a bench or a selftest.
+    pub run_dir: Option<PathBuf>,
+    pub sample_interval: Duration,
 }
 
-/// What a campaign came to.
-#[derive(Debug, Default)]
-pub struct TxnSummary {
-    pub schedules: u64,
-    /// Per level: schedules run, undetermined, transactions committed,
-    /// conflicts.
-    pub per_level: BTreeMap<String, [u64; 4]>,
-    /// Findings by the kind of anomaly (one bug shows at every level
-    /// that forbids it): their signatures (kind@level) and directories.
-    pub bugs: BTreeMap<String, Vec<(String, PathBuf)>>,
-    pub elapsed: Duration,
-    /// Setup failures that ended a thread's database early.
-    pub warnings: Vec<String>,
-    /// Findings past the flood limit, by signature: counted only.
-    pub flooded: BTreeMap<String, u64>,
-}
-
-impl TxnSummary {
-    pub fn findings(&self) -> usize {
-        self.bugs.values().map(Vec::len).sum()
-    }
-
-    /// The summary as the run prints it.
-    pub fn render(&self) -> String {
-        let mut out = format!(
-            "transactions: {} schedules in {:.1} s ({:.1} schedules/s)\n",
-            self.schedules,
-            self.elapsed.as_secs_f64(),
-            self.schedules as f64 / self.elapsed.as_secs_f64().max(1e-9)
-        );
-        for (level, [n, undetermined, committed, conflicts]) in &self.per_level {
-            out.push_str(&format!(
-                "  {level}: {n} schedules, {committed} transactions committed, {conflicts} conflicts, {undetermined} undetermined\n"
-            ));
+impl Default for TxnOptions {
+    fn default() -> Self {
+        TxnOptions {
+            run_id: "txn".into(),
+            seed: 0,
+            threads: 1,
+            timeout: None,
+            max_schedules: None,
+            levels: Vec::new(),
+            fault: None,
+            reduce: None,
+            timing: Timing::default(),
+            schedules_per_database: 500,
+            flood_limit: None,
+            stop_after_findings: None,
+            status_interval: None,
+            run_dir: None,
+            sample_interval: Duration::from_secs(10),
         }
-        out.push_str(&format!(
-            "findings {} in {} bugs\n",
-            self.findings(),
-            self.bugs.len()
-        ));
-        for (kind, found) in &self.bugs {
-            let mut levels: Vec<&str> = found
-                .iter()
-                .map(|(sig, _)| sig.split('@').nth(1).unwrap_or(""))
-                .collect();
-            levels.sort();
-            levels.dedup();
-            out.push_str(&format!(
-                "  {kind} ({}): {} finding(s), first {}\n",
-                levels.join(", "),
-                found.len(),
-                found[0].1.display()
-            ));
-        }
-        for (sig, n) in &self.flooded {
-            out.push_str(&format!(
-                "  {sig}: {n} more, over the flood limit (counted, not written)\n"
-            ));
-        }
-        for w in &self.warnings {
-            out.push_str(&format!("warning: {w}\n"));
-        }
-        out
     }
 }
 
 /// What a campaign's threads share.
-struct Shared<'a> {
-    databases: &'a Databases,
-    tx: &'a dyn Transactions,
-    provider: &'a dyn Provider,
-    rules: Vec<LevelRules>,
-    options: &'a TxnOptions,
-    dir: &'a Path,
-    stop: &'a AtomicBool,
+pub(super) struct Shared<'a> {
+    pub(super) databases: &'a Databases,
+    pub(super) tx: &'a dyn Transactions,
+    pub(super) provider: &'a dyn Provider,
+    pub(super) rules: Vec<LevelRules>,
+    pub(super) options: &'a TxnOptions,
+    pub(super) stop: &'a AtomicBool,
     started: Instant,
-    schedules: AtomicU64,
-    findings: AtomicU64,
-    summary: Mutex<TxnSummary>,
+    /// Schedules are checks of the one oracle `txn`.
+    pub(super) counters: Counters,
+    /// The findings index of `dir`: signatures, bugs, flood control.
+    pub(super) index: Mutex<Index>,
+    pub(super) dir: &'a Path,
+    pub(super) reduced: AtomicU64,
+    /// Numbers the findings' files.
+    pub(super) next_finding: AtomicU64,
+    levels: Mutex<BTreeMap<String, LevelCounts>>,
+    warnings: Mutex<Vec<String>>,
+    failures: Mutex<Vec<String>>,
+    /// Threads still running, for the monitor.
+    running: AtomicU64,
 }
 
-/// Runs the campaign; findings go under `dir`.
+/// Runs the campaign; findings go to `dir` (with its `index.json`), and
+/// the summary is the one every run prints.
 pub fn run(
     databases: &std::sync::Arc<Databases>,
     provider: &dyn Provider,
     options: &TxnOptions,
     dir: &Path,
     stop: &AtomicBool,
-) -> anyhow::Result<TxnSummary> {
+) -> anyhow::Result<Summary> {
     let tx = provider.transactions().ok_or_else(|| {
         anyhow::anyhow!(
             "--oracle {} needs a DBMS whose transactions lancet models; {} is not one of them",
@@ -146,68 +124,176 @@ pub fn run(
         "{} models none of the levels asked for",
         provider.name()
     );
-    let shared = Shared {
-        databases,
-        tx,
-        provider,
-        rules,
-        options,
-        dir,
-        stop,
-        started: Instant::now(),
-        schedules: AtomicU64::new(0),
-        findings: AtomicU64::new(0),
-        summary: Mutex::new(TxnSummary::default()),
-    };
+    let dbms_version = provider
+        .version()
+        .unwrap_or_else(|e| format!("unknown ({e})"));
+    let mut samples = crate::runner::start_run_files(
+        options.run_dir.as_deref(),
+        &options.run_id,
+        options.seed,
+        crate::shard::Shard::WHOLE,
+        options.threads,
+        (provider.name(), &dbms_version),
+        &[NAME],
+    )?;
+    let shared = Shared::new(databases, tx, provider, rules, options, dir, stop);
+    let threads = options.threads.max(1);
+    shared.running.store(u64::from(threads), Ordering::SeqCst);
     std::thread::scope(|scope| {
-        for thread in 0..options.threads.max(1) {
+        for thread in 0..threads {
             let shared = &shared;
-            scope.spawn(move || thread_loop(shared, thread));
+            scope.spawn(move || {
+                thread_loop(shared, thread);
+                shared.running.fetch_sub(1, Ordering::SeqCst);
+            });
         }
+        monitor(&shared, samples.as_mut());
     });
-    let mut summary = shared
-        .summary
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner());
     // Drops still waiting (a dropper thread of an earlier run in this
     // process queues them) are made now; what is left is said.
-    for left in databases.finish(Duration::from_secs(60)) {
-        summary
-            .warnings
-            .push(format!("left on the server: {}: {}", left.name, left.why));
+    let leftovers = databases.finish(Duration::from_secs(60));
+    let elapsed = shared.started.elapsed();
+    if let Some(log) = samples.as_mut() {
+        let last = shared.counters.sample(&[NAME], elapsed);
+        if let Some(w) = log.append(last) {
+            shared.warn(w);
+        }
     }
-    summary.schedules = shared.schedules.load(Ordering::Relaxed);
-    summary.elapsed = shared.started.elapsed();
+    let stopped_by = shared.stop_reason();
+    let facts = RunFacts {
+        run_id: &options.run_id,
+        dbms: provider.name(),
+        dbms_version: &dbms_version,
+        seed: options.seed,
+        shard: crate::shard::Shard::WHOLE,
+        workers: threads,
+        oracles: vec![NAME],
+        elapsed,
+        stopped_by,
+        findings_dir: dir,
+        open_ended: options.timeout.is_none() && options.max_schedules.is_none(),
+    };
+    let mut summary = Summary::new(&facts, &shared.counters);
+    let index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
+    summary.unique_bugs = index.unique() as u64;
+    summary.bug_groups = index.bugs().len() as u64;
+    summary.bugs = crate::runner::bug_lines(&index, dir);
+    summary.reduced = shared.reduced.load(Ordering::Relaxed);
+    summary.transactions = take(&shared.levels);
+    summary.warnings = take(&shared.warnings);
+    summary.failures = take(&shared.failures);
+    summary.leftover_databases = leftovers;
     Ok(summary)
 }
 
-impl Shared<'_> {
-    fn should_stop(&self) -> bool {
+fn take<T: Default>(m: &Mutex<T>) -> T {
+    std::mem::take(&mut *m.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// While the threads run: a status line every `--status-interval` and a
+/// sample every `sample_interval`.
+fn monitor(shared: &Shared<'_>, mut samples: Option<&mut SampleLog>) {
+    let mut next_status = shared.options.status_interval;
+    let mut next_sample = shared.options.sample_interval;
+    while shared.running.load(Ordering::SeqCst) > 0 {
+        std::thread::sleep(Duration::from_millis(100));
+        let elapsed = shared.started.elapsed();
+        if let Some(at) = next_status.filter(|at| elapsed >= *at) {
+            eprintln!("{}", shared.counters.status_line(elapsed));
+            next_status = shared.options.status_interval.map(|every| at + every);
+        }
+        if let Some(log) = samples.as_deref_mut() {
+            if elapsed >= next_sample {
+                if let Some(w) = log.append(shared.counters.sample(&[NAME], elapsed)) {
+                    shared.warn(w);
+                }
+                next_sample += shared.options.sample_interval.max(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+impl<'a> Shared<'a> {
+    fn new(
+        databases: &'a Databases,
+        tx: &'a dyn Transactions,
+        provider: &'a dyn Provider,
+        rules: Vec<LevelRules>,
+        options: &'a TxnOptions,
+        dir: &'a Path,
+        stop: &'a AtomicBool,
+    ) -> Shared<'a> {
+        Shared {
+            databases,
+            tx,
+            provider,
+            rules,
+            options,
+            stop,
+            started: Instant::now(),
+            counters: Counters::new(1),
+            index: Mutex::new(Index::new(dir)),
+            dir,
+            reduced: AtomicU64::new(0),
+            next_finding: AtomicU64::new(0),
+            levels: Mutex::new(BTreeMap::new()),
+            warnings: Mutex::new(Vec::new()),
+            failures: Mutex::new(Vec::new()),
+            running: AtomicU64::new(0),
+        }
+    }
+
+    fn timed_out(&self) -> bool {
+        self.options
+            .timeout
+            .is_some_and(|t| self.started.elapsed() >= t)
+    }
+
+    fn schedules_done(&self) -> bool {
+        self.options
+            .max_schedules
+            .is_some_and(|m| self.counters.checks() >= m)
+    }
+
+    pub(super) fn should_stop(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
-            || self
-                .options
-                .timeout
-                .is_some_and(|t| self.started.elapsed() >= t)
-            || self
-                .options
-                .max_schedules
-                .is_some_and(|m| self.schedules.load(Ordering::Relaxed) >= m)
+            || self.timed_out()
+            || self.schedules_done()
             || self
                 .options
                 .stop_after_findings
-                .is_some_and(|m| self.findings.load(Ordering::Relaxed) >= m)
+                .is_some_and(|m| self.counters.findings() >= m)
     }
 
-    fn warn(&self, what: String) {
-        log::warn!("{what}");
-        self.summary
+    /// Why the run ended, once it has.
+    fn stop_reason(&self) -> StopReason {
+        if self.stop.load(Ordering::Relaxed) {
+            StopReason::Interrupted
+        } else if self.schedules_done() {
+            StopReason::Checks
+        } else if self.timed_out() {
+            StopReason::Timeout
+        } else if !self
+            .failures
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .warnings
+            .is_empty()
+        {
+            StopReason::Error
+        } else {
+            StopReason::Finished
+        }
+    }
+
+    pub(super) fn warn(&self, what: String) {
+        log::warn!("{what}");
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
             .push(what);
     }
 
-    fn rules_for(&self, level: IsolationLevel) -> &LevelRules {
+    pub(super) fn rules_for(&self, level: IsolationLevel) -> &LevelRules {
         self.rules
             .iter()
             .find(|r| r.level == level)
@@ -215,7 +301,9 @@ impl Shared<'_> {
     }
 }
 
-/// One database of a thread after another, until the campaign stops.
+/// One database of a thread after another, until the campaign stops. A
+/// thread whose databases fail three times in a row stops: a failure of
+/// the run.
 fn thread_loop(shared: &Shared<'_>, thread: u32) {
     let mut database = 0u64;
     let mut failures = 0;
@@ -224,10 +312,18 @@ fn thread_loop(shared: &Shared<'_>, thread: u32) {
             Ok(()) => failures = 0,
             Err(e) => {
                 failures += 1;
-                shared.warn(format!("thread {thread}, database {database}: {e:#}"));
+                let what = format!("thread {thread}, database {database}: {e:#}");
                 if failures >= 3 {
+                    shared
+                        .failures
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(format!(
+                            "{what} (the third failure in a row: the thread stopped)"
+                        ));
                     return;
                 }
+                shared.warn(what);
                 std::thread::sleep(Duration::from_secs(1));
             }
         }
@@ -236,7 +332,7 @@ fn thread_loop(shared: &Shared<'_>, thread: u32) {
 }
 
 /// A database with its sessions: the schedules run on it.
-struct Bench<'a> {
+pub(super) struct Bench<'a> {
     /// First, so that the sessions close before the database is dropped.
     sessions: Sessions,
     /// A session of its own that makes the table and reads the final
@@ -279,7 +375,7 @@ fn open_bench<'a>(
 }
 
 impl Bench<'_> {
-    fn run(
+    pub(super) fn run(
         &mut self,
         shared: &Shared<'_>,
         schedule: &Schedule,
@@ -313,24 +409,27 @@ impl Bench<'_> {
 fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Result<()> {
     let mut rng = database_rng(shared.options.seed, thread, database);
     let levels: Vec<IsolationLevel> = shared.rules.iter().map(|r| r.level).collect();
+    let placements = shared.tx.placements();
     let mut bench = open_bench(shared, Purpose::Worker, thread, database)?;
+    shared.counters.add_database();
     for index in 0..shared.options.schedules_per_database {
         if shared.should_stop() {
             break;
         }
-        let schedule = Schedule::generate(&mut rng, &levels);
+        let schedule = Schedule::generate(&mut rng, &levels, &placements);
+        let started = Instant::now();
         let run = bench.run(shared, &schedule, shared.options.fault)?;
-        shared.schedules.fetch_add(1, Ordering::Relaxed);
+        shared
+            .counters
+            .add_statements(run.trace.len() as u64, started.elapsed());
+        shared.counters.add_check(0, !run.final_rows.is_empty());
         {
-            let mut summary = shared.summary.lock().unwrap_or_else(|e| e.into_inner());
-            let entry = summary
-                .per_level
-                .entry(schedule.level.sql().to_string())
-                .or_default();
-            entry[0] += 1;
-            entry[1] += u64::from(run.undetermined.is_some());
-            entry[2] += run.committed as u64;
-            entry[3] += run.conflicts as u64;
+            let mut levels = shared.levels.lock().unwrap_or_else(|e| e.into_inner());
+            let counts = levels.entry(schedule.level.sql().to_string()).or_default();
+            counts.schedules += 1;
+            counts.undetermined += u64::from(run.undetermined.is_some());
+            counts.committed += run.committed as u64;
+            counts.conflicts += run.conflicts as u64;
         }
         if run.anomalies.is_empty() && run.failure.is_none() {
             continue;
@@ -345,164 +444,13 @@ fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Resu
             .failure
             .as_ref()
             .is_some_and(|(_, e)| e.kind != lancet_core::FailureKind::Statement);
-        record(shared, &mut bench, schedule, run, origin)?;
+        super::record::record(shared, &mut bench, schedule, run, origin)?;
         if lost {
             // The sessions are gone with the server: a fresh database.
             break;
         }
     }
     Ok(())
-}
-
-/// Confirms, writes and reduces one finding.
-fn record(
-    shared: &Shared<'_>,
-    bench: &mut Bench<'_>,
-    schedule: Schedule,
-    run: ScheduleRun,
-    origin: ScheduleOrigin,
-) -> anyhow::Result<()> {
-    let rules = shared.rules_for(schedule.level).clone();
-    let signature = TxnFinding::signature_of(&run, &rules);
-    if let Some(limit) = shared.options.flood_limit {
-        let mut summary = shared.summary.lock().unwrap_or_else(|e| e.into_inner());
-        let kind = signature.split('@').next().unwrap_or("");
-        let written = summary.bugs.get(kind).map_or(0, |found| {
-            found.iter().filter(|(sig, _)| *sig == signature).count() as u64
-        });
-        if written >= limit {
-            *summary.flooded.entry(signature).or_default() += 1;
-            return Ok(());
-        }
-    }
-    let fault = shared.options.fault;
-    // Runs again on a fresh table, so the finding says how often it shows.
-    let mut repeated = 0;
-    const AGAIN: u32 = 2;
-    for _ in 0..AGAIN {
-        if let Ok(again) = bench.run(shared, &schedule, fault) {
-            if TxnFinding::signature_of(&again, &rules) == signature {
-                repeated += 1;
-            }
-        }
-    }
-    let n = shared.findings.fetch_add(1, Ordering::Relaxed);
-    let id = format!(
-        "txn-{n:04}-{}",
-        signature.replace(['@', ' '], "-").to_ascii_lowercase()
-    );
-    let dir = shared.dir.join(&id);
-    let finding = make_finding(
-        shared,
-        &rules,
-        signature.clone(),
-        &schedule,
-        &run,
-        origin,
-        (repeated, AGAIN),
-        None,
-    );
-    finding.write(&dir)?;
-    shared
-        .summary
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .bugs
-        .entry(signature.split('@').next().unwrap_or("").to_string())
-        .or_default()
-        .push((signature.clone(), dir.clone()));
-    eprintln!("lancet: transaction finding {signature}: {}", dir.display());
-    if let Some(budget) = shared.options.reduce {
-        if let Some((small, small_run)) = reduce(shared, bench, &schedule, &signature, budget) {
-            let reduced = make_finding(
-                shared,
-                &rules,
-                signature,
-                &small,
-                &small_run,
-                origin,
-                (1, 1),
-                Some(schedule.size()),
-            );
-            reduced.write(&dir.join("reduced"))?;
-        }
-    }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn make_finding(
-    shared: &Shared<'_>,
-    rules: &LevelRules,
-    signature: String,
-    schedule: &Schedule,
-    run: &ScheduleRun,
-    origin: ScheduleOrigin,
-    repeated: (u32, u32),
-    reduced_from: Option<usize>,
-) -> TxnFinding {
-    TxnFinding {
-        oracle: lancet_oracles::txn::NAME.to_string(),
-        dbms: shared.provider.name().to_string(),
-        version: shared
-            .provider
-            .version()
-            .unwrap_or_else(|e| format!("unknown ({e})")),
-        lancet: crate::VERSION.to_string(),
-        signature,
-        rules: rules.clone(),
-        anomalies: run.anomalies.clone(),
-        error: run.failure.as_ref().map(|(step, e)| match *step {
-            // The read of the final rows after the schedule.
-            usize::MAX => format!("the final read: {e}"),
-            step => format!("step {}: {e}", step + 1),
-        }),
-        schedule: schedule.clone(),
-        trace: run.trace.clone(),
-        final_rows: run.final_rows.clone(),
-        origin,
-        repeated,
-        fault: shared.options.fault.map(|f| f.name().to_string()),
-        reduced_from,
-        create_table: shared.tx.create_table(&schedule.table, schedule.index_v),
-        begin: shared.tx.begin(schedule.level),
-        client_command: shared.tx.client_command(),
-    }
-}
-
-/// Greedy reduction: the first candidate that still shows `signature`
-/// replaces the schedule, until none does or the time is up.
-fn reduce(
-    shared: &Shared<'_>,
-    bench: &mut Bench<'_>,
-    schedule: &Schedule,
-    signature: &str,
-    budget: Duration,
-) -> Option<(Schedule, ScheduleRun)> {
-    let rules = shared.rules_for(schedule.level).clone();
-    let deadline = Instant::now() + budget;
-    let mut best: Option<(Schedule, ScheduleRun)> = None;
-    let mut current = schedule.clone();
-    'outer: loop {
-        for candidate in lancet_oracles::txn::shrink::candidates(&current) {
-            if Instant::now() >= deadline || shared.stop.load(Ordering::Relaxed) {
-                break 'outer;
-            }
-            // Timing-dependent anomalies get a second try.
-            for _ in 0..2 {
-                let Ok(run) = bench.run(shared, &candidate, shared.options.fault) else {
-                    continue;
-                };
-                if TxnFinding::signature_of(&run, &rules) == signature {
-                    current = candidate.clone();
-                    best = Some((candidate, run));
-                    continue 'outer;
-                }
-            }
-        }
-        break;
-    }
-    best
 }
 
 /// Runs a finding's schedule again (`lancet replay`): the signature it
@@ -530,32 +478,26 @@ pub fn replay(
     let fault = finding.fault.as_deref().and_then(TxnFault::by_name);
     let options = TxnOptions {
         seed: finding.origin.seed,
-        threads: 1,
-        timeout: None,
-        max_schedules: None,
         levels: vec![rules.level],
         fault,
-        reduce: None,
         timing,
         schedules_per_database: 1,
-        flood_limit: None,
-        stop_after_findings: None,
+        ..TxnOptions::default()
     };
     let stop = AtomicBool::new(false);
-    let shared = Shared {
+    let shared = Shared::new(
         databases,
         tx,
         provider,
-        rules: vec![rules.clone()],
-        options: &options,
-        dir: Path::new("."),
-        stop: &stop,
-        started: Instant::now(),
-        schedules: AtomicU64::new(0),
-        findings: AtomicU64::new(0),
-        summary: Mutex::new(TxnSummary::default()),
-    };
+        vec![rules.clone()],
+        &options,
+        Path::new("."),
+        &stop,
+    );
     let mut bench = open_bench(&shared, Purpose::Replay, 0, databases.next_index())?;
     let run = bench.run(&shared, &finding.schedule, fault)?;
-    Ok((TxnFinding::signature_of(&run, &rules), run))
+    Ok((
+        TxnFinding::signature_of(&run, &rules, &finding.schedule),
+        run,
+    ))
 }

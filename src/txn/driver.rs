@@ -94,7 +94,11 @@ impl Run<'_> {
             statements.push(format!("DELETE FROM {table}"));
         } else {
             statements.push(format!("DROP TABLE IF EXISTS {table}"));
-            statements.extend(self.tx.create_table(table, self.schedule.index_v));
+            statements.extend(self.tx.create_table(
+                table,
+                self.schedule.index_v,
+                self.schedule.placement.as_deref(),
+            ));
             tables.insert(table.clone(), self.schedule.index_v);
         }
         drop(tables);

@@ -4,6 +4,9 @@
 //! `lancet replay` runs again.
 
 use super::driver::{ScheduleRun, TraceLine};
+use crate::bug::BugCore;
+use crate::dedup::Indexed;
+use crate::findings::FindingKind;
 use anyhow::Context;
 use lancet_core::txn::LevelRules;
 use lancet_oracles::txn::{Action, Anomaly, Schedule};
@@ -58,7 +61,7 @@ pub struct TxnFinding {
 impl TxnFinding {
     /// The signature of a run of a schedule: its first anomaly (or
     /// error) and the level.
-    pub fn signature_of(run: &ScheduleRun, rules: &LevelRules) -> String {
+    pub fn signature_of(run: &ScheduleRun, rules: &LevelRules, schedule: &Schedule) -> String {
         let what = match (&run.failure, run.anomalies.first()) {
             (_, Some(a)) => a.kind.name().to_string(),
             (Some((_, e)), None) => match e.kind {
@@ -68,33 +71,61 @@ impl TxnFinding {
             },
             (None, None) => "none".to_string(),
         };
-        format!("{what}@{}", rules.level.sql())
+        match &schedule.placement {
+            Some(placement) => format!("{what}@{} on {placement}", rules.level.sql()),
+            None => format!("{what}@{}", rules.level.sql()),
+        }
     }
 
+    /// The file name a finding's signature gives (`n` numbers it):
+    /// `txn-0003-lost-update-read-committed`.
+    pub fn file_id(n: u64, signature: &str) -> String {
+        let mut id = format!("txn-{n:04}-");
+        for c in signature.chars() {
+            if c.is_ascii_alphanumeric() {
+                id.push(c.to_ascii_lowercase());
+            } else if !id.ends_with('-') {
+                id.push('-');
+            }
+        }
+        id.trim_end_matches('-').to_string()
+    }
+
+    /// Reads a finding's record: `ID.json`, or the `ID.sql` beside it.
     pub fn load(path: &Path) -> anyhow::Result<TxnFinding> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let record = if path.extension().is_some_and(|e| e == "sql") {
+            path.with_extension("json")
+        } else {
+            path.to_path_buf()
+        };
+        let text = std::fs::read_to_string(&record)
+            .with_context(|| format!("cannot read {}", record.display()))?;
         let finding: TxnFinding = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a transaction finding", path.display()))?;
+            .with_context(|| format!("{} is not a transaction finding", record.display()))?;
         anyhow::ensure!(
             finding.oracle == lancet_oracles::txn::NAME,
             "{} is not a transaction finding",
-            path.display()
+            record.display()
         );
         Ok(finding)
     }
 
-    /// Writes the finding's directory `dir` (created): `finding.json`
-    /// first, then the scripts and the table.
-    pub fn write(&self, dir: &Path) -> anyhow::Result<PathBuf> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let json = dir.join("finding.json");
+    /// Writes the finding as `ID.json` (the record, first: on disk before
+    /// anything else), `ID.sql` (the whole schedule as one script, the
+    /// reproducer the index, store and report show) and the directory
+    /// `ID/` (`schedule.txt`, `setup.sql`, `session-N.sql`), all in
+    /// `findings_dir`. Returns the `.sql` path, which names the finding.
+    pub fn write(&self, findings_dir: &Path, id: &str) -> anyhow::Result<PathBuf> {
+        let json = findings_dir.join(format!("{id}.json"));
         let text = serde_json::to_string_pretty(self)?;
         write_synced(&json, &text)?;
+        let sql = findings_dir.join(format!("{id}.sql"));
+        write_synced(&sql, &self.script(id))?;
+        let dir = findings_dir.join(id);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         let s = &self.schedule;
-        let mut setup = self.create_table.clone();
-        setup.extend(s.fill_sql());
-        write_synced(&dir.join("setup.sql"), &script(&setup))?;
+        write_synced(&dir.join("setup.sql"), &script(&self.setup()))?;
         for session in 0..s.sessions {
             let statements: Vec<String> = s
                 .session_steps(session)
@@ -105,8 +136,93 @@ impl TxnFinding {
                 &script(&statements),
             )?;
         }
-        write_synced(&dir.join("schedule.txt"), &self.table())?;
-        Ok(json)
+        let by_hand = format!(
+            "\nBy hand: run setup.sql, then open {} sessions with `{}` (file: -) and type each \
+             session's lines of session-N.sql in the step order above. Or: lancet replay ../{id}.json\n",
+            s.sessions, self.client_command
+        );
+        write_synced(&dir.join("schedule.txt"), &(self.table() + &by_hand))?;
+        Ok(sql)
+    }
+
+    /// The statements that make the table and its rows.
+    fn setup(&self) -> Vec<String> {
+        let mut setup = self.create_table.clone();
+        setup.extend(self.schedule.fill_sql());
+        setup
+    }
+
+    /// The schedule as one script for people: its table as comments, the
+    /// setup, then every step in order under the session that sends it.
+    /// One client cannot run it (the sessions must be apart); its run
+    /// line is `lancet replay`, and `ID/` holds a script per session.
+    pub fn script(&self, id: &str) -> String {
+        let mut out = format!(
+            "-- run: lancet replay {id}.json\n\
+             -- by hand: run {id}/setup.sql, then open {} session(s) with `{}` and type each \
+             step below in its session, in this order\n",
+            self.schedule.sessions, self.client_command
+        );
+        for line in self.table().lines() {
+            out.push_str(format!("-- {line}").trim_end());
+            out.push('\n');
+        }
+        out.push_str("\n-- setup\n");
+        out.push_str(&script(&self.setup()));
+        for (i, step) in self.schedule.steps.iter().enumerate() {
+            out.push_str(&format!(
+                "-- step {}, session {}\n",
+                i + 1,
+                step.session + 1
+            ));
+            out.push_str(&script(&self.statements_of(step.action)));
+        }
+        out
+    }
+
+    /// What its signature says it is: an anomaly is a wrong result (a
+    /// logic finding); a lost server a crash or hang; else an error no
+    /// level allows.
+    pub fn kind(&self) -> FindingKind {
+        match self.signature.split('@').next().unwrap_or("") {
+            "crash" => FindingKind::Crash,
+            "hang" => FindingKind::Hang,
+            w if w.starts_with("error") => FindingKind::UnexpectedError,
+            _ => FindingKind::Logic,
+        }
+    }
+
+    /// What the findings index keeps of this finding, written at `sql`.
+    pub fn indexed(&self, sql: &Path) -> Indexed {
+        let what = self.signature.split('@').next().unwrap_or("");
+        let kind = self.kind();
+        let detail = self
+            .anomalies
+            .first()
+            .map(|a| a.detail.clone())
+            .or_else(|| self.error.clone())
+            .unwrap_or_default();
+        Indexed {
+            signature: self.signature.clone(),
+            kind,
+            oracle: Some(lancet_oracles::txn::NAME.to_string()),
+            relation: Some(format!(
+                "reads and rows as {} allows",
+                self.rules.level.sql()
+            )),
+            size: (
+                self.schedule.size(),
+                std::fs::metadata(sql).map_or(0, |m| m.len() as usize),
+            ),
+            // One anomaly is one bug at every level that forbids it.
+            core: BugCore {
+                key: format!("txn|{what}"),
+                constructs: Vec::new(),
+                text: format!("{what}: {detail}"),
+            },
+            hidden_by_knobs: Vec::new(),
+            flipped_by_knobs: Vec::new(),
+        }
     }
 
     fn statements_of(&self, action: Action) -> Vec<String> {
@@ -175,12 +291,6 @@ impl TxnFinding {
             cells[line.session] = format!("{} -> {}{waited}", line.sql, line.result);
             let _ = writeln!(out, "{:>4} | {}", line.step + 1, cells.join(" | "));
         }
-        let _ = writeln!(
-            out,
-            "\nBy hand: run setup.sql, then open {} sessions with `{}` (file: -) and type each \
-             session's lines of session-N.sql in the step order above. Or: lancet replay finding.json",
-            s.sessions, self.client_command
-        );
         out
     }
 }

@@ -9,8 +9,9 @@ pub mod campaign;
 pub mod driver;
 pub mod finding;
 mod planted;
+mod record;
 pub mod sessions;
 
-pub use campaign::{run, TxnOptions, TxnSummary};
+pub use campaign::{run, TxnOptions};
 pub use driver::Timing;
 pub use finding::TxnFinding;

@@ -108,6 +108,10 @@ pub struct Step {
 pub struct Schedule {
     pub table: String,
     pub index_v: bool,
+    /// How the table is placed, where the DBMS has several ways (see
+    /// `Transactions::placements`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
     /// The rows before any transaction.
     pub rows: Vec<(i64, i64)>,
     pub level: IsolationLevel,
@@ -121,9 +125,12 @@ pub struct Schedule {
 pub const TABLE: &str = "lancet_txn";
 
 impl Schedule {
-    /// Draws a schedule at one of `levels`.
-    pub fn generate(rng: &mut Rng, levels: &[IsolationLevel]) -> Schedule {
+    /// Draws a schedule at one of `levels`, over a table placed as one of
+    /// `placements` (if any).
+    pub fn generate(rng: &mut Rng, levels: &[IsolationLevel], placements: &[&str]) -> Schedule {
         let level = levels[rng.random_range(0..levels.len())];
+        let placement = (!placements.is_empty())
+            .then(|| placements[rng.random_range(0..placements.len())].to_string());
         let nrows = rng.random_range(2..=6i64);
         let rows: Vec<(i64, i64)> = (1..=nrows).map(|k| (k, rng.random_range(0..10))).collect();
         let sessions = if rng.random_bool(0.7) { 2 } else { 3 };
@@ -160,6 +167,7 @@ impl Schedule {
         Schedule {
             table: TABLE.to_string(),
             index_v: rng.random_bool(0.5),
+            placement,
             rows,
             level,
             sessions,

@@ -37,6 +37,7 @@ fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)
     Schedule {
         table: TABLE.into(),
         index_v: false,
+        placement: None,
         rows: rows.to_vec(),
         level,
         sessions: steps.iter().map(|s| s.0 + 1).max().unwrap_or(1),
@@ -434,4 +435,84 @@ fn rows_an_uncertain_write_left_open_are_not_checked_but_the_others_are() {
         check(&[(1, 9), (2, 0), (101, 9)], &[(1, 13), (2, 0), (101, 9)]),
         vec![AnomalyKind::NonRepeatableRead]
     );
+}
+
+#[test]
+fn read_uncommitted_may_show_an_open_write_but_nothing_else() {
+    use Action::*;
+    let ru = rules(
+        IsolationLevel::ReadUncommitted,
+        ReadView::Uncommitted,
+        WriteRule::NewestRows,
+    );
+    const READ_ALL: Action = Action::Stmt(Op::Read(Pred::All));
+    let s = schedule(
+        IsolationLevel::ReadUncommitted,
+        &[(1, 10), (2, 20)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (1, ADD_1),
+            (0, READ_ALL), // 3: row 1 may read either way; row 2 as committed
+            (1, Rollback),
+            (0, READ_ALL), // 5: the rollback leaves nothing open
+            (0, Commit),
+        ],
+    );
+    for dirty in [10, 11] {
+        let good = |i| match i {
+            3 => rows(&[(1, dirty), (2, 20)]),
+            5 => rows(&[(1, 10), (2, 20)]),
+            _ => ok(),
+        };
+        assert_eq!(run(&s, &ru, good, &[(1, 10), (2, 20)]), vec![]);
+    }
+    // A clean row read wrong, or a rolled-back value read after the
+    // rollback, breaks the rule.
+    let stale = |i| match i {
+        3 => rows(&[(1, 11), (2, 21)]),
+        5 => rows(&[(1, 10), (2, 20)]),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &ru, stale, &[(1, 10), (2, 20)]).len(), 1);
+    let kept = |i| match i {
+        3 => rows(&[(1, 11), (2, 20)]),
+        5 => rows(&[(1, 11), (2, 20)]),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &ru, kept, &[(1, 10), (2, 20)]).len(), 1);
+}
+
+#[test]
+fn read_uncommitted_does_not_check_rows_a_waiting_write_may_have_changed() {
+    use Action::*;
+    let ru = rules(
+        IsolationLevel::ReadUncommitted,
+        ReadView::Uncommitted,
+        WriteRule::NewestRows,
+    );
+    const ADD_ALL: Action = Action::Stmt(Op::Update(Pred::All, Assign::Add(3)));
+    const READ_2: Action = Action::Stmt(Op::Read(Pred::Key(2)));
+    let s = schedule(
+        IsolationLevel::ReadUncommitted,
+        &[(1, 10), (2, 20)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (1, ADD_1),
+            (0, ADD_ALL), // 3: waits for row 1, may have changed row 2
+            (1, READ_2),  // 4
+            (1, Commit),
+            (0, Commit),
+        ],
+    );
+    let mut m = Model::new(&s, &ru);
+    for i in 0..3 {
+        m.start(i);
+        m.finish(i, ok(), false);
+    }
+    assert_eq!(m.start(3), Wait::Must);
+    m.start(4);
+    m.finish(4, rows(&[(2, 23)]), false);
+    assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
 }

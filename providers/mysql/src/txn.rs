@@ -3,7 +3,10 @@
 //! "InnoDB Lock Modes" pages and MySQL's manual 17.7.2 "InnoDB
 //! Transaction Model":
 //! - plain reads are consistent (non-locking) reads: under READ
-//!   COMMITTED each statement's own snapshot; under REPEATABLE READ the
+//!   UNCOMMITTED the newest version of each row, committed or not ("a
+//!   possible earlier version of a row might be used": a row another open
+//!   transaction wrote is not checked); under READ COMMITTED each
+//!   statement's own snapshot; under REPEATABLE READ the
 //!   snapshot `START TRANSACTION WITH CONSISTENT SNAPSHOT` takes;
 //! - UPDATE and DELETE are locking reads of the newest committed rows at
 //!   every level, so a write may change rows its transaction's reads do
@@ -38,6 +41,7 @@ const SESSION_LIMIT: Duration = Duration::from_secs(20);
 /// `innodb_snapshot_isolation` is on.
 pub fn rules(level: IsolationLevel, snapshot_isolation: bool) -> LevelRules {
     let (read_view, writes) = match level {
+        IsolationLevel::ReadUncommitted => (ReadView::Uncommitted, WriteRule::NewestRows),
         IsolationLevel::ReadCommitted => (ReadView::Statement, WriteRule::NewestRows),
         IsolationLevel::RepeatableRead if snapshot_isolation => {
             (ReadView::Begin, WriteRule::SnapshotOrAbort)
@@ -89,6 +93,7 @@ impl Transactions for MySqlProvider {
     fn levels(&self) -> Vec<LevelRules> {
         let si = self.snapshot_isolation();
         [
+            IsolationLevel::ReadUncommitted,
             IsolationLevel::ReadCommitted,
             IsolationLevel::RepeatableRead,
             IsolationLevel::Serializable,
@@ -110,7 +115,7 @@ impl Transactions for MySqlProvider {
         ]
     }
 
-    fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
+    fn create_table(&self, name: &str, index_v: bool, _placement: Option<&str>) -> Vec<String> {
         lancet_core::txn::table_statements(name, index_v, "INT", " ENGINE=InnoDB")
     }
 

@@ -24,6 +24,14 @@ use lancet_postgres_url::ServerUrl;
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
+/// The transaction oracle's table on Citus, one of two placements: sharded
+/// by `k` over the workers (a write of several rows spans shards and
+/// commits with two-phase commit), or a reference table, a copy on every
+/// node (every write commits on all of them, and its UPDATEs and DELETEs
+/// serialize on the coordinator).
+const DISTRIBUTED: &str = "distributed";
+const REFERENCE: &str = "reference";
+
 /// Citus's expected errors: its documented refusals, by SQLSTATE and,
 /// where Citus uses one code for many things (0A000, XX000), the exact
 /// message prefix.
@@ -434,8 +442,16 @@ impl Flavor for Citus {
 
     /// The table is distributed by its key over the workers, so that
     /// transactions span shards on several nodes (two-phase commit).
-    fn transaction_table(&self, name: &str) -> Vec<String> {
-        vec![format!("SELECT create_distributed_table('{name}', 'k')")]
+    fn transaction_placements(&self) -> Vec<&'static str> {
+        vec![DISTRIBUTED, REFERENCE]
+    }
+
+    fn transaction_table(&self, name: &str, placement: Option<&str>) -> Vec<String> {
+        if placement == Some(REFERENCE) {
+            vec![format!("SELECT create_reference_table('{name}')")]
+        } else {
+            vec![format!("SELECT create_distributed_table('{name}', 'k')")]
+        }
     }
 
     fn place(

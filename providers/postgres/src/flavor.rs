@@ -121,7 +121,7 @@ pub trait Flavor: Send + Sync {
     /// The isolation levels the transaction oracle checks here.
     fn transaction_levels(&self) -> Vec<lancet_core::txn::IsolationLevel> {
         use lancet_core::txn::IsolationLevel::*;
-        vec![ReadCommitted, RepeatableRead, Serializable]
+        vec![ReadUncommitted, ReadCommitted, RepeatableRead, Serializable]
     }
     /// The rules the transaction oracle checks `level` against: the
     /// manual's for PostgreSQL ([`crate::txn::rules`]).
@@ -131,9 +131,15 @@ pub trait Flavor: Send + Sync {
     ) -> lancet_core::txn::LevelRules {
         crate::txn::rules(level)
     }
-    /// Statements after the transaction oracle's table is created (Citus:
-    /// distribute it).
-    fn transaction_table(&self, _name: &str) -> Vec<String> {
+    /// The ways the transaction oracle's table may be placed (Citus:
+    /// distributed or reference); none for PostgreSQL.
+    fn transaction_placements(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// Statements after the transaction oracle's table is created, to
+    /// place it as `placement` (Citus: distribute it, or make it a
+    /// reference table).
+    fn transaction_table(&self, _name: &str, _placement: Option<&str>) -> Vec<String> {
         Vec::new()
     }
 }

@@ -1,5 +1,7 @@
 //! PostgreSQL's transactions as the transaction oracle models them, from
 //! the manual's chapter 13.2 "Transaction Isolation":
+//! - READ UNCOMMITTED is READ COMMITTED (13.2: "PostgreSQL's Read
+//!   Uncommitted mode behaves like Read Committed").
 //! - READ COMMITTED: each statement sees what was committed before it
 //!   began; an UPDATE or DELETE takes the rows its snapshot shows and, for
 //!   a row a concurrent transaction changed, waits for it and re-checks
@@ -34,7 +36,9 @@ const SESSION_LIMIT: Duration = Duration::from_secs(20);
 /// PostgreSQL's rules for `level`.
 pub fn rules(level: IsolationLevel) -> LevelRules {
     let (read_view, writes) = match level {
-        IsolationLevel::ReadCommitted => {
+        // "In PostgreSQL's READ UNCOMMITTED mode behaves like READ
+        // COMMITTED" (13.2): no dirty reads.
+        IsolationLevel::ReadUncommitted | IsolationLevel::ReadCommitted => {
             (ReadView::Statement, WriteRule::SnapshotRowsNewestVersions)
         }
         IsolationLevel::RepeatableRead | IsolationLevel::Serializable => {
@@ -83,13 +87,17 @@ impl Transactions for PostgresProvider {
             .collect()
     }
 
+    fn placements(&self) -> Vec<&'static str> {
+        self.flavor.transaction_placements()
+    }
+
     fn begin(&self, level: IsolationLevel) -> Vec<String> {
         vec![format!("BEGIN ISOLATION LEVEL {}", level.sql())]
     }
 
-    fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
+    fn create_table(&self, name: &str, index_v: bool, placement: Option<&str>) -> Vec<String> {
         let mut v = lancet_core::txn::table_statements(name, index_v, "integer", "");
-        v.extend(self.flavor.transaction_table(name));
+        v.extend(self.flavor.transaction_table(name, placement));
         v
     }
 

@@ -66,7 +66,7 @@ impl Transactions for SqliteProvider {
         vec!["BEGIN DEFERRED".into()]
     }
 
-    fn create_table(&self, name: &str, index_v: bool) -> Vec<String> {
+    fn create_table(&self, name: &str, index_v: bool, _placement: Option<&str>) -> Vec<String> {
         lancet_core::txn::table_statements(name, index_v, "INTEGER", "")
     }
 

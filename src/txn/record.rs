@@ -1,0 +1,188 @@
+//! One finding of a transaction campaign: run again on a fresh table to
+//! see that it repeats, written at once (and indexed: signature, bug,
+//! flood control), then reduced to the fewest sessions, statements and
+//! rows that still show the same anomaly at the same level.
+
+use super::campaign::{Bench, Shared};
+use super::driver::ScheduleRun;
+use super::finding::{ScheduleOrigin, TxnFinding};
+use lancet_core::txn::LevelRules;
+use lancet_oracles::txn::Schedule;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Confirms, writes and reduces one finding. Past the flood limit a
+/// finding of its signature is only counted.
+pub(super) fn record(
+    shared: &Shared<'_>,
+    bench: &mut Bench<'_>,
+    schedule: Schedule,
+    run: ScheduleRun,
+    origin: ScheduleOrigin,
+) -> anyhow::Result<()> {
+    let rules = shared.rules_for(schedule.level).clone();
+    let signature = TxnFinding::signature_of(&run, &rules, &schedule);
+    if let Some(limit) = shared.options.flood_limit {
+        let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
+        if !index.reserve(&signature, limit) {
+            index.add_not_written(&signature)?;
+            shared.counters.add_flooded();
+            return Ok(());
+        }
+    }
+    let written = confirm_and_write(shared, bench, &schedule, &run, &rules, &signature, origin);
+    if shared.options.flood_limit.is_some() {
+        shared
+            .index
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .release(&signature);
+    }
+    let (id, sql) = written?;
+    if let Some(budget) = shared.options.reduce {
+        if let Some((small, small_run)) = reduce(shared, bench, &schedule, &signature, budget) {
+            let reduced = make_finding(
+                shared,
+                &rules,
+                signature,
+                &small,
+                &small_run,
+                origin,
+                (1, 1),
+                Some(schedule.size()),
+            );
+            let small_sql = reduced.write(shared.dir, &format!("{id}.reduced"))?;
+            shared
+                .index
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .add_indexed(reduced.indexed(&small_sql), &small_sql, Some(&sql))?;
+            shared.reduced.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// Runs the schedule twice more on a fresh table, so that the finding
+/// says how often it shows, then writes and indexes it. Its id and
+/// `.sql` path.
+fn confirm_and_write(
+    shared: &Shared<'_>,
+    bench: &mut Bench<'_>,
+    schedule: &Schedule,
+    run: &ScheduleRun,
+    rules: &LevelRules,
+    signature: &str,
+    origin: ScheduleOrigin,
+) -> anyhow::Result<(String, std::path::PathBuf)> {
+    let fault = shared.options.fault;
+    let mut repeated = 0;
+    const AGAIN: u32 = 2;
+    for _ in 0..AGAIN {
+        if let Ok(again) = bench.run(shared, schedule, fault) {
+            if TxnFinding::signature_of(&again, rules, schedule) == signature {
+                repeated += 1;
+            }
+        }
+    }
+    let n = shared.next_finding.fetch_add(1, Ordering::Relaxed);
+    let id = TxnFinding::file_id(n, signature);
+    let finding = make_finding(
+        shared,
+        rules,
+        signature.to_string(),
+        schedule,
+        run,
+        origin,
+        (repeated, AGAIN),
+        None,
+    );
+    let sql = finding.write(shared.dir, &id)?;
+    shared
+        .index
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .add_indexed(finding.indexed(&sql), &sql, None)?;
+    shared.counters.add_finding();
+    eprintln!("lancet: transaction finding {signature}: {}", sql.display());
+    Ok((id, sql))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn make_finding(
+    shared: &Shared<'_>,
+    rules: &LevelRules,
+    signature: String,
+    schedule: &Schedule,
+    run: &ScheduleRun,
+    origin: ScheduleOrigin,
+    repeated: (u32, u32),
+    reduced_from: Option<usize>,
+) -> TxnFinding {
+    TxnFinding {
+        oracle: lancet_oracles::txn::NAME.to_string(),
+        dbms: shared.provider.name().to_string(),
+        version: shared
+            .provider
+            .version()
+            .unwrap_or_else(|e| format!("unknown ({e})")),
+        lancet: crate::VERSION.to_string(),
+        signature,
+        rules: rules.clone(),
+        anomalies: run.anomalies.clone(),
+        error: run.failure.as_ref().map(|(step, e)| match *step {
+            // The read of the final rows after the schedule.
+            usize::MAX => format!("the final read: {e}"),
+            step => format!("step {}: {e}", step + 1),
+        }),
+        schedule: schedule.clone(),
+        trace: run.trace.clone(),
+        final_rows: run.final_rows.clone(),
+        origin,
+        repeated,
+        fault: shared.options.fault.map(|f| f.name().to_string()),
+        reduced_from,
+        create_table: shared.tx.create_table(
+            &schedule.table,
+            schedule.index_v,
+            schedule.placement.as_deref(),
+        ),
+        begin: shared.tx.begin(schedule.level),
+        client_command: shared.tx.client_command(),
+    }
+}
+
+/// Greedy reduction: the first candidate that still shows `signature`
+/// replaces the schedule, until none does or the time is up.
+fn reduce(
+    shared: &Shared<'_>,
+    bench: &mut Bench<'_>,
+    schedule: &Schedule,
+    signature: &str,
+    budget: Duration,
+) -> Option<(Schedule, ScheduleRun)> {
+    let rules = shared.rules_for(schedule.level).clone();
+    let deadline = Instant::now() + budget;
+    let mut best: Option<(Schedule, ScheduleRun)> = None;
+    let mut current = schedule.clone();
+    'outer: loop {
+        for candidate in lancet_oracles::txn::shrink::candidates(&current) {
+            if Instant::now() >= deadline || shared.stop.load(Ordering::Relaxed) {
+                break 'outer;
+            }
+            // Timing-dependent anomalies get a second try.
+            for _ in 0..2 {
+                let Ok(run) = bench.run(shared, &candidate, shared.options.fault) else {
+                    continue;
+                };
+                if TxnFinding::signature_of(&run, &rules, &candidate) == signature {
+                    current = candidate.clone();
+                    best = Some((candidate, run));
+                    continue 'outer;
+                }
+            }
+        }
+        break;
+    }
+    best
+}
