@@ -1,14 +1,16 @@
 //! Query parts for the oracles: FROM clauses with DuckDB's joins whose
 //! results are determined (comma, INNER, LEFT, RIGHT, FULL, CROSS,
 //! NATURAL; no ASOF or POSITIONAL, which depend on row order) and derived
-//! tables (half as CTEs: inlined, MATERIALIZED or NOT MATERIALIZED), and
+//! tables (half as CTEs: inlined, MATERIALIZED or NOT MATERIALIZED; a
+//! third with a window call whose value the window determines), and
 //! the exact forms of equality that collations make necessary. Typing, predicates, expressions and PQS come from the
 //! server toolkit's [`QueryCore`].
 
 use crate::schema::DuckSchema;
 use crate::types::Category;
 use lancet_core::{DerivedForm, Expr, JoinKind, QueryGenerator, Rng, Scope};
-use lancet_server::{JoinMenu, QueryCore};
+use lancet_server::{ExactAggregates, JoinMenu, QueryCore};
+use Category as C;
 
 /// DuckDB's query generator.
 pub struct DuckQueryGenerator {
@@ -45,6 +47,29 @@ const JOINS: JoinMenu<Category> = JoinMenu {
         DerivedForm::CteMaterialized,
         DerivedForm::CteNotMaterialized,
     ],
+    windows: Some(&EXACT),
+};
+
+/// DuckDB's exact aggregates, for derived tables' window calls: SUM of
+/// integers (HUGEINT) and decimals (DECIMAL(38,s)), never of DOUBLE or
+/// REAL; MIN and MAX neither over floats nor over intervals (`'1 month'`
+/// equals `'30 days'`), text read under the binary collation (under
+/// NOCASE `'a'` equals `'A'`: either could be the minimum).
+const EXACT: ExactAggregates<Category> = ExactAggregates {
+    count: Category::Int,
+    summed: &[Category::Int, Category::Decimal],
+    sum: |c| c,
+    ordered: &[
+        C::Int,
+        C::Decimal,
+        C::Text,
+        C::Blob,
+        C::Bool,
+        C::Date,
+        C::Timestamp,
+        C::Time,
+    ],
+    exact: |c| Some(exact_form(c.expr.clone(), c.category)),
 };
 
 const AGGREGATES: &[&str] = &[
@@ -95,19 +120,8 @@ impl QueryGenerator for DuckQueryGenerator {
     /// the comparison (`1.5`, `1.50`).
     fn with_exact_equality(&self, expr: Expr) -> Expr {
         match self.core.category_of(&expr) {
-            // '1 month' = '30 days': intervals compare normalized.
-            Some(Category::Interval) => Expr::Cast {
-                expr: Box::new(expr),
-                ty: lancet_core::TypeName("VARCHAR".into()),
-            },
-            Some(Category::Text) => Expr::Collate {
-                expr: Box::new(Expr::Cast {
-                    expr: Box::new(expr),
-                    ty: lancet_core::TypeName("VARCHAR".into()),
-                }),
-                collation: "binary".into(),
-            },
-            _ => expr,
+            Some(category) => exact_form(expr, category),
+            None => expr,
         }
     }
 
@@ -128,5 +142,88 @@ impl QueryGenerator for DuckQueryGenerator {
         };
         self.core
             .aggregate_argument(rng, scope, (takes, 1.0), proposed, Some(Expr::int(1)))
+    }
+}
+
+/// An expression of a category in a form whose equal values print alike:
+/// text as VARCHAR under the binary collation, intervals as text (see
+/// [`DuckQueryGenerator::with_exact_equality`]).
+fn exact_form(expr: Expr, category: Category) -> Expr {
+    let varchar = |expr| Expr::Cast {
+        expr: Box::new(expr),
+        ty: lancet_core::TypeName("VARCHAR".into()),
+    };
+    match category {
+        // '1 month' = '30 days': intervals compare normalized.
+        Category::Interval => varchar(expr),
+        Category::Text => Expr::Collate {
+            expr: Box::new(varchar(expr)),
+            collation: "binary".into(),
+        },
+        _ => expr,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lancet_core::rng::database_rng;
+    use lancet_server::TypedColumn;
+
+    /// Every window call over columns of each category is one the window
+    /// determines: no SUM, MIN or MAX over a float or an interval, no
+    /// text argument or key outside the binary collation, no rank
+    /// without an ORDER BY.
+    #[test]
+    fn window_calls_are_determined_by_their_window() {
+        let columns: Vec<TypedColumn<Category>> = Category::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, c)| TypedColumn {
+                expr: Expr::column(Some("d0"), &format!("c{i}")),
+                category: *c,
+            })
+            .collect();
+        let inexact = |e: &Expr| {
+            columns
+                .iter()
+                .any(|c| c.expr == *e && matches!(c.category, Category::Text | Category::Interval))
+        };
+        let mut rng = database_rng(1, 0, 0);
+        let mut seen = 0;
+        for _ in 0..2000 {
+            let Some((call, _)) = EXACT.window_call(&mut rng, &columns) else {
+                continue;
+            };
+            seen += 1;
+            let Expr::Window {
+                function,
+                partition_by,
+                order_by,
+            } = &call
+            else {
+                panic!("not a window call: {call:?}");
+            };
+            assert!(!partition_by.iter().any(inexact), "{call:?}");
+            assert!(!order_by.iter().any(|o| inexact(&o.expr)), "{call:?}");
+            if let Expr::Function { name, args, .. } = &**function {
+                if name == "rank" || name == "dense_rank" {
+                    assert!(!order_by.is_empty(), "{call:?}");
+                }
+                if name != "count" {
+                    for a in args {
+                        let category = columns.iter().find(|c| c.expr == *a).map(|c| c.category);
+                        assert!(
+                            !matches!(
+                                category,
+                                Some(Category::Float | Category::Interval | Category::Text)
+                            ),
+                            "{call:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(seen > 500, "only {seen} window calls");
     }
 }

@@ -34,6 +34,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     natural: |k| matches!(k, JoinKind::Inner | JoinKind::Left | JoinKind::Right),
     exact: |_| true,
     forms: &[DerivedForm::Subquery],
+    windows: None,
 };
 
 const AGGREGATES: &[&str] = &[

@@ -1,14 +1,14 @@
 //! FROM clauses of a first relation and up to two joined ones (a derived
 //! table for some), with the joins a provider's dialect has.
 
-use crate::{table_factor, QueryCore};
+use crate::{table_factor, ExactAggregates, QueryCore};
 use crate::{ServerSchema, ServerTable, TypedColumn};
 use lancet_core::{DerivedForm, FromClause, Join, JoinConstraint, JoinKind, Rng, TableFactor};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
 /// The joins a provider draws.
-pub struct JoinMenu<C> {
+pub struct JoinMenu<C: 'static> {
     /// The kinds, repeated for weight.
     pub kinds: &'static [JoinKind],
     /// Whether a kind may be NATURAL (on the first join only: after two
@@ -23,6 +23,9 @@ pub struct JoinMenu<C> {
     /// table expressions (`WITH alias AS [NOT] MATERIALIZED (query)`)
     /// where the dialect has them; drawn only if there are several.
     pub forms: &'static [DerivedForm],
+    /// The exact aggregates a derived table's window calls may use (see
+    /// [`QueryCore::derived`]); `None`: no window calls.
+    pub windows: Option<&'static ExactAggregates<C>>,
 }
 
 impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
@@ -43,7 +46,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         for j in 1..=Self::join_count(rng) {
             let alias = format!("a{j}");
             let (factor, new_cols) = if rng.random_bool(0.15) {
-                let (mut factor, cols) = self.derived(rng, &alias, menu.exact);
+                let (mut factor, cols) = self.derived(rng, &alias, menu);
                 if menu.forms.len() > 1 {
                     if let TableFactor::Derived { form, .. } = &mut factor {
                         *form = *menu.forms.choose(rng).unwrap_or(&DerivedForm::Subquery);

@@ -19,6 +19,8 @@
 //! scope columns, reuse of productive FROM clauses, widened predicates,
 //! PQS pivot tables and predicates, join conditions, aggregate
 //! arguments, derived tables and joined FROM clauses by a [`JoinMenu`]),
+//! [`ExactAggregates`] (aggregates and window calls whose value the rows
+//! determine),
 //! [`dml`] (DELETE, UPDATE, constants sampled from the data),
 //! [`literals`] (edge values shared by every DBMS), [`read_plain`] (PQS
 //! values), [`to_core`] and [`ServerDatabase`]. Dependencies point one
@@ -30,11 +32,13 @@ mod from;
 pub mod literals;
 mod model;
 mod query;
+mod window;
 
 pub use expr::ExprGen;
 pub use from::JoinMenu;
 pub use model::{to_core, Sampled, ServerDatabase, TypedColumn};
 pub use query::{equal_pair, one_table_from, table_factor, QueryCore};
+pub use window::ExactAggregates;
 
 use lancet_core::pivot::{Kind, Semantics, V};
 use lancet_core::schema::{Column, Index, RelationKind};

@@ -5,7 +5,9 @@
 //! and aggregate arguments. A provider's [`lancet_core::QueryGenerator`]
 //! holds a [`QueryCore`] and adds its FROM clauses and exact forms.
 
-use crate::{Cols, ColumnType, ExprGen, ServerCategory, ServerSchema, ServerTable, TypedColumn};
+use crate::{
+    Cols, ColumnType, ExprGen, JoinMenu, ServerCategory, ServerSchema, ServerTable, TypedColumn,
+};
 use lancet_core::pivot::PivotColumn;
 use lancet_core::{
     BinaryOp, DerivedForm, Expr, FromClause, ProductivePool, Query, Rng, Scope, ScopeColumn,
@@ -292,14 +294,16 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
 
     /// `(SELECT [DISTINCT] x AS c0, ... FROM t [WHERE p]) AS alias` over a
     /// random relation, and its columns under `alias`. DISTINCT (for a
-    /// fifth) only where `exact` holds for every item's category: DISTINCT
-    /// keeps an arbitrary one of values that compare equal but differ
-    /// (text under a case-blind collation), which no check could rely on.
+    /// fifth) only where the menu's `exact` holds for every item's
+    /// category: DISTINCT keeps an arbitrary one of values that compare
+    /// equal but differ (text under a case-blind collation), which no
+    /// check could rely on. With the menu's `windows`, a third carry a
+    /// window call of [`ExactAggregates::window_call`].
     pub fn derived(
         &mut self,
         rng: &mut Rng,
         alias: &str,
-        exact: fn(S::Category) -> bool,
+        menu: &JoinMenu<S::Category>,
     ) -> (TableFactor, Vec<TypedColumn<S::Category>>) {
         let table = self.schema.parts().0.choose(rng).cloned();
         let inner_alias = format!("d{}", self.next_alias);
@@ -334,8 +338,22 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             let selection = rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1));
             (items, cols, selection)
         });
+        let (mut items, mut cols) = (items, cols);
+        if let Some(windows) = menu.windows.filter(|_| rng.random_bool(0.35)) {
+            if let Some((call, category)) = windows.window_call(rng, &inner) {
+                let name = format!("c{}", items.len());
+                items.push(SelectItem::Expr {
+                    expr: call,
+                    alias: Some(name.clone()),
+                });
+                cols.push(TypedColumn {
+                    expr: Expr::column(Some(alias), &name),
+                    category,
+                });
+            }
+        }
         let select = Select {
-            distinct: rng.random_bool(0.2) && cols.iter().all(|c| exact(c.category)),
+            distinct: rng.random_bool(0.2) && cols.iter().all(|c| (menu.exact)(c.category)),
             items,
             from: table.map(|t| one_table_from(t.name(), &inner_alias)),
             selection,

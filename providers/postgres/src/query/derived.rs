@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::expr::ExprGen;
+use lancet_server::ExactAggregates;
 
 impl PgQueryGenerator {
     /// A derived table over one relation, lateral (reading `outer`) or not.
@@ -57,7 +58,7 @@ impl PgQueryGenerator {
             });
         }
         if !lateral && rng.random_bool(0.35) {
-            if let Some((window, category)) = window_call(rng, &inner) {
+            if let Some((window, category)) = EXACT.window_call(rng, &inner) {
                 let k = items.len();
                 items.push(SelectItem::Expr {
                     expr: window,
@@ -158,8 +159,8 @@ fn distinct_aggregate(rng: &mut Rng, columns: &[TypedColumn]) -> Option<(Expr, E
     let key = exact_column(columns.choose(rng)?);
     let (name, arg, category) = match rng.random_range(0..3) {
         0 => ("count", exact_column(columns.choose(rng)?), Category::Int),
-        1 => exact_aggregate(rng, columns, false)?,
-        _ => exact_aggregate(rng, columns, true)?,
+        1 => EXACT.aggregate(rng, columns, false)?,
+        _ => EXACT.aggregate(rng, columns, true)?,
     };
     let aggregate = Expr::Function {
         name: name.to_string(),
@@ -178,100 +179,19 @@ fn exact_column(c: &TypedColumn) -> Expr {
     }
 }
 
-/// MIN or MAX of a column of an ordered category, or (`sum`) SUM of an
-/// exact number: aggregates whose value the set of rows determines. With
-/// the name, the argument and the result's category.
-fn exact_aggregate(
-    rng: &mut Rng,
-    columns: &[TypedColumn],
-    sum: bool,
-) -> Option<(&'static str, Expr, Category)> {
-    let want: &[Category] = if sum {
-        &[Category::Int, Category::Numeric]
-    } else {
-        &[
-            Category::Int,
-            Category::Numeric,
-            Category::Float,
-            Category::Text,
-            Category::Date,
-        ]
-    };
-    let fitting: Vec<&TypedColumn> = columns
-        .iter()
-        .filter(|c| want.contains(&c.category))
-        .collect();
-    let c = *fitting.choose(rng)?;
-    if sum {
-        return Some(("sum", c.expr.clone(), Category::Numeric));
-    }
-    let name = if rng.random_bool(0.5) { "min" } else { "max" };
-    Some((name, exact_column(c), c.category))
-}
-
-/// A window call over the columns of one relation whose value for a row
-/// the window alone determines, whatever order rows arrive in: COUNT, MIN,
-/// MAX (text read as `text`, so that equal char(n) values print alike),
-/// SUM of exact numbers, RANK and DENSE_RANK, with the default frame (an
-/// ORDER BY frame takes in all peers of the row). Never ROW_NUMBER, FIRST_VALUE
-/// or a float SUM, whose values depend on that order. With its category.
-fn window_call(rng: &mut Rng, columns: &[TypedColumn]) -> Option<(Expr, Category)> {
-    let key = |rng: &mut Rng| -> Option<Expr> {
-        // The first column is the distribution column of a distributed
-        // table: a window partitioned by it is pushed down to the shards,
-        // others are planned on the coordinator.
-        let c = if rng.random_bool(0.5) {
-            columns.first()
-        } else {
-            columns.choose(rng)
-        }?;
-        Some(match c.category {
-            Category::Text => exact_text(c.expr.clone()),
-            _ => c.expr.clone(),
-        })
-    };
-    let partition_by: Vec<Expr> = (0..rng.random_range(0..=2))
-        .filter_map(|_| key(rng))
-        .collect();
-    let mut order_by: Vec<lancet_core::OrderBy> = Vec::new();
-    if rng.random_bool(0.5) {
-        if let Some(e) = key(rng) {
-            order_by.push(lancet_core::OrderBy {
-                expr: e,
-                descending: rng.random_bool(0.5),
-                nulls_first: None,
-            });
-        }
-    }
-    let (function, category) = match rng.random_range(0..6) {
-        0 => (Expr::CountStar, Category::Int),
-        1 => (
-            Expr::func("count", vec![columns.choose(rng)?.expr.clone()]),
-            Category::Int,
-        ),
-        2..=4 => {
-            let sum = rng.random_range(0..3) == 2;
-            let (name, arg, category) = exact_aggregate(rng, columns, sum)?;
-            (Expr::func(name, vec![arg]), category)
-        }
-        _ => {
-            if order_by.is_empty() {
-                return None;
-            }
-            let name = if rng.random_bool(0.5) {
-                "rank"
-            } else {
-                "dense_rank"
-            };
-            (Expr::func(name, vec![]), Category::Int)
-        }
-    };
-    Some((
-        Expr::Window {
-            function: Box::new(function),
-            partition_by,
-            order_by,
-        },
-        category,
-    ))
-}
+/// PostgreSQL's exact aggregates: SUM of integers and numerics (numeric),
+/// MIN and MAX of ordered categories, text read as `text` (see
+/// [`exact_column`]).
+const EXACT: ExactAggregates<Category> = ExactAggregates {
+    count: Category::Int,
+    summed: &[Category::Int, Category::Numeric],
+    sum: |_| Category::Numeric,
+    ordered: &[
+        Category::Int,
+        Category::Numeric,
+        Category::Float,
+        Category::Text,
+        Category::Date,
+    ],
+    exact: |c| Some(exact_column(c)),
+};
