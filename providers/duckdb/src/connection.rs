@@ -54,6 +54,10 @@ pub struct DuckDbConnection {
     limit: Duration,
     watch: Watch,
     watchdog: Option<JoinHandle<()>>,
+    /// The first statement that failed with an INTERNAL or FATAL error,
+    /// either of which may invalidate the database: named in the errors
+    /// of the statements after it (see [`errors::invalidated_by`]).
+    fatal: Option<String>,
 }
 
 // SAFETY: the handles are used by one thread at a time (`&mut self`) apart
@@ -108,6 +112,7 @@ impl DuckDbConnection {
             limit,
             watch,
             watchdog: Some(watchdog),
+            fatal: None,
         })
     }
 
@@ -144,7 +149,11 @@ impl DuckDbConnection {
                     api.result_error_type.map(|f| f(&mut result)),
                 )
             };
-            Err(errors::error(type_value, message))
+            let error = errors::error(type_value, message);
+            if matches!(error.code.as_deref(), Some("INTERNAL" | "FATAL")) {
+                self.fatal.get_or_insert_with(|| sql.to_string());
+            }
+            Err(errors::invalidated_by(error, self.fatal.as_deref()))
         } else {
             Ok(read(self, &mut result))
         };

@@ -70,24 +70,44 @@ pub fn type_of_message(message: &str) -> Option<String> {
     TYPES.contains(&name.as_str()).then_some(name)
 }
 
+/// What DuckDB says (a FATAL error) of every statement on a database an
+/// earlier INTERNAL or FATAL error invalidated.
+const INVALIDATED: &str = "database has been invalidated because of a previous fatal error";
+
 /// The [`DbError`] of a failed statement: its type (from the C API where
 /// the library has it, else from the message) and message. An interrupt
-/// is the watchdog's doing: the statement ran out of time.
+/// is the watchdog's doing: the statement ran out of time. A database an
+/// earlier error invalidated is gone, as a crashed server's is: every
+/// later statement fails alike, so the error is a lost connection, which
+/// ends the database (the error that invalidated it was the finding).
 pub fn error(type_value: Option<i32>, message: String) -> DbError {
     let code = match type_value {
         Some(v) if v > 0 => Some(type_name(v)),
         _ => type_of_message(&message),
     };
-    let kind = if code.as_deref() == Some("INTERRUPT") {
-        FailureKind::Timeout
-    } else {
-        FailureKind::Statement
+    let kind = match code.as_deref() {
+        Some("INTERRUPT") => FailureKind::Timeout,
+        _ if message.contains(INVALIDATED) => FailureKind::ConnectionLost,
+        _ => FailureKind::Statement,
     };
     DbError {
         kind,
         code,
         message,
     }
+}
+
+/// `error`, and if it says that the database was invalidated, the
+/// statement whose error did it: a check that reads the data for its case
+/// (PQS's pivot row) drops its errors, and the loss shows at a later
+/// statement, which did not cause it.
+pub fn invalidated_by(mut error: DbError, fatal: Option<&str>) -> DbError {
+    if let (FailureKind::ConnectionLost, Some(sql)) = (error.kind, fatal) {
+        error
+            .message
+            .push_str(&format!("\n(the INTERNAL or FATAL error came from: {sql})"));
+    }
+    error
 }
 
 #[cfg(test)]
@@ -112,6 +132,38 @@ mod tests {
         assert_eq!(
             error(Some(29), "INTERRUPT Error: Interrupted!".into()).kind,
             FailureKind::Timeout
+        );
+    }
+
+    /// The INTERNAL error is an error of its statement; what follows on
+    /// the database it invalidated is a lost connection.
+    #[test]
+    fn an_invalidated_database_is_a_lost_connection() {
+        let internal = error(
+            Some(31),
+            "INTERNAL Error: Attempted to access index 0".into(),
+        );
+        assert_eq!(internal.kind, FailureKind::Statement);
+        assert_eq!(internal.code.as_deref(), Some("INTERNAL"));
+        let after = error(
+            Some(30),
+            "FATAL Error: Failed: database has been invalidated because of a previous fatal \
+             error. The database must be restarted prior to being used again.\n\
+             Original error: \"Attempted to access index 0\""
+                .into(),
+        );
+        assert_eq!(after.kind, FailureKind::ConnectionLost);
+        assert_eq!(after.code.as_deref(), Some("FATAL"));
+        let named = invalidated_by(after, Some("SELECT 1"));
+        assert!(named.message.ends_with("came from: SELECT 1)"), "{named}");
+        let internal = invalidated_by(internal, Some("SELECT 1"));
+        assert!(!internal.message.contains("SELECT 1"), "{internal}");
+        // A failed checkpoint invalidates one attached database, not this.
+        let checkpoint = "IO Error: Checkpoint failed for database \"f\". The database has been \
+                          invalidated. Original error: aborted";
+        assert_eq!(
+            error(Some(28), checkpoint.into()).kind,
+            FailureKind::Statement
         );
     }
 }
