@@ -223,6 +223,11 @@ pub enum Expr {
 pub enum SelectItem {
     /// `*`
     Wildcard,
+    /// `* EXCLUDE (a, b)`: every column of the FROM clause but these, by
+    /// bare name. Only where the dialect spells it
+    /// ([`crate::SqlDialect::wildcard_exclude`]): a derived table of every
+    /// column of its relation but some.
+    WildcardExcluding(Vec<String>),
     Expr {
         expr: Expr,
         alias: Option<String>,

@@ -102,6 +102,13 @@ pub trait SqlDialect: Send + Sync + 'static {
     fn explain_prefix(&self) -> Option<&'static str> {
         None
     }
+
+    /// The keyword of a wildcard without some columns, `* EXCLUDE (a)`
+    /// (DuckDB's and Snowflake's `EXCLUDE`; BigQuery would say `EXCEPT`);
+    /// None where the dialect has none, and no generator makes one.
+    fn wildcard_exclude(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The handle to a provider's dialect rules that everybody passes around:

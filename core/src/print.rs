@@ -328,6 +328,15 @@ impl Select {
         });
         p.list(&self.items, ", ", |p, item| match item {
             SelectItem::Wildcard => p.s("*"),
+            SelectItem::WildcardExcluding(names) => {
+                // Generators make one only where the dialect has a keyword.
+                let keyword = p.rules().wildcard_exclude().unwrap_or("EXCLUDE");
+                p.s("* ");
+                p.s(keyword);
+                p.s(" (");
+                p.list(names, ", ", |p, n| p.s(n));
+                p.out.push(')');
+            }
             SelectItem::Expr { expr, alias } => {
                 expr.print(p);
                 if let Some(a) = alias {

@@ -79,12 +79,16 @@ impl SqlDialect for DuckDb {
     fn explain_prefix(&self) -> Option<&'static str> {
         Some("EXPLAIN ")
     }
+
+    fn wildcard_exclude(&self) -> Option<&'static str> {
+        Some("EXCLUDE")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::DIALECT;
-    use lancet_core::{Expr, ToSql, Value};
+    use lancet_core::{Expr, FromClause, Query, Select, SelectItem, TableFactor, ToSql, Value};
 
     #[test]
     fn literals_read_back_as_their_types() {
@@ -102,5 +106,28 @@ mod tests {
             collation: "binary".into(),
         };
         assert_eq!(collated.to_sql(DIALECT), "a0.c0 COLLATE \"binary\"");
+    }
+
+    #[test]
+    fn a_wildcard_excludes_columns_by_name() {
+        let query = Query::select(Select {
+            items: vec![SelectItem::WildcardExcluding(vec![
+                "c1".into(),
+                "c3".into(),
+            ])],
+            from: Some(FromClause {
+                first: TableFactor::Table {
+                    name: "t0".into(),
+                    alias: Some("d0".into()),
+                    indexed_by: None,
+                },
+                joins: vec![],
+            }),
+            ..Select::default()
+        });
+        assert_eq!(
+            query.to_sql(DIALECT),
+            "SELECT * EXCLUDE (c1, c3) FROM t0 AS d0"
+        );
     }
 }

@@ -48,6 +48,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
         DerivedForm::CteNotMaterialized,
     ],
     windows: Some(&EXACT),
+    wildcard_exclude: true,
 };
 
 /// DuckDB's exact aggregates, for derived tables' window calls: SUM of

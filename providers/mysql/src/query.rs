@@ -35,6 +35,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     exact: |_| true,
     forms: &[DerivedForm::Subquery],
     windows: None,
+    wildcard_exclude: false,
 };
 
 const AGGREGATES: &[&str] = &[

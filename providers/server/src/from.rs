@@ -26,6 +26,9 @@ pub struct JoinMenu<C: 'static> {
     /// The exact aggregates a derived table's window calls may use (see
     /// [`QueryCore::derived`]); `None`: no window calls.
     pub windows: Option<&'static ExactAggregates<C>>,
+    /// Whether derived tables may be `SELECT * EXCLUDE (...)` of their
+    /// relation (where the dialect has it, see [`QueryCore::derived`]).
+    pub wildcard_exclude: bool,
 }
 
 impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {

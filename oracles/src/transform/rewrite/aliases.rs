@@ -66,7 +66,7 @@ fn select_exprs(s: &Select) -> impl Iterator<Item = &Expr> {
         .iter()
         .filter_map(|i| match i {
             SelectItem::Expr { expr, .. } => Some(expr),
-            SelectItem::Wildcard => None,
+            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => None,
         })
         .chain(s.selection.iter())
         .chain(s.group_by.iter())

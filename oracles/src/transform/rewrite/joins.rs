@@ -39,7 +39,9 @@ fn is_lateral(f: &TableFactor) -> bool {
 }
 
 fn has_wildcard(s: &Select) -> bool {
-    s.items.iter().any(|i| matches!(i, SelectItem::Wildcard))
+    s.items
+        .iter()
+        .any(|i| matches!(i, SelectItem::Wildcard | SelectItem::WildcardExcluding(_)))
 }
 
 pub fn swap_first(s: &mut Select) -> Result<(), String> {

@@ -367,7 +367,7 @@ pub fn is_monotone(s: &Select) -> bool {
     s.group_by.is_empty()
         && s.having.is_none()
         && s.items.iter().all(|i| match i {
-            SelectItem::Wildcard => true,
+            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => true,
             SelectItem::Expr { expr, .. } => {
                 !expr.contains_aggregate(&aggregate) && !contains_window(expr)
             }
@@ -427,7 +427,9 @@ fn alias_items(s: &mut Select) -> Result<usize, String> {
     for (i, item) in s.items.iter_mut().enumerate() {
         match item {
             SelectItem::Expr { alias, .. } => *alias = Some(format!("c{i}")),
-            SelectItem::Wildcard => return Err("the select list has *".into()),
+            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => {
+                return Err("the select list has *".into())
+            }
         }
     }
     Ok(s.items.len())
