@@ -82,7 +82,7 @@ fn create_table(
     let mut generated = Vec::new();
     let mut defs = Vec::new();
     for c in 0..rng.random_range(1..=5) {
-        let ty = DuckType::random(rng);
+        let mut ty = DuckType::random(rng);
         let col = format!("c{c}");
         let mut def = format!("{col} {}", ty.sql);
         let earlier: Vec<TypedColumn> = bare(&columns)
@@ -101,6 +101,9 @@ fn create_table(
             let e = g.expr(rng, &earlier, ty.category, 1);
             def.push_str(&format!(" GENERATED ALWAYS AS ({}) VIRTUAL", sql(&e)));
             generated.push(col.clone());
+            if ty.category == Category::Text {
+                ty.collation = inherited_collation(&columns);
+            }
         } else {
             if rng.random_bool(0.2) {
                 def.push_str(" NOT NULL");
@@ -310,13 +313,12 @@ fn create_view(
             None => (literal(rng, Category::Int), Category::Int),
         };
         items.push(format!("{} AS c{i}", sql(&e)));
-        // A view column keeps its source's collation only when it is the
-        // column itself; its type is the category's.
-        let collation = base
-            .columns
-            .iter()
-            .find(|(n, _)| Expr::column(Some(&base.name), n) == e)
-            .and_then(|(_, t)| t.collation);
+        // Its type is the category's, and its collation may be any of
+        // the base's (see `inherited_collation`).
+        let collation = match category {
+            Category::Text => inherited_collation(&base.columns),
+            _ => None,
+        };
         columns.push((
             format!("c{i}"),
             DuckType {
@@ -390,4 +392,13 @@ fn sample_values(session: &mut Session, schema: &mut DuckSchema) -> Result<(), E
         .collect();
     schema.sampled = lancet_server::dml::sample(session, tables)?;
     Ok(())
+}
+
+/// The collation a text column computed from `columns` may compare under:
+/// DuckDB carries a collation through casts, CASE and functions (`lower`,
+/// `concat`), also into a column declared plain VARCHAR, so a text column
+/// over a collated one is taken as collated (PQS, which reads binary text
+/// only, leaves it out). The first collation among them, or none.
+fn inherited_collation(columns: &[(String, DuckType)]) -> Option<&'static str> {
+    columns.iter().find_map(|(_, t)| t.collation)
 }

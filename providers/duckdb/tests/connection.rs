@@ -130,3 +130,19 @@ fn values_of_unreadable_types_are_refused() {
         ]]
     );
 }
+
+/// Why a generated text column over a collated one is modelled as
+/// collated (see populate.rs): DuckDB carries the collation through CASE
+/// and casts into a column declared plain VARCHAR.
+#[test]
+fn a_generated_column_keeps_the_collation_of_its_expression() {
+    let mut c = open();
+    c.execute(
+        "CREATE TABLE t0 (c0 VARCHAR COLLATE nocase, \
+         c1 VARCHAR GENERATED ALWAYS AS (CASE WHEN c0 <> '' THEN CAST(c0 AS VARCHAR) END) VIRTUAL)",
+    )
+    .unwrap();
+    c.execute("INSERT INTO t0 (c0) VALUES ('a')").unwrap();
+    let rows = c.query("SELECT c1 = 'A' FROM t0").unwrap();
+    assert_eq!(rows, vec![vec![Value::Boolean(true)]]);
+}
