@@ -486,4 +486,12 @@ fn transaction_findings_reach_the_store_and_the_report() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains(&signature), "no {signature} in the report");
+    // A run killed before it saved its index: its findings on disk are
+    // still read (run directories are pushed to a fresh store first).
+    let findings_dir = records[0].parent().unwrap();
+    std::fs::remove_file(findings_dir.join("index.json")).unwrap();
+    let listed = run(&["findings", findings_dir.parent().unwrap().to_str().unwrap()]);
+    let list = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert_eq!(listed.status.code(), Some(0), "{list}{}", stderr(&listed));
+    assert!(list.contains(&signature), "{signature} not in:\n{list}");
 }
