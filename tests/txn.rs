@@ -275,8 +275,8 @@ fn a_finding_reduces_and_replays_from_its_single_file() {
     );
 }
 
-/// SQLite's one level in WAL mode, sessions on a shared file: 3,000
-/// schedules run clean, every fault is caught, and no file is left.
+/// SQLite's one level in WAL mode, `BEGIN DEFERRED` and `BEGIN
+/// IMMEDIATE`, sessions on a shared file: 3,000 schedules run clean, every fault is caught, and no file is left.
 #[test]
 fn sqlite_runs_clean_and_catches_every_planted_fault() {
     // A temporary directory of its own, where the sessions' files go.
@@ -309,6 +309,7 @@ fn sqlite_runs_clean_and_catches_every_planted_fault() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("  findings    0\n"), "{err}");
     assert!(err.contains("SERIALIZABLE: "), "{err}");
+    assert!(err.contains("SERIALIZABLE (immediate): "), "{err}");
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .filter_map(|e| e.ok())

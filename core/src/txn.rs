@@ -98,6 +98,17 @@ pub struct LevelRules {
     /// value (SQLite's conflicts are on pages, not row versions).
     #[serde(default)]
     pub same_value_is_no_change: bool,
+    /// A named way of starting transactions at this level, where a DBMS
+    /// has several with other rules (SQLite: `immediate`, `BEGIN
+    /// IMMEDIATE`); `None` for the level's plain BEGIN. A schedule runs
+    /// all its sessions in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// BEGIN takes the database's one write lock: a BEGIN while another
+    /// such transaction is open must fail at once (SQLite's `BEGIN
+    /// IMMEDIATE` with no busy timeout: SQLITE_BUSY).
+    #[serde(default)]
+    pub exclusive_begin: bool,
 }
 
 impl LevelRules {
@@ -118,6 +129,17 @@ impl LevelRules {
             extra_write_locks,
             source: source.to_string(),
             same_value_is_no_change: false,
+            mode: None,
+            exclusive_begin: false,
+        }
+    }
+
+    /// The level as people name it, with its mode: `SERIALIZABLE`,
+    /// `SERIALIZABLE (immediate)`. Signatures and the summary use it.
+    pub fn label(&self) -> String {
+        match &self.mode {
+            Some(mode) => format!("{} ({mode})", self.level.sql()),
+            None => self.level.sql().to_string(),
         }
     }
 }
@@ -165,8 +187,9 @@ pub trait Transactions: Send + Sync {
     /// The isolation levels lancet models for this DBMS build, with their
     /// rules.
     fn levels(&self) -> Vec<LevelRules>;
-    /// The statements that start a transaction at `level`.
-    fn begin(&self, level: IsolationLevel) -> Vec<String>;
+    /// The statements that start a transaction at `level`, in `mode`
+    /// (one of its [`LevelRules::mode`]s; `None`: the plain BEGIN).
+    fn begin(&self, level: IsolationLevel, mode: Option<&str>) -> Vec<String>;
     /// The statement that ends one.
     fn end(&self, end: TransactionEnd) -> String {
         match end {

@@ -293,10 +293,11 @@ impl<'a> Shared<'a> {
             .push(what);
     }
 
-    pub(super) fn rules_for(&self, level: IsolationLevel) -> &LevelRules {
+    /// The rules of `schedule`'s level and mode.
+    pub(super) fn rules_for(&self, schedule: &Schedule) -> &LevelRules {
         self.rules
             .iter()
-            .find(|r| r.level == level)
+            .find(|r| r.level == schedule.level && r.mode == schedule.mode)
             .expect("schedules are drawn at the levels of `rules`")
     }
 }
@@ -381,7 +382,7 @@ impl Bench<'_> {
         schedule: &Schedule,
         fault: Option<TxnFault>,
     ) -> anyhow::Result<ScheduleRun> {
-        let rules = shared.rules_for(schedule.level);
+        let rules = shared.rules_for(schedule);
         let run = Run {
             tx: shared.tx,
             rules,
@@ -408,7 +409,11 @@ impl Bench<'_> {
 
 fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Result<()> {
     let mut rng = database_rng(shared.options.seed, thread, database);
-    let levels: Vec<IsolationLevel> = shared.rules.iter().map(|r| r.level).collect();
+    let levels: Vec<(IsolationLevel, Option<String>)> = shared
+        .rules
+        .iter()
+        .map(|r| (r.level, r.mode.clone()))
+        .collect();
     let placements = shared.tx.placements();
     let mut bench = open_bench(shared, Purpose::Worker, thread, database)?;
     shared.counters.add_database();
@@ -425,7 +430,8 @@ fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Resu
         shared.counters.add_check(0, !run.final_rows.is_empty());
         {
             let mut levels = shared.levels.lock().unwrap_or_else(|e| e.into_inner());
-            let counts = levels.entry(schedule.level.sql().to_string()).or_default();
+            let label = shared.rules_for(&schedule).label();
+            let counts = levels.entry(label).or_default();
             counts.schedules += 1;
             counts.undetermined += u64::from(run.undetermined.is_some());
             counts.committed += run.committed as u64;
@@ -467,12 +473,18 @@ pub fn replay(
     let rules = tx
         .levels()
         .into_iter()
-        .find(|r| r.level == finding.schedule.level)
+        .find(|r| r.level == finding.schedule.level && r.mode == finding.schedule.mode)
         .ok_or_else(|| {
             anyhow::anyhow!(
-                "{} does not model {}",
+                "{} does not model {}{}",
                 provider.name(),
-                finding.schedule.level.sql()
+                finding.schedule.level.sql(),
+                finding
+                    .schedule
+                    .mode
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
             )
         })?;
     let fault = finding.fault.as_deref().and_then(TxnFault::by_name);

@@ -162,7 +162,13 @@ impl<'r, 'a> Driving<'r, 'a> {
     fn sql(&self, step: usize) -> (String, bool) {
         let s = self.run.schedule.steps[step];
         match s.action {
-            Action::Begin => (self.run.tx.begin(self.run.schedule.level).join("; "), false),
+            Action::Begin => (
+                self.run
+                    .tx
+                    .begin(self.run.schedule.level, self.run.schedule.mode.as_deref())
+                    .join("; "),
+                false,
+            ),
             Action::Commit => (
                 self.run.tx.end(lancet_core::txn::TransactionEnd::Commit),
                 false,
@@ -284,7 +290,10 @@ impl<'r, 'a> Driving<'r, 'a> {
         if st.action == Action::Begin {
             // A DBMS that sets the level in a statement of its own
             // (MariaDB) gets the statements one by one.
-            let begin = self.run.tx.begin(self.run.schedule.level);
+            let begin = self
+                .run
+                .tx
+                .begin(self.run.schedule.level, self.run.schedule.mode.as_deref());
             for pre in &begin[..begin.len().saturating_sub(1)] {
                 let thread = &self.sessions.threads[session];
                 let reply = if thread.run(pre, false) {
@@ -308,7 +317,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         let sql = if st.action == Action::Begin {
             self.run
                 .tx
-                .begin(self.run.schedule.level)
+                .begin(self.run.schedule.level, self.run.schedule.mode.as_deref())
                 .last()
                 .cloned()
                 .unwrap_or_default()
@@ -442,7 +451,10 @@ impl<'r, 'a> Driving<'r, 'a> {
         // locks go now on every DBMS.
         let rollback = self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback);
         let thread = &self.sessions.threads[st.session];
-        if st.action != Action::Rollback && thread.run(&rollback, false) {
+        // A BEGIN that failed started nothing to roll back (SQLite refuses
+        // a ROLLBACK outside a transaction).
+        let open = !matches!(st.action, Action::Rollback | Action::Begin);
+        if open && thread.run(&rollback, false) {
             match thread.recv.recv_timeout(self.run.timing.long) {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => self.out.failure = Some((step, e)),

@@ -72,8 +72,8 @@ impl TxnFinding {
             (None, None) => "none".to_string(),
         };
         match &schedule.placement {
-            Some(placement) => format!("{what}@{} on {placement}", rules.level.sql()),
-            None => format!("{what}@{}", rules.level.sql()),
+            Some(placement) => format!("{what}@{} on {placement}", rules.label()),
+            None => format!("{what}@{}", rules.label()),
         }
     }
 
@@ -206,10 +206,7 @@ impl TxnFinding {
             signature: self.signature.clone(),
             kind,
             oracle: Some(lancet_oracles::txn::NAME.to_string()),
-            relation: Some(format!(
-                "reads and rows as {} allows",
-                self.rules.level.sql()
-            )),
+            relation: Some(format!("reads and rows as {} allows", self.rules.label())),
             size: (
                 self.schedule.size(),
                 std::fs::metadata(sql).map_or(0, |m| m.len() as usize),
@@ -244,7 +241,7 @@ impl TxnFinding {
         let _ = writeln!(
             out,
             "level: {} (rules: reads see {:?}, writes {:?}{}; from {})",
-            self.rules.level.sql(),
+            self.rules.label(),
             self.rules.read_view,
             self.rules.writes,
             if self.rules.serializable {

@@ -32,7 +32,7 @@ impl Run<'_> {
         match fault {
             TxnFault::StaleSnapshot => {
                 let mut side = open()?;
-                for sql in self.tx.begin(IsolationLevel::RepeatableRead) {
+                for sql in self.tx.begin(IsolationLevel::RepeatableRead, None) {
                     side.execute(&sql).map_err(|e| anyhow::anyhow!("{e}"))?;
                 }
                 side.query(&format!("SELECT k, v FROM {}", self.schedule.table))

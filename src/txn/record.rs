@@ -20,7 +20,7 @@ pub(super) fn record(
     run: ScheduleRun,
     origin: ScheduleOrigin,
 ) -> anyhow::Result<()> {
-    let rules = shared.rules_for(schedule.level).clone();
+    let rules = shared.rules_for(&schedule).clone();
     let signature = TxnFinding::signature_of(&run, &rules, &schedule);
     if let Some(limit) = shared.options.flood_limit {
         let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
@@ -147,7 +147,7 @@ fn make_finding(
             schedule.index_v,
             schedule.placement.as_deref(),
         ),
-        begin: shared.tx.begin(schedule.level),
+        begin: shared.tx.begin(schedule.level, schedule.mode.as_deref()),
         client_command: shared.tx.client_command(),
     }
 }
@@ -161,7 +161,7 @@ fn reduce(
     signature: &str,
     budget: Duration,
 ) -> Option<(Schedule, ScheduleRun)> {
-    let rules = shared.rules_for(schedule.level).clone();
+    let rules = shared.rules_for(schedule).clone();
     let deadline = Instant::now() + budget;
     let mut best: Option<(Schedule, ScheduleRun)> = None;
     let mut current = schedule.clone();

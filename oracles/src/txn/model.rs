@@ -72,6 +72,9 @@ pub(super) struct Txn {
     /// Reads this transaction made, with what the DBMS returned, for the
     /// serial-order check.
     pub(super) reads: Reads,
+    /// Under an exclusive BEGIN: the session whose open transaction held
+    /// the write lock when this one's BEGIN was sent.
+    begin_against: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -129,6 +132,7 @@ impl<'a> Model<'a> {
                     started: None,
                     uncertain: BTreeSet::new(),
                     reads: Vec::new(),
+                    begin_against: None,
                 };
                 schedule.sessions
             ],
@@ -233,6 +237,14 @@ impl<'a> Model<'a> {
         let s = self.schedule.steps[step];
         let session = s.session;
         if s.action == Action::Begin {
+            // One transaction holds the write lock from its BEGIN: this
+            // BEGIN must fail while another holds it.
+            self.txns[session].begin_against = if self.rules.exclusive_begin {
+                (0..self.txns.len())
+                    .find(|&t| t != session && self.txns[t].status == Status::Active)
+            } else {
+                None
+            };
             self.txns[session].status = Status::Active;
             if self.rules.read_view == ReadView::Begin {
                 self.txns[session].snapshot = Some(self.committed.clone());
@@ -353,7 +365,18 @@ impl<'a> Model<'a> {
         let session = s.session;
         let started = self.txns[session].started.take();
         match (s.action, outcome) {
-            (Action::Begin, Outcome::Ok(_)) => {}
+            (Action::Begin, Outcome::Ok(_)) => {
+                if let Some(holder) = self.txns[session].begin_against {
+                    self.anomaly(
+                        AnomalyKind::DidNotWait,
+                        step,
+                        format!(
+                            "BEGIN returned while session {}'s transaction held the write lock it takes (one writer at a time: it must fail at once)",
+                            holder + 1
+                        ),
+                    );
+                }
+            }
             (Action::Commit, Outcome::Ok(_)) => self.commit(session),
             (Action::Rollback, _) => self.abort(session),
             (_, Outcome::Conflict(c)) => self.conflict(step, c),
@@ -422,6 +445,10 @@ impl<'a> Model<'a> {
     fn conflict(&mut self, step: usize, conflict: Conflict) {
         let s = self.schedule.steps[step];
         let allowed = match conflict {
+            // An exclusive BEGIN fails only while another holds the lock.
+            _ if s.action == Action::Begin && self.rules.exclusive_begin => {
+                self.txns[s.session].begin_against.is_some()
+            }
             // Deadlocks and lock timeouts end waits, at every level.
             Conflict::Deadlock | Conflict::LockTimeout => true,
             Conflict::Serialization => {
@@ -500,10 +527,22 @@ impl<'a> Model<'a> {
                 let now = self.targets(session, pred, &started.view);
                 if waited {
                     // Rows that began to match while it waited: whether
-                    // the scan meets them depends on where it was.
+                    // the scan meets them depends on where it was. Over
+                    // the index on v, so do rows a commit changed while
+                    // it waited (seen with lancet on MariaDB: an UPDATE
+                    // ... WHERE v > 0 waiting at one row skipped another
+                    // whose v a commit had changed, the index entry it
+                    // reached being stale by then); a scan of the table
+                    // itself reads each row's newest version.
+                    let index_scan = self.schedule.index_v;
                     let met: Vec<i64> = now
                         .iter()
-                        .filter(|k| !started.targets.contains(k))
+                        .filter(|k| {
+                            !started.targets.contains(k)
+                                || (index_scan
+                                    && started.view.get(k).map(|v| v.id)
+                                        != self.committed.get(k).map(|v| v.id))
+                        })
                         .copied()
                         .collect();
                     self.txns[session].uncertain.extend(met);

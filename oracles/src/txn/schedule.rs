@@ -115,6 +115,9 @@ pub struct Schedule {
     /// The rows before any transaction.
     pub rows: Vec<(i64, i64)>,
     pub level: IsolationLevel,
+    /// The level's mode (`LevelRules::mode`), if not its plain BEGIN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     pub sessions: usize,
     /// Every session's steps, in the order lancet sends them (a session
     /// that waits for a lock sends its later steps once it returns).
@@ -125,10 +128,14 @@ pub struct Schedule {
 pub const TABLE: &str = "lancet_txn";
 
 impl Schedule {
-    /// Draws a schedule at one of `levels`, over a table placed as one of
-    /// `placements` (if any).
-    pub fn generate(rng: &mut Rng, levels: &[IsolationLevel], placements: &[&str]) -> Schedule {
-        let level = levels[rng.random_range(0..levels.len())];
+    /// Draws a schedule at one of `levels` (a level and its mode), over
+    /// a table placed as one of `placements` (if any).
+    pub fn generate(
+        rng: &mut Rng,
+        levels: &[(IsolationLevel, Option<String>)],
+        placements: &[&str],
+    ) -> Schedule {
+        let (level, mode) = levels[rng.random_range(0..levels.len())].clone();
         let placement = (!placements.is_empty())
             .then(|| placements[rng.random_range(0..placements.len())].to_string());
         let nrows = rng.random_range(2..=6i64);
@@ -170,6 +177,7 @@ impl Schedule {
             placement,
             rows,
             level,
+            mode,
             sessions,
             steps,
         }

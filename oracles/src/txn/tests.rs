@@ -40,6 +40,7 @@ fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)
         placement: None,
         rows: rows.to_vec(),
         level,
+        mode: None,
         sessions: steps.iter().map(|s| s.0 + 1).max().unwrap_or(1),
         steps: steps
             .iter()
@@ -435,6 +436,37 @@ fn rows_an_uncertain_write_left_open_are_not_checked_but_the_others_are() {
         check(&[(1, 9), (2, 0), (101, 9)], &[(1, 13), (2, 0), (101, 9)]),
         vec![AnomalyKind::NonRepeatableRead]
     );
+    // Over the index on v, the scan may reach k = 1 by its stale entry
+    // (v = 8, now 9) and skip it: k = 1 is open too, k = 2 is not.
+    let s = Schedule {
+        index_v: true,
+        ..s.clone()
+    };
+    let check = |read: &[(i64, i64)], last: &[(i64, i64)]| {
+        let mut m = Model::new(&s, &r);
+        for i in 0..4 {
+            m.start(i);
+            m.finish(i, ok(), false);
+        }
+        m.start(4);
+        m.start(5);
+        m.finish(5, ok(), false);
+        m.finish(4, ok(), true);
+        for i in 6..s.steps.len() {
+            m.start(i);
+            m.finish(i, if i == 8 { rows(read) } else { ok() }, false);
+        }
+        m.end(last);
+        m.anomalies.len()
+    };
+    assert_eq!(
+        check(&[(1, 9), (2, 0), (101, 9)], &[(1, 9), (2, 0), (101, 9)]),
+        0
+    );
+    assert_eq!(
+        check(&[(1, 9), (2, 4), (101, 9)], &[(1, 9), (2, 0), (101, 9)]),
+        1
+    );
 }
 
 #[test]
@@ -515,4 +547,44 @@ fn read_uncommitted_does_not_check_rows_a_waiting_write_may_have_changed() {
     m.start(4);
     m.finish(4, rows(&[(2, 23)]), false);
     assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
+}
+
+#[test]
+fn an_exclusive_begin_must_fail_while_another_holds_the_write_lock() {
+    use Action::*;
+    let immediate = LevelRules {
+        exclusive_begin: true,
+        mode: Some("immediate".into()),
+        ..rules(
+            IsolationLevel::Serializable,
+            ReadView::Begin,
+            WriteRule::SnapshotOrAbort,
+        )
+    };
+    let s = schedule(
+        IsolationLevel::Serializable,
+        &[(1, 10)],
+        &[
+            (0, Begin),
+            (1, Begin), // 1: must fail, session 1 holds the lock
+            (0, ADD_1),
+            (0, Commit),
+            (1, Begin), // 4 (after session 1 committed): may succeed
+        ],
+    );
+    let busy = |i| match i {
+        1 => Outcome::Conflict(Conflict::LockTimeout),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &immediate, busy, &[(1, 11)]), vec![]);
+    assert_eq!(
+        run(&s, &immediate, |_| ok(), &[(1, 11)]),
+        vec![AnomalyKind::DidNotWait]
+    );
+    // A BEGIN that fails with nobody holding the lock is spurious.
+    let spurious = |i| match i {
+        0 => Outcome::Conflict(Conflict::LockTimeout),
+        _ => ok(),
+    };
+    assert!(run(&s, &immediate, spurious, &[(1, 10)]).contains(&AnomalyKind::SpuriousConflict));
 }

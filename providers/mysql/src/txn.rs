@@ -103,7 +103,7 @@ impl Transactions for MySqlProvider {
         .collect()
     }
 
-    fn begin(&self, level: IsolationLevel) -> Vec<String> {
+    fn begin(&self, level: IsolationLevel, _mode: Option<&str>) -> Vec<String> {
         let start = if level == IsolationLevel::RepeatableRead {
             "START TRANSACTION WITH CONSISTENT SNAPSHOT"
         } else {

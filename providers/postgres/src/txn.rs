@@ -91,7 +91,7 @@ impl Transactions for PostgresProvider {
         self.flavor.transaction_placements()
     }
 
-    fn begin(&self, level: IsolationLevel) -> Vec<String> {
+    fn begin(&self, level: IsolationLevel, _mode: Option<&str>) -> Vec<String> {
         vec![format!("BEGIN ISOLATION LEVEL {}", level.sql())]
     }
 

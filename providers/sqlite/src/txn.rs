@@ -5,9 +5,10 @@
 //!   serializable isolation";
 //! - in WAL mode a reader sees the database as of the start of its read
 //!   transaction, which a DEFERRED transaction begins at its first
-//!   statement, and its own changes;
+//!   statement (`BEGIN DEFERRED`) or at `BEGIN IMMEDIATE`, and its own
+//!   changes;
 //! - one writer at a time: a second writer fails at once with SQLITE_BUSY
-//!   (lancet sets no busy timeout), and a transaction whose snapshot is
+//!   (lancet sets no busy timeout), as does a second `BEGIN IMMEDIATE`, and a transaction whose snapshot is
 //!   older than the last commit cannot become a writer: SQLITE_BUSY_SNAPSHOT.
 //!
 //! The sessions share a database file in the system's temporary
@@ -22,9 +23,13 @@ use std::path::PathBuf;
 
 const SOURCE: &str = "sqlite.org/isolation.html, sqlite.org/wal.html";
 
-/// The rules of SQLite's one level.
-pub fn rules() -> LevelRules {
-    LevelRules {
+/// How `BEGIN IMMEDIATE` is named among the level's modes.
+pub const IMMEDIATE: &str = "immediate";
+
+/// The rules of SQLite's one level: `BEGIN DEFERRED` (the default mode)
+/// and `BEGIN IMMEDIATE`.
+pub fn rules() -> Vec<LevelRules> {
+    let deferred = LevelRules {
         // A commit conflicts by the pages it wrote: one that rewrote a
         // value as it was may leave the database as it was.
         same_value_is_no_change: true,
@@ -35,7 +40,19 @@ pub fn rules() -> LevelRules {
             false,
             SOURCE,
         )
-    }
+    };
+    // "IMMEDIATE causes the database connection to start a new write
+    // immediately, without waiting for a write statement": its read
+    // snapshot is taken at BEGIN, and a second BEGIN IMMEDIATE fails with
+    // SQLITE_BUSY while one is open (sqlite.org/lang_transaction.html).
+    let immediate = LevelRules {
+        read_view: ReadView::Begin,
+        mode: Some(IMMEDIATE.to_string()),
+        exclusive_begin: true,
+        source: format!("{SOURCE}, sqlite.org/lang_transaction.html"),
+        ..deferred.clone()
+    };
+    vec![deferred, immediate]
 }
 
 /// Result codes of the conflicts SQLite's transactions allow.
@@ -59,11 +76,15 @@ fn file_of(name: &str) -> anyhow::Result<PathBuf> {
 
 impl Transactions for SqliteProvider {
     fn levels(&self) -> Vec<LevelRules> {
-        vec![rules()]
+        rules()
     }
 
-    fn begin(&self, _level: IsolationLevel) -> Vec<String> {
-        vec!["BEGIN DEFERRED".into()]
+    fn begin(&self, _level: IsolationLevel, mode: Option<&str>) -> Vec<String> {
+        if mode == Some(IMMEDIATE) {
+            vec!["BEGIN IMMEDIATE".into()]
+        } else {
+            vec!["BEGIN DEFERRED".into()]
+        }
     }
 
     fn create_table(&self, name: &str, index_v: bool, _placement: Option<&str>) -> Vec<String> {
