@@ -31,6 +31,11 @@ pub enum AnomalyKind {
     DidNotWait,
     /// A plain read waited, where the level says reads never wait.
     BlockingRead,
+    /// A write waited for a lock until the lock timeout ended it, where
+    /// the rules see no lock it could wait for (no open transaction had
+    /// written its rows, none had a write in flight, and the level takes
+    /// no locks beyond the rows a write changes).
+    BlockingWrite,
     /// A serialization failure where the level never raises one.
     SpuriousConflict,
     /// Statements waited for each other's row locks in a cycle, and the
@@ -53,6 +58,7 @@ impl AnomalyKind {
             AnomalyKind::NotSerializable => "not-serializable",
             AnomalyKind::DidNotWait => "did-not-wait",
             AnomalyKind::BlockingRead => "blocking-read",
+            AnomalyKind::BlockingWrite => "blocking-write",
             AnomalyKind::SpuriousConflict => "spurious-conflict",
             AnomalyKind::UndetectedDeadlock => "undetected-deadlock",
         }

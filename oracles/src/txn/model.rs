@@ -172,6 +172,36 @@ impl<'a> Model<'a> {
         rows
     }
 
+    /// Whether another open transaction wrote row `k` with a write the
+    /// model leaves open.
+    fn unsure_writer(&self, session: usize, k: i64) -> bool {
+        (0..self.txns.len()).any(|t| {
+            t != session
+                && self.txns[t].status == Status::Active
+                && self.txns[t].uncertain.contains(&k)
+        }) || self.uncertain_committed.contains(&k)
+    }
+
+    /// Whether another session has an UPDATE, DELETE or INSERT in flight.
+    fn write_in_flight(&self, session: usize) -> bool {
+        (0..self.txns.len()).any(|t| {
+            t != session
+                && self.txns[t].started.as_ref().is_some_and(|st| {
+                    matches!(self.schedule.steps[st.step].action, Action::Stmt(op) if !op.is_read())
+                })
+        })
+    }
+
+    /// A write the rules let wait for no lock waited until the lock
+    /// timeout ended it.
+    pub fn blocking_write(&mut self, step: usize, waited_ms: u128) {
+        self.anomaly(
+            AnomalyKind::BlockingWrite,
+            step,
+            format!("no open transaction had written the rows it changes and no write was in flight, yet it waited {waited_ms} ms for a lock until the lock timeout ended it"),
+        );
+    }
+
     /// Whether a read of `session` may show row `k` as any of its
     /// versions: under a dirty-read view, another open transaction has
     /// written it, or has a write in flight, which may have changed some
@@ -276,6 +306,14 @@ impl<'a> Model<'a> {
                 Wait::Must
             }
             _ if self.rules.extra_write_locks => Wait::May,
+            // Locks the model cannot place: a row whose writer it is unsure
+            // of, or another session's write in flight, which may hold
+            // the locks of rows it has reached already.
+            _ if targets.iter().any(|&k| self.unsure_writer(session, k))
+                || self.write_in_flight(session) =>
+            {
+                Wait::May
+            }
             _ => Wait::MustNot,
         };
         self.txns[session].started = Some(Started {

@@ -588,3 +588,49 @@ fn an_exclusive_begin_must_fail_while_another_holds_the_write_lock() {
     };
     assert!(run(&s, &immediate, spurious, &[(1, 10)]).contains(&AnomalyKind::SpuriousConflict));
 }
+
+#[test]
+fn a_write_may_wait_while_another_write_is_in_flight_and_must_not_otherwise() {
+    use Action::*;
+    const ADD_2: Action = Action::Stmt(Op::Update(Pred::Key(2), Assign::Add(1)));
+    let s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 10), (2, 20)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (2, Begin),
+            (0, ADD_1), // 3: row 1 locked by session 1
+            (1, ADD_1), // 4: must wait for session 1
+            (2, ADD_2), // 5: may wait: session 2's write is in flight
+        ],
+    );
+    let rc = pg_rc();
+    let mut m = Model::new(&s, &rc);
+    for i in 0..4 {
+        m.start(i);
+        m.finish(i, ok(), false);
+    }
+    assert_eq!(m.start(4), Wait::Must);
+    assert_eq!(m.start(5), Wait::May);
+    // Once nothing else is in flight, a write to an unlocked row must not
+    // wait, and a lock timeout after a wait is a finding.
+    m.finish(5, ok(), false);
+    m.finish(4, Outcome::Conflict(Conflict::LockTimeout), true);
+    let s2 = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 10), (2, 20)],
+        &[(0, Begin), (1, Begin), (0, ADD_1), (1, ADD_2)],
+    );
+    let mut m = Model::new(&s2, &rc);
+    for i in 0..3 {
+        m.start(i);
+        m.finish(i, ok(), false);
+    }
+    assert_eq!(m.start(3), Wait::MustNot);
+    m.blocking_write(3, 8000);
+    assert_eq!(
+        m.anomalies.iter().map(|a| a.kind).collect::<Vec<_>>(),
+        vec![AnomalyKind::BlockingWrite]
+    );
+}
