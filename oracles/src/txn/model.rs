@@ -75,6 +75,13 @@ pub(super) struct Txn {
     /// Under an exclusive BEGIN: the session whose open transaction held
     /// the write lock when this one's BEGIN was sent.
     begin_against: Option<usize>,
+    /// Rows it may hold a lock on without having changed them: a
+    /// PostgreSQL READ COMMITTED write that found a row changed by a
+    /// concurrent commit locks its newest version before it re-checks
+    /// the condition, and keeps the lock if the check fails (seen with
+    /// lancet on PostgreSQL 18: a later UPDATE of that row waited until
+    /// the lock timeout).
+    maybe_locked: BTreeSet<i64>,
 }
 
 #[derive(Clone, Debug)]
@@ -133,6 +140,7 @@ impl<'a> Model<'a> {
                     uncertain: BTreeSet::new(),
                     reads: Vec::new(),
                     begin_against: None,
+                    maybe_locked: BTreeSet::new(),
                 };
                 schedule.sessions
             ],
@@ -173,12 +181,12 @@ impl<'a> Model<'a> {
     }
 
     /// Whether another open transaction wrote row `k` with a write the
-    /// model leaves open.
+    /// model leaves open, or may hold its lock without having changed it.
     fn unsure_writer(&self, session: usize, k: i64) -> bool {
         (0..self.txns.len()).any(|t| {
             t != session
                 && self.txns[t].status == Status::Active
-                && self.txns[t].uncertain.contains(&k)
+                && (self.txns[t].uncertain.contains(&k) || self.txns[t].maybe_locked.contains(&k))
         }) || self.uncertain_committed.contains(&k)
     }
 
@@ -550,17 +558,32 @@ impl<'a> Model<'a> {
         let session = self.schedule.steps[step].session;
         let own = |m: &Self, k: i64| m.txns[session].writes.get(&k).copied();
         let changes: Vec<(i64, Version)> = match self.rules.writes {
-            WriteRule::SnapshotRowsNewestVersions => started
-                .targets
-                .iter()
-                .filter_map(|&k| {
-                    let newest = match own(self, k) {
-                        Some(w) => w,
-                        None => self.committed.get(&k).copied(),
-                    }?;
-                    pred.matches(k, newest.v).then_some((k, newest))
-                })
-                .collect(),
+            WriteRule::SnapshotRowsNewestVersions => {
+                let changes: Vec<(i64, Version)> = started
+                    .targets
+                    .iter()
+                    .filter_map(|&k| {
+                        let newest = match own(self, k) {
+                            Some(w) => w,
+                            None => self.committed.get(&k).copied(),
+                        }?;
+                        pred.matches(k, newest.v).then_some((k, newest))
+                    })
+                    .collect();
+                // Rows a concurrent commit changed, which the re-check
+                // then left alone: locked all the same.
+                let relocked: Vec<i64> = started
+                    .targets
+                    .iter()
+                    .filter(|k| {
+                        started.view.get(k).map(|v| v.id) != self.committed.get(k).map(|v| v.id)
+                            && !changes.iter().any(|(c, _)| c == *k)
+                    })
+                    .copied()
+                    .collect();
+                self.txns[session].maybe_locked.extend(relocked);
+                changes
+            }
             WriteRule::NewestRows => {
                 let now = self.targets(session, pred, &started.view);
                 if waited {

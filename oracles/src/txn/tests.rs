@@ -634,3 +634,35 @@ fn a_write_may_wait_while_another_write_is_in_flight_and_must_not_otherwise() {
         vec![AnomalyKind::BlockingWrite]
     );
 }
+
+#[test]
+fn a_read_committed_write_whose_recheck_failed_may_keep_the_row_locked() {
+    use Action::*;
+    const SET_11_ABOVE_5: Action = Action::Stmt(Op::Update(Pred::ValueAbove(5), Assign::Set(11)));
+    const ADD_IN_9_10: Action = Action::Stmt(Op::Update(Pred::ValueRange(9, 10), Assign::Add(5)));
+    const SET_3: Action = Action::Stmt(Op::Update(Pred::Key(3), Assign::Set(6)));
+    let s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(3, 9)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (2, Begin),
+            (0, SET_11_ABOVE_5), // 3: row 3 becomes 11
+            (2, ADD_IN_9_10),    // 4: waits for row 3; after the commit v = 11 fails the re-check
+            (0, Commit),         // 5
+            (1, SET_3),          // 6: PostgreSQL keeps row 3 locked for session 3
+        ],
+    );
+    let rc = pg_rc();
+    let mut m = Model::new(&s, &rc);
+    for i in 0..4 {
+        m.start(i);
+        m.finish(i, ok(), false);
+    }
+    assert_eq!(m.start(4), Wait::Must);
+    m.start(5);
+    m.finish(5, ok(), false);
+    m.finish(4, ok(), true);
+    assert_eq!(m.start(6), Wait::May);
+}
