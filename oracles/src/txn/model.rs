@@ -107,6 +107,8 @@ pub struct Model<'a> {
     pub anomalies: Vec<Anomaly>,
 }
 
+mod locks;
+
 impl<'a> Model<'a> {
     pub fn new(schedule: &'a Schedule, rules: &'a LevelRules) -> Model<'a> {
         let mut next_id = 0;
@@ -180,36 +182,6 @@ impl<'a> Model<'a> {
         rows
     }
 
-    /// Whether another open transaction wrote row `k` with a write the
-    /// model leaves open, or may hold its lock without having changed it.
-    fn unsure_writer(&self, session: usize, k: i64) -> bool {
-        (0..self.txns.len()).any(|t| {
-            t != session
-                && self.txns[t].status == Status::Active
-                && (self.txns[t].uncertain.contains(&k) || self.txns[t].maybe_locked.contains(&k))
-        }) || self.uncertain_committed.contains(&k)
-    }
-
-    /// Whether another session has an UPDATE, DELETE or INSERT in flight.
-    fn write_in_flight(&self, session: usize) -> bool {
-        (0..self.txns.len()).any(|t| {
-            t != session
-                && self.txns[t].started.as_ref().is_some_and(|st| {
-                    matches!(self.schedule.steps[st.step].action, Action::Stmt(op) if !op.is_read())
-                })
-        })
-    }
-
-    /// A write the rules let wait for no lock waited until the lock
-    /// timeout ended it.
-    pub fn blocking_write(&mut self, step: usize, waited_ms: u128) {
-        self.anomaly(
-            AnomalyKind::BlockingWrite,
-            step,
-            format!("no open transaction had written the rows it changes and no write was in flight, yet it waited {waited_ms} ms for a lock until the lock timeout ended it"),
-        );
-    }
-
     /// Whether a read of `session` may show row `k` as any of its
     /// versions: under a dirty-read view, another open transaction has
     /// written it, or has a write in flight, which may have changed some
@@ -241,17 +213,6 @@ impl<'a> Model<'a> {
                 .clone()
                 .unwrap_or_else(|| self.committed.clone()),
         }
-    }
-
-    /// Which other open transaction holds a lock on row `k` (one it
-    /// surely wrote).
-    fn locker(&self, session: usize, k: i64) -> Option<usize> {
-        (0..self.txns.len()).find(|&t| {
-            t != session
-                && self.txns[t].status == Status::Active
-                && self.txns[t].writes.contains_key(&k)
-                && !self.unsure(t, k)
-        })
     }
 
     /// The keys a write of `session` over `pred` would change if it ran
@@ -330,78 +291,6 @@ impl<'a> Model<'a> {
             targets,
         });
         wait
-    }
-
-    /// Whether the statement `session` has in flight waits for a lock the
-    /// model knows of now.
-    pub fn blocked_by(&self, session: usize) -> Option<usize> {
-        let started = self.txns[session].started.as_ref()?;
-        started
-            .targets
-            .iter()
-            .filter(|&&k| !self.unsure(session, k))
-            .find_map(|&k| self.locker(session, k))
-    }
-
-    /// The sessions whose statements in flight (`waiting[s]`) wait for
-    /// each other's row locks in a cycle that includes `session`: a
-    /// deadlock the DBMS must break with its deadlock error. Only row
-    /// locks the model knows count, so the cycle is certain.
-    pub fn deadlock_cycle(&self, session: usize, waiting: &[bool]) -> Option<Vec<usize>> {
-        let mut cycle = vec![session];
-        let mut at = session;
-        while let Some(next) = self
-            .blocked_by(at)
-            .filter(|&n| waiting.get(n) == Some(&true))
-        {
-            if next == session {
-                return Some(cycle);
-            }
-            if cycle.contains(&next) {
-                return None;
-            }
-            cycle.push(next);
-            at = next;
-        }
-        None
-    }
-
-    /// Statements of `cycle` waited for each other and the DBMS ended the
-    /// wait otherwise than with its deadlock error (`how`).
-    pub fn undetected_deadlock(&mut self, step: usize, cycle: &[usize], how: &str) {
-        let who: Vec<String> = cycle.iter().map(|s| (s + 1).to_string()).collect();
-        self.anomaly(
-            AnomalyKind::UndetectedDeadlock,
-            step,
-            format!(
-                "sessions {} waited for each other's row locks, and {how} instead of a deadlock error",
-                who.join(" and ")
-            ),
-        );
-    }
-
-    /// A statement that had to wait returned at once with success: it did
-    /// not take the lock it needed.
-    pub fn did_not_wait(&mut self, step: usize) {
-        let session = self.schedule.steps[step].session;
-        let locker = self.blocked_by(session);
-        self.anomaly(
-            AnomalyKind::DidNotWait,
-            step,
-            format!(
-                "it changes a row that session {} had changed and not yet committed, yet it returned without waiting",
-                locker.map_or("?".to_string(), |l| (l + 1).to_string())
-            ),
-        );
-    }
-
-    /// A plain read did not return while it must not wait for any lock.
-    pub fn read_blocked(&mut self, step: usize, waited_ms: u128) {
-        self.anomaly(
-            AnomalyKind::BlockingRead,
-            step,
-            format!("a plain read under this level waits for no lock, yet it did not return in {waited_ms} ms"),
-        );
     }
 
     /// Step `step` finished with `outcome`; `waited`: it had been seen
