@@ -29,8 +29,8 @@ pub struct BugCore {
     pub constructs: Vec<String>,
     /// For people: the constructs the key is made of, and the finding's
     /// own reduced query with its predicate in place (`SELECT * FROM t0
-    /// WHERE (c0 >= ALL (SELECT ...)) IS NULL`); the error and its
-    /// statement's shape; or how the DBMS died.
+    /// WHERE (c0 >= ALL (SELECT ...)) IS NULL`); the error (and the shape
+    /// of the statement that raised it first); or how the DBMS died.
     pub text: String,
 }
 
@@ -83,15 +83,34 @@ pub fn core_of(f: &Finding, signature: &str, dialect: Dialect) -> BugCore {
                 f.kind.name(),
                 f.error
                     .as_ref()
-                    .map(|e| lancet_core::connection::message_shape(&e.message))
+                    // Its first line: DuckDB and PostgreSQL add the query's
+                    // text and a caret after it.
+                    .map(|e| {
+                        lancet_core::connection::message_shape(
+                            e.message.lines().next().unwrap_or(""),
+                        )
+                    })
                     .unwrap_or_default()
             ),
         },
+        // An error is known by what it says, not by the statement that
+        // raised it: one refusal ("Cannot copy BoundSubqueryExpression")
+        // reached through five query shapes is one bug (seen with lancet
+        // on DuckDB 1.5.6: five findings, five bugs, before).
         _ => {
             let code = f
                 .error
                 .as_ref()
                 .and_then(|e| e.code.clone())
+                .unwrap_or_default();
+            let message = f
+                .error
+                .as_ref()
+                // Its first line: DuckDB and PostgreSQL add the query's
+                // text and a caret after it.
+                .map(|e| {
+                    lancet_core::connection::message_shape(e.message.lines().next().unwrap_or(""))
+                })
                 .unwrap_or_default();
             let shape = f
                 .queries
@@ -99,9 +118,9 @@ pub fn core_of(f: &Finding, signature: &str, dialect: Dialect) -> BugCore {
                 .map(|q| crate::dedup::statement_shape(&q.sql, dialect))
                 .unwrap_or_default();
             BugCore {
-                key: hash(&format!("{}|{code}|{shape}", f.kind.name())),
+                key: hash(&format!("{}|{code}|{message}", f.kind.name())),
                 constructs: Vec::new(),
-                text: format!("{} {code} in: {shape}", f.kind.name()),
+                text: format!("{} {code}: {message} (in: {shape})", f.kind.name()),
             }
         }
     }
@@ -538,5 +557,43 @@ mod tests {
         );
         assert_eq!(bugs[5], bugs[0]);
         assert_ne!(bugs[6], bugs[0], "a function may be another bug");
+    }
+
+    /// An error finding as a record: `sql` failed with `message`.
+    fn error_finding(sql: &str, message: &str) -> Finding {
+        serde_json::from_value(serde_json::json!({
+            "kind": "unexpected-error", "lancet_version": "0", "dbms": "duckdb",
+            "dbms_version": "1.5.6", "oracle": "tlp-aggregate",
+            "origin": {"seed": 1, "thread": 0, "database": 0, "check": 0},
+            "relation": null, "setup": [], "diff": null, "case": null,
+            "confirmed": true, "fault": null,
+            "queries": [{"role": "failing statement", "sql": sql, "row_count": null}],
+            "error": {"kind": "statement", "code": "SERIALIZATION", "message": message},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_error_is_one_bug_by_its_message_whatever_statement_raised_it() {
+        let d = lancet_sqlite::dialect::DIALECT;
+        let copy = "Serialization Error: Cannot copy BoundSubqueryExpression";
+        let a = error_finding(
+            "SELECT MIN(CASE WHEN EXISTS (SELECT 1) THEN 1 END) FROM t0",
+            copy,
+        );
+        let b = error_finding(
+            "SELECT MAX(CAST(x AS VARCHAR)) FROM v0 WHERE c1 IN (1, 2)",
+            copy,
+        );
+        let other = error_finding(
+            "SELECT 1",
+            "Serialization Error: Cannot copy BoundColumnRef",
+        );
+        // The first line only: the query's text and caret below it differ.
+        let lined = error_finding("SELECT 2", &format!("{copy}\n\nLINE 1: SELECT 2\n       ^"));
+        let key = |f: &Finding| core_of(f, "sig", d).key;
+        assert_eq!(key(&a), key(&b));
+        assert_eq!(key(&a), key(&lined));
+        assert_ne!(key(&a), key(&other));
     }
 }
