@@ -321,10 +321,30 @@ fn sqlite_runs_clean_and_catches_every_planted_fault() {
 }
 
 /// A DBMS without transactions lancet models (an embedded one other than
-/// SQLite) and an unknown level are clear errors.
+/// the bundled SQLite) and an unknown level are clear errors.
 #[test]
 fn an_embedded_dbms_or_an_unknown_level_is_a_clear_error() {
     let out = tempfile::tempdir().unwrap();
+    let system = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
+    if std::path::Path::new(system).exists() {
+        let o = fuzz_into(
+            out.path(),
+            &[
+                "--dbms",
+                "sqlite",
+                "--sqlite-lib",
+                system,
+                "--oracle",
+                "txn",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("not a library given with --sqlite-lib"),
+            "{}",
+            stderr(&o)
+        );
+    }
     if std::env::var_os("LANCET_DUCKDB_LIB").is_some() {
         let o = fuzz_into(
             out.path(),

@@ -191,13 +191,9 @@ impl<'a> Model<'a> {
     fn dirty_for(&self, session: usize, k: i64) -> bool {
         self.rules.read_view == ReadView::Uncommitted
             && (0..self.txns.len()).any(|t| {
-                let txn = &self.txns[t];
-                let writing = txn.started.as_ref().is_some_and(|st| {
-                    matches!(self.schedule.steps[st.step].action, Action::Stmt(op) if !matches!(op, Op::Read(_)))
-                });
                 t != session
-                    && txn.status == Status::Active
-                    && (txn.writes.contains_key(&k) || writing)
+                    && self.txns[t].status == Status::Active
+                    && (self.txns[t].writes.contains_key(&k) || self.writing(t))
             })
     }
 

@@ -18,12 +18,14 @@ impl Model<'_> {
 
     /// Whether another session has an UPDATE, DELETE or INSERT in flight.
     pub(super) fn write_in_flight(&self, session: usize) -> bool {
-        (0..self.txns.len()).any(|t| {
-            t != session
-                && self.txns[t].started.as_ref().is_some_and(|st| {
-                    matches!(self.schedule.steps[st.step].action, Action::Stmt(op) if !op.is_read())
-                })
-        })
+        (0..self.txns.len()).any(|t| t != session && self.writing(t))
+    }
+
+    /// Whether session `t` has an UPDATE, DELETE or INSERT in flight.
+    pub(super) fn writing(&self, t: usize) -> bool {
+        self.txns[t].started.as_ref().is_some_and(
+            |st| matches!(self.schedule.steps[st.step].action, Action::Stmt(op) if !op.is_read()),
+        )
     }
 
     /// A write the rules let wait for no lock waited until the lock

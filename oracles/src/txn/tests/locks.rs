@@ -23,10 +23,7 @@ fn two_writers_waiting_for_each_others_rows_are_a_certain_deadlock() {
     );
     let r = pg_rc();
     let mut m = Model::new(&s, &r);
-    for i in 0..4 {
-        m.start(i);
-        m.finish(i, ok(), false);
-    }
+    returns_at_once(&mut m, 0..4);
     assert_eq!(m.start(4), Wait::Must);
     assert_eq!(m.deadlock_cycle(0, &[true, false]), None);
     assert_eq!(m.start(5), Wait::Must);
@@ -66,10 +63,7 @@ fn read_uncommitted_does_not_check_rows_a_waiting_write_may_have_changed() {
         ],
     );
     let mut m = Model::new(&s, &ru);
-    for i in 0..3 {
-        m.start(i);
-        m.finish(i, ok(), false);
-    }
+    returns_at_once(&mut m, 0..3);
     assert_eq!(m.start(3), Wait::Must);
     m.start(4);
     m.finish(4, rows(&[(2, 23)]), false);
@@ -134,10 +128,7 @@ fn a_write_may_wait_while_another_write_is_in_flight_and_must_not_otherwise() {
     );
     let rc = pg_rc();
     let mut m = Model::new(&s, &rc);
-    for i in 0..4 {
-        m.start(i);
-        m.finish(i, ok(), false);
-    }
+    returns_at_once(&mut m, 0..4);
     assert_eq!(m.start(4), Wait::Must);
     assert_eq!(m.start(5), Wait::May);
     // Once nothing else is in flight, a write to an unlocked row must not
@@ -150,10 +141,7 @@ fn a_write_may_wait_while_another_write_is_in_flight_and_must_not_otherwise() {
         &[(0, Begin), (1, Begin), (0, ADD_1), (1, ADD_2)],
     );
     let mut m = Model::new(&s2, &rc);
-    for i in 0..3 {
-        m.start(i);
-        m.finish(i, ok(), false);
-    }
+    returns_at_once(&mut m, 0..3);
     assert_eq!(m.start(3), Wait::MustNot);
     m.blocking_write(3, 8000);
     assert_eq!(
@@ -183,10 +171,7 @@ fn a_read_committed_write_whose_recheck_failed_may_keep_the_row_locked() {
     );
     let rc = pg_rc();
     let mut m = Model::new(&s, &rc);
-    for i in 0..4 {
-        m.start(i);
-        m.finish(i, ok(), false);
-    }
+    returns_at_once(&mut m, 0..4);
     assert_eq!(m.start(4), Wait::Must);
     m.start(5);
     m.finish(5, ok(), false);
