@@ -137,11 +137,30 @@ impl LevelRules {
     /// The level as people name it, with its mode: `SERIALIZABLE`,
     /// `SERIALIZABLE (immediate)`. Signatures and the summary use it.
     pub fn label(&self) -> String {
-        match &self.mode {
-            Some(mode) => format!("{} ({mode})", self.level.sql()),
-            None => self.level.sql().to_string(),
-        }
+        level_label(self.level, self.mode.as_deref())
     }
+}
+
+/// A level with its mode as people name it: `SERIALIZABLE (immediate)`.
+pub fn level_label(level: IsolationLevel, mode: Option<&str>) -> String {
+    match mode {
+        Some(mode) => format!("{} ({mode})", level.sql()),
+        None => level.sql().to_string(),
+    }
+}
+
+/// Where a DBMS takes `SELECT ... FOR UPDATE` in the transaction
+/// oracle's schedules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockingReads {
+    None,
+    /// Only over one key, `WHERE k = c` (Citus runs FOR UPDATE on one
+    /// shard only: "could not run distributed query with FOR UPDATE/SHARE
+    /// commands" otherwise). Over one key every write rule finds the same
+    /// row: keys never change, and inserted keys are new.
+    KeyEquality,
+    /// Over every condition.
+    Any,
 }
 
 /// Why a DBMS refused a statement of a transaction in a way its
@@ -203,6 +222,14 @@ pub trait Transactions: Send + Sync {
     /// where there is one kind. Each schedule draws one.
     fn placements(&self) -> Vec<&'static str> {
         Vec::new()
+    }
+    /// Which `SELECT ... FOR UPDATE` steps schedules may hold: a read
+    /// that locks the rows it returns, as PostgreSQL and InnoDB spell it.
+    /// Such a read sees what the level's writes see ([`WriteRule`]) and
+    /// holds its locks to the transaction's end. None by default (SQLite
+    /// has no row locks).
+    fn locking_reads(&self) -> LockingReads {
+        LockingReads::None
     }
     /// Statements that create the oracle's table `name` (integer key `k`,
     /// integer value `v`), with an index on `v` if `index_v`, in this

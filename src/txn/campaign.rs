@@ -21,6 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// How the summary names the schedules whose sessions mix levels.
+const MIXED: &str = "mixed levels";
+
 /// How a campaign runs.
 #[derive(Clone, Debug)]
 pub struct TxnOptions {
@@ -293,12 +296,17 @@ impl<'a> Shared<'a> {
             .push(what);
     }
 
-    /// The rules of `schedule`'s level and mode.
-    pub(super) fn rules_for(&self, schedule: &Schedule) -> &LevelRules {
-        self.rules
-            .iter()
-            .find(|r| r.level == schedule.level && r.mode == schedule.mode)
-            .expect("schedules are drawn at the levels of `rules`")
+    /// The rules of each session of `schedule`, by its level and mode.
+    pub(super) fn rules_for(&self, schedule: &Schedule) -> Vec<&LevelRules> {
+        (0..schedule.sessions)
+            .map(|s| {
+                let (level, mode) = schedule.level_of(s);
+                self.rules
+                    .iter()
+                    .find(|r| r.level == level && r.mode.as_deref() == mode)
+                    .expect("schedules are drawn at the levels of `rules`")
+            })
+            .collect()
     }
 }
 
@@ -415,13 +423,14 @@ fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Resu
         .map(|r| (r.level, r.mode.clone()))
         .collect();
     let placements = shared.tx.placements();
+    let locking_reads = shared.tx.locking_reads();
     let mut bench = open_bench(shared, Purpose::Worker, thread, database)?;
     shared.counters.add_database();
     for index in 0..shared.options.schedules_per_database {
         if shared.should_stop() {
             break;
         }
-        let schedule = Schedule::generate(&mut rng, &levels, &placements);
+        let schedule = Schedule::generate(&mut rng, &levels, &placements, locking_reads);
         let started = Instant::now();
         let run = bench.run(shared, &schedule, shared.options.fault)?;
         shared
@@ -430,7 +439,11 @@ fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Resu
         shared.counters.add_check(0, !run.final_rows.is_empty());
         {
             let mut levels = shared.levels.lock().unwrap_or_else(|e| e.into_inner());
-            let label = shared.rules_for(&schedule).label();
+            let label = if schedule.is_mixed() {
+                MIXED.to_string()
+            } else {
+                schedule.label_of(0)
+            };
             let counts = levels.entry(label).or_default();
             counts.schedules += 1;
             counts.undetermined += u64::from(run.undetermined.is_some());
@@ -470,27 +483,28 @@ pub fn replay(
     let tx = provider
         .transactions()
         .ok_or_else(|| anyhow::anyhow!("{} has no transactions lancet models", provider.name()))?;
-    let rules = tx
-        .levels()
-        .into_iter()
-        .find(|r| r.level == finding.schedule.level && r.mode == finding.schedule.mode)
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "{} does not model {}{}",
-                provider.name(),
-                finding.schedule.level.sql(),
-                finding
-                    .schedule
-                    .mode
-                    .as_deref()
-                    .map(|m| format!(" ({m})"))
-                    .unwrap_or_default()
-            )
-        })?;
+    let modeled = tx.levels();
+    let mut rules: Vec<LevelRules> = Vec::new();
+    for s in 0..finding.schedule.sessions {
+        let (level, mode) = finding.schedule.level_of(s);
+        let r = modeled
+            .iter()
+            .find(|r| r.level == level && r.mode.as_deref() == mode)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{} does not model {}",
+                    provider.name(),
+                    finding.schedule.label_of(s)
+                )
+            })?;
+        if !rules.contains(r) {
+            rules.push(r.clone());
+        }
+    }
     let fault = finding.fault.as_deref().and_then(TxnFault::by_name);
     let options = TxnOptions {
         seed: finding.origin.seed,
-        levels: vec![rules.level],
+        levels: rules.iter().map(|r| r.level).collect(),
         fault,
         timing,
         schedules_per_database: 1,
@@ -501,15 +515,12 @@ pub fn replay(
         databases,
         tx,
         provider,
-        vec![rules.clone()],
+        rules,
         &options,
         Path::new("."),
         &stop,
     );
     let mut bench = open_bench(&shared, Purpose::Replay, 0, databases.next_index())?;
     let run = bench.run(&shared, &finding.schedule, fault)?;
-    Ok((
-        TxnFinding::signature_of(&run, &rules, &finding.schedule),
-        run,
-    ))
+    Ok((TxnFinding::signature_of(&run, &finding.schedule), run))
 }

@@ -68,13 +68,25 @@ pub struct ScheduleRun {
 /// Everything one schedule run needs.
 pub struct Run<'a> {
     pub tx: &'a dyn Transactions,
-    pub rules: &'a LevelRules,
+    /// Each session's rules.
+    pub rules: Vec<&'a LevelRules>,
     pub schedule: &'a Schedule,
     pub timing: Timing,
     pub fault: Option<TxnFault>,
 }
 
 impl Run<'_> {
+    /// The statements that begin session `s`'s transaction.
+    fn begin_of(&self, s: usize) -> Vec<String> {
+        let (level, mode) = self.schedule.level_of(s);
+        self.tx.begin(level, mode)
+    }
+
+    /// Whether some session's writes may take locks beyond their rows.
+    fn extra_write_locks(&self) -> bool {
+        self.rules.iter().any(|r| r.extra_write_locks)
+    }
+
     /// Creates the schedule's table through `setup`, runs the schedule on
     /// `sessions`, and reads the final rows through `setup`. Errors are
     /// the setup's (a DBMS gone, a table that cannot be made).
@@ -152,7 +164,7 @@ impl<'r, 'a> Driving<'r, 'a> {
     fn new(run: &'r Run<'a>, sessions: &'r Sessions, planted: Option<Planted>) -> Self {
         Driving {
             run,
-            model: Model::new(run.schedule, run.rules),
+            model: Model::mixed(run.schedule, run.rules.clone()),
             sessions,
             planted,
             inflight: vec![None; run.schedule.sessions],
@@ -179,7 +191,7 @@ impl<'r, 'a> Driving<'r, 'a> {
                 self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback),
                 false,
             ),
-            Action::Stmt(op) => (op.sql(&self.run.schedule.table), op.is_read()),
+            Action::Stmt(op) => (op.sql(&self.run.schedule.table), op.returns_rows()),
         }
     }
 
@@ -293,10 +305,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         if st.action == Action::Begin {
             // A DBMS that sets the level in a statement of its own
             // (MariaDB) gets the statements one by one.
-            let begin = self
-                .run
-                .tx
-                .begin(self.run.schedule.level, self.run.schedule.mode.as_deref());
+            let begin = self.run.begin_of(session);
             for pre in &begin[..begin.len().saturating_sub(1)] {
                 let thread = &self.sessions.threads[session];
                 let reply = if thread.run(pre, false) {
@@ -319,8 +328,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         }
         let sql = if st.action == Action::Begin {
             self.run
-                .tx
-                .begin(self.run.schedule.level, self.run.schedule.mode.as_deref())
+                .begin_of(session)
                 .last()
                 .cloned()
                 .unwrap_or_default()
@@ -495,7 +503,7 @@ impl<'r, 'a> Driving<'r, 'a> {
             let free = self.model.blocked_by(s).is_none();
             let patience = if !free {
                 Duration::ZERO
-            } else if self.run.rules.extra_write_locks {
+            } else if self.run.extra_write_locks() {
                 self.run.timing.settle
             } else {
                 self.run.timing.long
@@ -506,7 +514,7 @@ impl<'r, 'a> Driving<'r, 'a> {
                     self.returned(f, reply, true, true);
                 }
                 Err(_) => {
-                    if free && !self.run.rules.extra_write_locks {
+                    if free && !self.run.extra_write_locks() {
                         self.undetermined(format!(
                             "step {} still waits after the lock it waited for went",
                             f.step + 1

@@ -9,7 +9,7 @@ use crate::dedup::Indexed;
 use crate::findings::FindingKind;
 use anyhow::Context;
 use lancet_core::txn::LevelRules;
-use lancet_oracles::txn::{Action, Anomaly, Schedule};
+use lancet_oracles::txn::{Action, Anomaly, Schedule, Step};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,7 +34,12 @@ pub struct TxnFinding {
     /// `lost-update@REPEATABLE READ`: the anomaly's kind and the level,
     /// which is what groups findings into bugs.
     pub signature: String,
+    /// Session 1's rules (every session's, unless the schedule mixes
+    /// levels).
     pub rules: LevelRules,
+    /// Where the schedule mixes levels: each session's rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_rules: Vec<LevelRules>,
     pub anomalies: Vec<Anomaly>,
     /// An error no level allows, instead of an anomaly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,13 +60,19 @@ pub struct TxnFinding {
     pub create_table: Vec<String>,
     /// The statements a session's BEGIN step sends.
     pub begin: Vec<String>,
+    /// Where the schedule mixes levels: each session's BEGIN.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_begins: Vec<Vec<String>>,
     pub client_command: String,
 }
 
 impl TxnFinding {
     /// The signature of a run of a schedule: its first anomaly (or
-    /// error) and the level.
-    pub fn signature_of(run: &ScheduleRun, rules: &LevelRules, schedule: &Schedule) -> String {
+    /// error) and the level of the session it shows in (of session 1
+    /// where it shows in no step: the final rows), so that a mixed
+    /// schedule's finding groups with those of that level, and reduces
+    /// to a schedule of that level alone.
+    pub fn signature_of(run: &ScheduleRun, schedule: &Schedule) -> String {
         let what = match (&run.failure, run.anomalies.first()) {
             (_, Some(a)) => a.kind.name().to_string(),
             (Some((_, e)), None) => match e.kind {
@@ -71,9 +82,18 @@ impl TxnFinding {
             },
             (None, None) => "none".to_string(),
         };
+        let step = match (&run.failure, run.anomalies.first()) {
+            (_, Some(a)) => Some(a.step),
+            (Some((step, _)), None) => Some(*step),
+            (None, None) => None,
+        };
+        let session = step
+            .and_then(|i| schedule.steps.get(i))
+            .map_or(0, |st| st.session);
+        let label = schedule.label_of(session);
         match &schedule.placement {
-            Some(placement) => format!("{what}@{} on {placement}", rules.label()),
-            None => format!("{what}@{}", rules.label()),
+            Some(placement) => format!("{what}@{label} on {placement}"),
+            None => format!("{what}@{label}"),
         }
     }
 
@@ -129,7 +149,7 @@ impl TxnFinding {
         for session in 0..s.sessions {
             let statements: Vec<String> = s
                 .session_steps(session)
-                .flat_map(|(_, st)| self.statements_of(st.action))
+                .flat_map(|(_, st)| self.statements_of(st))
                 .collect();
             write_synced(
                 &dir.join(format!("session-{}.sql", session + 1)),
@@ -175,7 +195,7 @@ impl TxnFinding {
                 i + 1,
                 step.session + 1
             ));
-            out.push_str(&script(&self.statements_of(step.action)));
+            out.push_str(&script(&self.statements_of(step)));
         }
         out
     }
@@ -206,7 +226,12 @@ impl TxnFinding {
             signature: self.signature.clone(),
             kind,
             oracle: Some(lancet_oracles::txn::NAME.to_string()),
-            relation: Some(format!("reads and rows as {} allows", self.rules.label())),
+            relation: Some(if self.session_rules.is_empty() {
+                format!("reads and rows as {} allows", self.rules.label())
+            } else {
+                let labels: Vec<String> = self.session_rules.iter().map(|r| r.label()).collect();
+                format!("reads and rows as {} allow", labels.join(", "))
+            }),
             size: (
                 self.schedule.size(),
                 std::fs::metadata(sql).map_or(0, |m| m.len() as usize),
@@ -222,9 +247,13 @@ impl TxnFinding {
         }
     }
 
-    fn statements_of(&self, action: Action) -> Vec<String> {
-        match action {
-            Action::Begin => self.begin.clone(),
+    fn statements_of(&self, step: &Step) -> Vec<String> {
+        match step.action {
+            Action::Begin => self
+                .session_begins
+                .get(step.session)
+                .unwrap_or(&self.begin)
+                .clone(),
             Action::Commit => vec!["COMMIT".into()],
             Action::Rollback => vec!["ROLLBACK".into()],
             Action::Stmt(op) => vec![op.sql(&self.schedule.table)],
@@ -238,19 +267,12 @@ impl TxnFinding {
         let mut out = String::new();
         let _ = writeln!(out, "lancet transaction finding: {}", self.signature);
         let _ = writeln!(out, "DBMS: {} {}", self.dbms, self.version);
-        let _ = writeln!(
-            out,
-            "level: {} (rules: reads see {:?}, writes {:?}{}; from {})",
-            self.rules.label(),
-            self.rules.read_view,
-            self.rules.writes,
-            if self.rules.serializable {
-                ", committed transactions serializable"
-            } else {
-                ""
-            },
-            self.rules.source
-        );
+        if self.session_rules.is_empty() {
+            let _ = writeln!(out, "level: {}", describe(&self.rules));
+        }
+        for (s, rules) in self.session_rules.iter().enumerate() {
+            let _ = writeln!(out, "session {}: {}", s + 1, describe(rules));
+        }
         if let Some(fault) = &self.fault {
             let _ = writeln!(out, "planted fault: {fault} (not a bug of the DBMS)");
         }
@@ -312,4 +334,20 @@ fn write_synced(path: &Path, text: &str) -> anyhow::Result<()> {
     f.write_all(text.as_bytes())
         .and_then(|()| f.sync_all())
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A level's rules in one line, with the documentation they come from.
+fn describe(rules: &LevelRules) -> String {
+    format!(
+        "{} (rules: reads see {:?}, writes {:?}{}; from {})",
+        rules.label(),
+        rules.read_view,
+        rules.writes,
+        if rules.serializable {
+            ", committed transactions serializable"
+        } else {
+            ""
+        },
+        rules.source
+    )
 }

@@ -50,7 +50,7 @@ impl Run<'_> {
                     planted.dropped_step = steps
                         .iter()
                         .rev()
-                        .find(|(_, s)| matches!(s.action, Action::Stmt(op) if !op.is_read()))
+                        .find(|(_, s)| matches!(s.action, Action::Stmt(op) if op.changes_rows()))
                         .map(|(i, _)| *i);
                 }
             }
@@ -81,7 +81,7 @@ impl Driving<'_, '_> {
                 .side
                 .as_mut()
                 .map(|c| run_now(&mut **c, sql, is_query)),
-            TxnFault::NoLock if !op.is_read() => planted
+            TxnFault::NoLock if op.locks_rows() => planted
                 .side
                 .as_mut()
                 .map(|c| run_now(&mut **c, sql, is_query)),

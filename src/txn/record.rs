@@ -6,7 +6,6 @@
 use super::campaign::{Bench, Shared};
 use super::driver::ScheduleRun;
 use super::finding::{ScheduleOrigin, TxnFinding};
-use lancet_core::txn::LevelRules;
 use lancet_oracles::txn::Schedule;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -20,8 +19,7 @@ pub(super) fn record(
     run: ScheduleRun,
     origin: ScheduleOrigin,
 ) -> anyhow::Result<()> {
-    let rules = shared.rules_for(&schedule).clone();
-    let signature = TxnFinding::signature_of(&run, &rules, &schedule);
+    let signature = TxnFinding::signature_of(&run, &schedule);
     if let Some(limit) = shared.options.flood_limit {
         let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
         if !index.reserve(&signature, limit) {
@@ -30,7 +28,7 @@ pub(super) fn record(
             return Ok(());
         }
     }
-    let written = confirm_and_write(shared, bench, &schedule, &run, &rules, &signature, origin);
+    let written = confirm_and_write(shared, bench, &schedule, &run, &signature, origin);
     if shared.options.flood_limit.is_some() {
         shared
             .index
@@ -43,7 +41,6 @@ pub(super) fn record(
         if let Some((small, small_run)) = reduce(shared, bench, &schedule, &signature, budget) {
             let reduced = make_finding(
                 shared,
-                &rules,
                 signature,
                 &small,
                 &small_run,
@@ -71,7 +68,6 @@ fn confirm_and_write(
     bench: &mut Bench<'_>,
     schedule: &Schedule,
     run: &ScheduleRun,
-    rules: &LevelRules,
     signature: &str,
     origin: ScheduleOrigin,
 ) -> anyhow::Result<(String, std::path::PathBuf)> {
@@ -80,7 +76,7 @@ fn confirm_and_write(
     const AGAIN: u32 = 2;
     for _ in 0..AGAIN {
         if let Ok(again) = bench.run(shared, schedule, fault) {
-            if TxnFinding::signature_of(&again, rules, schedule) == signature {
+            if TxnFinding::signature_of(&again, schedule) == signature {
                 repeated += 1;
             }
         }
@@ -89,7 +85,6 @@ fn confirm_and_write(
     let id = TxnFinding::file_id(n, signature);
     let finding = make_finding(
         shared,
-        rules,
         signature.to_string(),
         schedule,
         run,
@@ -108,10 +103,8 @@ fn confirm_and_write(
     Ok((id, sql))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn make_finding(
     shared: &Shared<'_>,
-    rules: &LevelRules,
     signature: String,
     schedule: &Schedule,
     run: &ScheduleRun,
@@ -119,6 +112,7 @@ fn make_finding(
     repeated: (u32, u32),
     reduced_from: Option<usize>,
 ) -> TxnFinding {
+    let rules = shared.rules_for(schedule);
     TxnFinding {
         oracle: lancet_oracles::txn::NAME.to_string(),
         dbms: shared.provider.name().to_string(),
@@ -128,7 +122,12 @@ fn make_finding(
             .unwrap_or_else(|e| format!("unknown ({e})")),
         lancet: crate::VERSION.to_string(),
         signature,
-        rules: rules.clone(),
+        rules: rules[0].clone(),
+        session_rules: if schedule.is_mixed() {
+            rules.iter().map(|r| (*r).clone()).collect()
+        } else {
+            Vec::new()
+        },
         anomalies: run.anomalies.clone(),
         error: run.failure.as_ref().map(|(step, e)| match *step {
             // The read of the final rows after the schedule.
@@ -148,6 +147,16 @@ fn make_finding(
             schedule.placement.as_deref(),
         ),
         begin: shared.tx.begin(schedule.level, schedule.mode.as_deref()),
+        session_begins: if schedule.is_mixed() {
+            (0..schedule.sessions)
+                .map(|s| {
+                    let (level, mode) = schedule.level_of(s);
+                    shared.tx.begin(level, mode)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
         client_command: shared.tx.client_command(),
     }
 }
@@ -161,7 +170,6 @@ fn reduce(
     signature: &str,
     budget: Duration,
 ) -> Option<(Schedule, ScheduleRun)> {
-    let rules = shared.rules_for(schedule).clone();
     let deadline = Instant::now() + budget;
     let mut best: Option<(Schedule, ScheduleRun)> = None;
     let mut current = schedule.clone();
@@ -175,7 +183,7 @@ fn reduce(
                 let Ok(run) = bench.run(shared, &candidate, shared.options.fault) else {
                     continue;
                 };
-                if TxnFinding::signature_of(&run, &rules, &candidate) == signature {
+                if TxnFinding::signature_of(&run, &candidate) == signature {
                     current = candidate.clone();
                     best = Some((candidate, run));
                     continue 'outer;

@@ -19,7 +19,7 @@ pub mod shrink;
 
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use model::{Model, Outcome, Status, Wait};
-pub use schedule::{Action, Op, Pred, Schedule, Step};
+pub use schedule::{Action, Op, Pred, Schedule, SessionLevel, Step};
 
 /// The `--oracle` name of the transaction oracle.
 pub const NAME: &str = "txn";
@@ -32,9 +32,9 @@ pub enum TxnFault {
     StaleSnapshot,
     /// The session's last write before its COMMIT is never sent.
     LostWrite,
-    /// The session's writes run outside its transaction, on a connection
-    /// of their own: they take no lock that others would wait for, and
-    /// are committed at once.
+    /// The session's writes and locking reads run outside its
+    /// transaction, on a connection of their own: they take no lock that
+    /// others would wait for, and writes are committed at once.
     NoLock,
 }
 

@@ -82,6 +82,12 @@ pub(super) struct Txn {
     /// lancet on PostgreSQL 18: a later UPDATE of that row waited until
     /// the lock timeout).
     maybe_locked: BTreeSet<i64>,
+    /// Rows its `SELECT ... FOR UPDATE` steps locked without changing
+    /// them: other transactions' writes and locking reads of them wait.
+    pub(super) locked: BTreeSet<i64>,
+    /// A write statement of it succeeded: under single-writer rules it
+    /// holds the database's write lock from then on.
+    wrote: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -94,7 +100,9 @@ struct Started {
 /// The model of one running schedule.
 pub struct Model<'a> {
     pub(super) schedule: &'a Schedule,
-    pub(super) rules: &'a LevelRules,
+    /// Each session's rules: one level for all, or each its own where
+    /// the schedule mixes them.
+    rules: Vec<&'a LevelRules>,
     pub(super) initial: State,
     pub(super) committed: State,
     next_id: u64,
@@ -110,7 +118,14 @@ pub struct Model<'a> {
 mod locks;
 
 impl<'a> Model<'a> {
+    /// The model of a schedule whose sessions all follow `rules`.
     pub fn new(schedule: &'a Schedule, rules: &'a LevelRules) -> Model<'a> {
+        Model::mixed(schedule, vec![rules; schedule.sessions])
+    }
+
+    /// The model of a schedule whose session `s` follows `rules[s]`.
+    pub fn mixed(schedule: &'a Schedule, rules: Vec<&'a LevelRules>) -> Model<'a> {
+        assert_eq!(rules.len(), schedule.sessions, "one level per session");
         let mut next_id = 0;
         let initial: State = schedule
             .rows
@@ -143,6 +158,8 @@ impl<'a> Model<'a> {
                     reads: Vec::new(),
                     begin_against: None,
                     maybe_locked: BTreeSet::new(),
+                    locked: BTreeSet::new(),
+                    wrote: false,
                 };
                 schedule.sessions
             ],
@@ -150,6 +167,11 @@ impl<'a> Model<'a> {
             commit_order: Vec::new(),
             anomalies: Vec::new(),
         }
+    }
+
+    /// The rules session `session` follows.
+    pub(super) fn rules_of(&self, session: usize) -> &'a LevelRules {
+        self.rules[session]
     }
 
     pub fn status(&self, session: usize) -> Status {
@@ -189,18 +211,18 @@ impl<'a> Model<'a> {
     /// lancet on MariaDB: `UPDATE t SET v = v + 3` waiting for row 5 had
     /// changed row 4, which a READ UNCOMMITTED read then showed).
     fn dirty_for(&self, session: usize, k: i64) -> bool {
-        self.rules.read_view == ReadView::Uncommitted
+        self.rules_of(session).read_view == ReadView::Uncommitted
             && (0..self.txns.len()).any(|t| {
                 t != session
                     && self.txns[t].status == Status::Active
-                    && (self.txns[t].writes.contains_key(&k) || self.writing(t))
+                    && (self.txns[t].writes.contains_key(&k) || self.writing(t, Op::changes_rows))
             })
     }
 
     /// The committed rows a plain read of `session` sees, before its own
     /// writes, at the moment the statement starts.
     fn read_base(&self, session: usize) -> State {
-        match self.rules.read_view {
+        match self.rules_of(session).read_view {
             ReadView::Statement | ReadView::LockingLatest | ReadView::Uncommitted => {
                 self.committed.clone()
             }
@@ -214,7 +236,7 @@ impl<'a> Model<'a> {
     /// The keys a write of `session` over `pred` would change if it ran
     /// now, by the rules.
     fn targets(&self, session: usize, pred: Pred, view: &State) -> BTreeSet<i64> {
-        let base = match self.rules.writes {
+        let base = match self.rules_of(session).writes {
             WriteRule::NewestRows => self.overlay(session, &self.committed),
             WriteRule::SnapshotRowsNewestVersions | WriteRule::SnapshotOrAbort => {
                 self.overlay(session, view)
@@ -231,17 +253,17 @@ impl<'a> Model<'a> {
     pub fn start(&mut self, step: usize) -> Wait {
         let s = self.schedule.steps[step];
         let session = s.session;
+        let rules = self.rules_of(session);
         if s.action == Action::Begin {
             // One transaction holds the write lock from its BEGIN: this
             // BEGIN must fail while another holds it.
-            self.txns[session].begin_against = if self.rules.exclusive_begin {
-                (0..self.txns.len())
-                    .find(|&t| t != session && self.txns[t].status == Status::Active)
+            self.txns[session].begin_against = if rules.exclusive_begin {
+                (0..self.txns.len()).find(|&t| t != session && self.holds_write_lock(t))
             } else {
                 None
             };
             self.txns[session].status = Status::Active;
-            if self.rules.read_view == ReadView::Begin {
+            if rules.read_view == ReadView::Begin {
                 self.txns[session].snapshot = Some(self.committed.clone());
             }
             return Wait::MustNot;
@@ -252,17 +274,18 @@ impl<'a> Model<'a> {
         let Action::Stmt(op) = s.action else {
             return Wait::MustNot;
         };
-        if self.rules.read_view == ReadView::FirstStatement && self.txns[session].snapshot.is_none()
-        {
+        if rules.read_view == ReadView::FirstStatement && self.txns[session].snapshot.is_none() {
             self.txns[session].snapshot = Some(self.committed.clone());
         }
         let view = self.read_base(session);
         let targets = match op {
             Op::Read(_) | Op::Insert(..) => BTreeSet::new(),
-            Op::Update(p, _) | Op::Delete(p) => self.targets(session, p, &view),
+            Op::Update(p, _) | Op::Delete(p) | Op::LockingRead(p) => {
+                self.targets(session, p, &view)
+            }
         };
         let wait = match op {
-            Op::Read(_) if self.rules.read_view == ReadView::LockingLatest => Wait::May,
+            Op::Read(_) if rules.read_view == ReadView::LockingLatest => Wait::May,
             Op::Read(_) => Wait::MustNot,
             _ if targets
                 .iter()
@@ -270,7 +293,7 @@ impl<'a> Model<'a> {
             {
                 Wait::Must
             }
-            _ if self.rules.extra_write_locks => Wait::May,
+            _ if rules.extra_write_locks => Wait::May,
             // Locks the model cannot place: a row whose writer it is unsure
             // of, or another session's write in flight, which may hold
             // the locks of rows it has reached already.
@@ -318,14 +341,19 @@ impl<'a> Model<'a> {
                 let Some(started) = started.filter(|st| st.step == step) else {
                     return;
                 };
+                self.txns[session].wrote |= op.changes_rows();
                 match op {
                     Op::Read(p) => self.read(step, p, &started, rows.unwrap_or_default()),
                     Op::Insert(k, v) => {
                         let version = self.version(v, session);
                         self.txns[session].writes.insert(k, Some(version));
                     }
-                    Op::Update(p, a) => self.write(step, p, Some(a), &started, waited),
-                    Op::Delete(p) => self.write(step, p, None, &started, waited),
+                    Op::Update(p, a) => self.write(step, p, Effect::Set(a), &started, waited),
+                    Op::Delete(p) => self.write(step, p, Effect::Delete, &started, waited),
+                    Op::LockingRead(p) => {
+                        let rows = rows.unwrap_or_default();
+                        self.write(step, p, Effect::Lock(rows), &started, waited)
+                    }
                 }
             }
         }
@@ -375,15 +403,16 @@ impl<'a> Model<'a> {
     /// transaction is over (lancet rolls it back).
     fn conflict(&mut self, step: usize, conflict: Conflict) {
         let s = self.schedule.steps[step];
+        let rules = self.rules_of(s.session);
         let allowed = match conflict {
             // An exclusive BEGIN fails only while another holds the lock.
-            _ if s.action == Action::Begin && self.rules.exclusive_begin => {
+            _ if s.action == Action::Begin && rules.exclusive_begin => {
                 self.txns[s.session].begin_against.is_some()
             }
             // Deadlocks and lock timeouts end waits, at every level.
             Conflict::Deadlock | Conflict::LockTimeout => true,
             Conflict::Serialization => {
-                self.rules.serializable || self.rules.writes == WriteRule::SnapshotOrAbort
+                rules.serializable || rules.writes == WriteRule::SnapshotOrAbort
             }
         };
         if !allowed {
@@ -392,7 +421,7 @@ impl<'a> Model<'a> {
                 step,
                 format!(
                     "a {conflict:?} failure, which {} never raises by its documented rules",
-                    self.rules.level.sql()
+                    rules.label()
                 ),
             );
         }
@@ -403,28 +432,65 @@ impl<'a> Model<'a> {
         let session = self.schedule.steps[step].session;
         self.txns[session].reads.push((step, rows.clone()));
         // A locking read sees the newest rows when it got its locks.
-        let base = if self.rules.read_view == ReadView::LockingLatest {
+        let base = if self.rules_of(session).read_view == ReadView::LockingLatest {
             self.committed.clone()
         } else {
             started.view.clone()
         };
-        let open = |k: i64| self.unsure(session, k) || self.dirty_for(session, k);
-        let expected: Vec<(i64, i64)> = self
+        let allowed: Vec<(i64, i64)> = self
             .overlay(session, &base)
             .iter()
-            .filter(|(&k, ver)| pred.matches(k, ver.v) && !open(k))
+            .filter(|(&k, ver)| pred.matches(k, ver.v))
             .map(|(&k, ver)| (k, ver.v))
             .collect();
-        let mut actual = rows;
-        actual.retain(|&(k, _)| !open(k));
-        actual.sort();
+        let open = self.open_rows(session, &allowed, &rows, &BTreeSet::new());
+        self.check_rows(step, allowed, rows, &open, "returned");
+    }
+
+    /// The keys of `allowed` and `rows` whose rows a read of `session`
+    /// does not check: `also`, rows the rules leave open for it, and rows
+    /// its view may show dirty.
+    fn open_rows(
+        &self,
+        session: usize,
+        allowed: &[(i64, i64)],
+        rows: &[(i64, i64)],
+        also: &BTreeSet<i64>,
+    ) -> BTreeSet<i64> {
+        allowed
+            .iter()
+            .chain(rows)
+            .map(|&(k, _)| k)
+            .filter(|&k| also.contains(&k) || self.unsure(session, k) || self.dirty_for(session, k))
+            .collect()
+    }
+
+    /// A read returned `rows` where the rules allow exactly `allowed`,
+    /// but for the `open` keys: any difference is an anomaly, named by
+    /// what was seen.
+    fn check_rows(
+        &mut self,
+        step: usize,
+        allowed: Vec<(i64, i64)>,
+        rows: Vec<(i64, i64)>,
+        open: &BTreeSet<i64>,
+        what: &str,
+    ) {
+        let session = self.schedule.steps[step].session;
+        let keep = |rows: Vec<(i64, i64)>| {
+            let mut rows: Vec<(i64, i64)> =
+                rows.into_iter().filter(|(k, _)| !open.contains(k)).collect();
+            rows.sort();
+            rows
+        };
+        let (expected, actual) = (keep(allowed), keep(rows));
         if actual != expected {
             let kind = self.classify_read(session, &expected, &actual);
             self.anomaly(
                 kind,
                 step,
                 format!(
-                    "returned {} where the level allows exactly {}",
+                    "{what} {} where the level allows exactly {}",
                     show(&actual),
                     show(&expected)
                 ),
@@ -432,17 +498,17 @@ impl<'a> Model<'a> {
         }
     }
 
-    fn write(
-        &mut self,
-        step: usize,
-        pred: Pred,
-        assign: Option<super::schedule::Assign>,
-        started: &Started,
-        waited: bool,
-    ) {
+    /// An UPDATE, DELETE or `SELECT ... FOR UPDATE` returned: the rows
+    /// the level's write rule chooses are changed, or locked and checked
+    /// against what the locking read returned.
+    fn write(&mut self, step: usize, pred: Pred, effect: Effect, started: &Started, waited: bool) {
         let session = self.schedule.steps[step].session;
+        let locking_read = matches!(effect, Effect::Lock(_));
         let own = |m: &Self, k: i64| m.txns[session].writes.get(&k).copied();
-        let changes: Vec<(i64, Version)> = match self.rules.writes {
+        // Rows whose fate the rules leave open for this statement.
+        let mut open = BTreeSet::new();
+        let rules = self.rules_of(session);
+        let changes: Vec<(i64, Version)> = match rules.writes {
             WriteRule::SnapshotRowsNewestVersions => {
                 let changes: Vec<(i64, Version)> = started
                     .targets
@@ -481,17 +547,12 @@ impl<'a> Model<'a> {
                     // reached being stale by then); a scan of the table
                     // itself reads each row's newest version.
                     let index_scan = self.schedule.index_v;
-                    let met: Vec<i64> = now
-                        .iter()
-                        .filter(|k| {
-                            !started.targets.contains(k)
-                                || (index_scan
-                                    && started.view.get(k).map(|v| v.id)
-                                        != self.committed.get(k).map(|v| v.id))
-                        })
-                        .copied()
-                        .collect();
-                    self.txns[session].uncertain.extend(met);
+                    open.extend(now.iter().copied().filter(|k| {
+                        !started.targets.contains(k)
+                            || (index_scan
+                                && started.view.get(k).map(|v| v.id)
+                                    != self.committed.get(k).map(|v| v.id))
+                    }));
                 }
                 let rows = self.overlay(session, &self.committed);
                 now.iter().map(|&k| (k, rows[&k])).collect()
@@ -506,19 +567,24 @@ impl<'a> Model<'a> {
                         }
                         continue;
                     }
-                    let by_value = self.rules.same_value_is_no_change;
+                    let by_value = rules.same_value_is_no_change;
                     let key = |x: &Version| if by_value { x.v as u64 } else { x.id };
                     let before = snapshot.get(&k).map(key);
                     let now = self.committed.get(&k).map(key);
                     if self.unsure(session, k) {
                         // Whether it changed is open: so is what it holds.
-                        self.txns[session].uncertain.insert(k);
+                        open.insert(k);
                     } else if before != now {
+                        let what = if locking_read {
+                            "locking read"
+                        } else {
+                            "write"
+                        };
                         self.anomaly(
                             AnomalyKind::LostUpdate,
                             step,
                             format!(
-                                "row k = {k} changed by a transaction that committed after this one's snapshot, yet the write succeeded (the level's first-updater-wins rule must fail it with a serialization error)"
+                                "row k = {k} changed by a transaction that committed after this one's snapshot, yet the {what} succeeded (the level's first-updater-wins rule must fail it with a serialization error)"
                             ),
                         );
                         let open: Vec<i64> = started.targets.iter().copied().collect();
@@ -532,17 +598,58 @@ impl<'a> Model<'a> {
                 out
             }
         };
-        for (k, old) in changes {
-            let value = assign.map(|a| a.apply(old.v));
-            if self.rules.same_value_is_no_change && value == Some(old.v) {
-                // Not a change: no version, so the transaction's reads
-                // go on showing the row as their view has it.
-                continue;
+        match effect {
+            Effect::Lock(rows) => self.locked(step, &changes, &open, rows),
+            Effect::Set(_) | Effect::Delete => {
+                self.txns[session].uncertain.extend(open);
+                let assign = match effect {
+                    Effect::Set(a) => Some(a),
+                    _ => None,
+                };
+                for (k, old) in changes {
+                    let value = assign.map(|a| a.apply(old.v));
+                    if rules.same_value_is_no_change && value == Some(old.v) {
+                        // Not a change: no version, so the transaction's
+                        // reads go on showing the row as their view has it.
+                        continue;
+                    }
+                    let new = value.map(|v| self.version(v, session));
+                    self.txns[session].writes.insert(k, new);
+                }
             }
-            let new = value.map(|v| self.version(v, session));
-            self.txns[session].writes.insert(k, new);
         }
     }
+
+    /// A `SELECT ... FOR UPDATE` returned `rows`: they must be the rows
+    /// the write rule `chose`, as they are now (but those left `open`, and
+    /// those the view leaves open), and every row it chose is locked.
+    /// An open row may be locked or not, so later waits for it are "may".
+    fn locked(
+        &mut self,
+        step: usize,
+        chose: &[(i64, Version)],
+        open: &BTreeSet<i64>,
+        rows: Vec<(i64, i64)>,
+    ) {
+        let session = self.schedule.steps[step].session;
+        self.txns[session].reads.push((step, rows.clone()));
+        let allowed: Vec<(i64, i64)> = chose.iter().map(|(k, ver)| (*k, ver.v)).collect();
+        let unchecked = self.open_rows(session, &allowed, &rows, open);
+        self.check_rows(step, allowed, rows, &unchecked, "the locking read returned");
+        let txn = &mut self.txns[session];
+        txn.locked
+            .extend(chose.iter().map(|(k, _)| *k).filter(|k| !open.contains(k)));
+        txn.maybe_locked.extend(open.iter().copied());
+    }
+}
+
+/// What a statement that takes row locks does to the rows it chooses.
+#[derive(Clone, Debug)]
+enum Effect {
+    Set(super::schedule::Assign),
+    Delete,
+    /// A locking read, with the rows the DBMS returned.
+    Lock(Vec<(i64, i64)>),
 }
 
 pub use super::judge::show;

@@ -2,7 +2,7 @@
 //! transaction, and the order lancet sends their steps in. Drawn from a
 //! database's RNG; printed as SQL every DBMS of lancet reads alike.
 
-use lancet_core::txn::IsolationLevel;
+use lancet_core::txn::{IsolationLevel, LockingReads};
 use lancet_core::Rng;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -62,7 +62,12 @@ impl Assign {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
+    /// A plain (consistent, non-locking) read.
     Read(Pred),
+    /// `SELECT ... FOR UPDATE`: a read that locks the rows it returns as
+    /// a write would, and reads them as the level's writes do (see
+    /// `Transactions::locking_reads`).
+    LockingRead(Pred),
     Update(Pred, Assign),
     /// A key no other row of the schedule has, so that no insert fails on
     /// a duplicate.
@@ -74,6 +79,9 @@ impl Op {
     pub fn sql(self, table: &str) -> String {
         match self {
             Op::Read(p) => format!("SELECT k, v FROM {table}{} ORDER BY k", p.sql()),
+            Op::LockingRead(p) => {
+                format!("SELECT k, v FROM {table}{} ORDER BY k FOR UPDATE", p.sql())
+            }
             Op::Update(p, Assign::Add(c)) => format!("UPDATE {table} SET v = v + {c}{}", p.sql()),
             Op::Update(p, Assign::Set(c)) => format!("UPDATE {table} SET v = {c}{}", p.sql()),
             Op::Insert(k, v) => format!("INSERT INTO {table} (k, v) VALUES ({k}, {v})"),
@@ -81,8 +89,26 @@ impl Op {
         }
     }
 
+    /// A plain read: it takes no row locks (but InnoDB's SERIALIZABLE
+    /// makes it a locking read, see `ReadView::LockingLatest`).
     pub fn is_read(self) -> bool {
         matches!(self, Op::Read(_))
+    }
+
+    /// The statement returns rows, which the model checks.
+    pub fn returns_rows(self) -> bool {
+        matches!(self, Op::Read(_) | Op::LockingRead(_))
+    }
+
+    /// The statement changes rows (an INSERT, UPDATE or DELETE).
+    pub fn changes_rows(self) -> bool {
+        !self.returns_rows()
+    }
+
+    /// The statement takes row locks under every level: a write or a
+    /// `SELECT ... FOR UPDATE`.
+    pub fn locks_rows(self) -> bool {
+        !self.is_read()
     }
 }
 
@@ -103,6 +129,14 @@ pub struct Step {
     pub action: Action,
 }
 
+/// A session's isolation level and mode, where a schedule mixes them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionLevel {
+    pub level: IsolationLevel,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+}
+
 /// A whole schedule, all lancet needs to run it again.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Schedule {
@@ -119,6 +153,12 @@ pub struct Schedule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
     pub sessions: usize,
+    /// Each session's level where they differ (a mixed schedule: SQLite's
+    /// DEFERRED beside IMMEDIATE, PostgreSQL's READ COMMITTED beside
+    /// SERIALIZABLE); empty where every session runs at `level` and
+    /// `mode`, which are then session 1's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mixed: Vec<SessionLevel>,
     /// Every session's steps, in the order lancet sends them (a session
     /// that waits for a lock sends its later steps once it returns).
     pub steps: Vec<Step>,
@@ -129,11 +169,13 @@ pub const TABLE: &str = "lancet_txn";
 
 impl Schedule {
     /// Draws a schedule at one of `levels` (a level and its mode), over
-    /// a table placed as one of `placements` (if any).
+    /// a table placed as one of `placements` (if any), with the `SELECT
+    /// ... FOR UPDATE` steps the DBMS takes.
     pub fn generate(
         rng: &mut Rng,
         levels: &[(IsolationLevel, Option<String>)],
         placements: &[&str],
+        locking_reads: LockingReads,
     ) -> Schedule {
         let (level, mode) = levels[rng.random_range(0..levels.len())].clone();
         let placement = (!placements.is_empty())
@@ -141,12 +183,28 @@ impl Schedule {
         let nrows = rng.random_range(2..=6i64);
         let rows: Vec<(i64, i64)> = (1..=nrows).map(|k| (k, rng.random_range(0..10))).collect();
         let sessions = if rng.random_bool(0.7) { 2 } else { 3 };
+        // A quarter of the schedules give each session a level of its own.
+        let mixed: Vec<SessionLevel> = if levels.len() > 1 && rng.random_bool(0.25) {
+            (0..sessions)
+                .map(|_| {
+                    let (level, mode) = levels[rng.random_range(0..levels.len())].clone();
+                    SessionLevel { level, mode }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut next_key = 100;
         let mut per_session: Vec<Vec<Action>> = (0..sessions)
             .map(|_| {
                 let mut actions = vec![Action::Begin];
                 for _ in 0..rng.random_range(1..=4) {
-                    actions.push(Action::Stmt(draw_op(rng, nrows, &mut next_key)));
+                    actions.push(Action::Stmt(draw_op(
+                        rng,
+                        nrows,
+                        &mut next_key,
+                        locking_reads,
+                    )));
                 }
                 actions.push(if rng.random_bool(0.85) {
                     Action::Commit
@@ -171,7 +229,7 @@ impl Schedule {
                 action: per_session[s].remove(0),
             });
         }
-        Schedule {
+        let mut schedule = Schedule {
             table: TABLE.to_string(),
             index_v: rng.random_bool(0.5),
             placement,
@@ -179,7 +237,41 @@ impl Schedule {
             level,
             mode,
             sessions,
+            mixed,
             steps,
+        };
+        schedule.settle_levels();
+        schedule
+    }
+
+    /// Session `s`'s level and mode.
+    pub fn level_of(&self, s: usize) -> (IsolationLevel, Option<&str>) {
+        match self.mixed.get(s) {
+            Some(l) => (l.level, l.mode.as_deref()),
+            None => (self.level, self.mode.as_deref()),
+        }
+    }
+
+    /// Session `s`'s level as people name it (`LevelRules::label`).
+    pub fn label_of(&self, s: usize) -> String {
+        let (level, mode) = self.level_of(s);
+        lancet_core::txn::level_label(level, mode)
+    }
+
+    /// Whether the sessions run at levels of their own.
+    pub fn is_mixed(&self) -> bool {
+        !self.mixed.is_empty()
+    }
+
+    /// `level` and `mode` become session 1's, and a mix whose sessions
+    /// all run at one level is no mix.
+    pub fn settle_levels(&mut self) {
+        if let Some(first) = self.mixed.first().cloned() {
+            self.level = first.level;
+            self.mode = first.mode.clone();
+            if self.mixed.iter().all(|l| *l == first) {
+                self.mixed.clear();
+            }
         }
     }
 
@@ -230,8 +322,16 @@ fn draw_pred(rng: &mut Rng, nrows: i64) -> Pred {
     }
 }
 
-fn draw_op(rng: &mut Rng, nrows: i64, next_key: &mut i64) -> Op {
+fn draw_op(rng: &mut Rng, nrows: i64, next_key: &mut i64, locking: LockingReads) -> Op {
     match rng.random_range(0..20) {
+        // A quarter of the reads lock, where the DBMS has FOR UPDATE (no
+        // draw otherwise, so that schedules elsewhere stay as they were).
+        0..=7 if locking != LockingReads::None && rng.random_bool(0.25) => {
+            Op::LockingRead(match locking {
+                LockingReads::KeyEquality => Pred::Key(rng.random_range(1..=nrows + 1)),
+                _ => draw_pred(rng, nrows),
+            })
+        }
         0..=7 => Op::Read(draw_pred(rng, nrows)),
         8..=14 => {
             let assign = if rng.random_bool(0.7) {

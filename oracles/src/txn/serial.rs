@@ -43,7 +43,7 @@ fn run_alone(
             continue;
         };
         match op {
-            Op::Read(p) => {
+            Op::Read(p) | Op::LockingRead(p) => {
                 let got: Vec<(i64, i64)> = rows
                     .iter()
                     .filter(|(&k, &v)| p.matches(k, v))

@@ -34,6 +34,19 @@ pub fn candidates(schedule: &Schedule) -> Vec<Schedule> {
         c.rows.remove(i);
         out.push(c);
     }
+    // Every session at one of the mix's levels.
+    let mut seen = Vec::new();
+    for l in &schedule.mixed {
+        if !seen.contains(l) {
+            seen.push(l.clone());
+            out.push(Schedule {
+                level: l.level,
+                mode: l.mode.clone(),
+                mixed: Vec::new(),
+                ..schedule.clone()
+            });
+        }
+    }
     if schedule.index_v {
         out.push(Schedule {
             index_v: false,
@@ -52,5 +65,9 @@ fn without_session(schedule: &Schedule, gone: usize) -> Schedule {
         }
     }
     c.sessions -= 1;
+    if !c.mixed.is_empty() {
+        c.mixed.remove(gone);
+        c.settle_levels();
+    }
     c
 }

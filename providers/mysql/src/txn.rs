@@ -8,8 +8,8 @@
 //!   transaction wrote is not checked); under READ COMMITTED each
 //!   statement's own snapshot; under REPEATABLE READ the
 //!   snapshot `START TRANSACTION WITH CONSISTENT SNAPSHOT` takes;
-//! - UPDATE and DELETE are locking reads of the newest committed rows at
-//!   every level, so a write may change rows its transaction's reads do
+//! - UPDATE, DELETE and `SELECT ... FOR UPDATE` are locking reads of the
+//!   newest committed rows at every level, so a write may change rows its transaction's reads do
 //!   not see, and those rows are then visible to it ("the snapshot ...
 //!   applies to SELECT statements, not necessarily to DML");
 //! - SERIALIZABLE turns plain SELECTs inside a transaction into locking
@@ -113,6 +113,10 @@ impl Transactions for MySqlProvider {
             format!("SET TRANSACTION ISOLATION LEVEL {}", level.sql()),
             start.to_string(),
         ]
+    }
+
+    fn locking_reads(&self) -> lancet_core::txn::LockingReads {
+        lancet_core::txn::LockingReads::Any
     }
 
     fn create_table(&self, name: &str, index_v: bool, _placement: Option<&str>) -> Vec<String> {

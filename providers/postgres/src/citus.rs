@@ -243,6 +243,16 @@ impl Flavor for Citus {
         crate::txn::citus_rules(level)
     }
 
+    /// Over one key only: Citus runs `SELECT ... FOR UPDATE` on a
+    /// distributed table in one shard only ("could not run distributed
+    /// query with FOR UPDATE/SHARE commands" otherwise). Reference tables
+    /// take any condition, but lancet does not know whether their locking
+    /// reads wait for the coordinator's locks (then read the rows that
+    /// match after it, as their writes do) or re-check rows on a worker.
+    fn transaction_locking_reads(&self) -> lancet_core::txn::LockingReads {
+        lancet_core::txn::LockingReads::KeyEquality
+    }
+
     /// The table is distributed by its key over the workers, so that
     /// transactions span shards on several nodes (two-phase commit).
     fn transaction_placements(&self) -> Vec<&'static str> {

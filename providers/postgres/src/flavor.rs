@@ -131,6 +131,11 @@ pub trait Flavor: Send + Sync {
     ) -> lancet_core::txn::LevelRules {
         crate::txn::rules(level)
     }
+    /// Which `SELECT ... FOR UPDATE` steps the transaction oracle's
+    /// schedules hold.
+    fn transaction_locking_reads(&self) -> lancet_core::txn::LockingReads {
+        lancet_core::txn::LockingReads::Any
+    }
     /// The ways the transaction oracle's table may be placed (Citus:
     /// distributed or reference); none for PostgreSQL.
     fn transaction_placements(&self) -> Vec<&'static str> {

@@ -13,8 +13,10 @@
 //!   transactions equals some serial order of them; failures are 40001
 //!   (13.2.3).
 //!
-//! Plain reads never wait for locks (13.1); a write waits for a row
-//! another open transaction changed. Deadlocks fail with 40P01, lock
+//! `SELECT ... FOR UPDATE` finds its rows as the level's UPDATE does and
+//! locks them like one (13.2.1, 13.2.2, 13.3.2). Plain reads never wait
+//! for locks (13.1); a write or locking read waits for a row another open
+//! transaction changed or locked. Deadlocks fail with 40P01, lock
 //! timeouts with 55P03.
 
 use crate::connection::PgConnection;
@@ -89,6 +91,10 @@ impl Transactions for PostgresProvider {
 
     fn placements(&self) -> Vec<&'static str> {
         self.flavor.transaction_placements()
+    }
+
+    fn locking_reads(&self) -> lancet_core::txn::LockingReads {
+        self.flavor.transaction_locking_reads()
     }
 
     fn begin(&self, level: IsolationLevel, _mode: Option<&str>) -> Vec<String> {

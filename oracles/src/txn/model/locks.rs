@@ -16,16 +16,27 @@ impl Model<'_> {
         }) || self.uncertain_committed.contains(&k)
     }
 
-    /// Whether another session has an UPDATE, DELETE or INSERT in flight.
+    /// Whether another session has a statement in flight that takes row
+    /// locks as it goes (a write or a locking read), which may hold the
+    /// locks of rows it has reached already.
     pub(super) fn write_in_flight(&self, session: usize) -> bool {
-        (0..self.txns.len()).any(|t| t != session && self.writing(t))
+        (0..self.txns.len()).any(|t| t != session && self.writing(t, Op::locks_rows))
     }
 
-    /// Whether session `t` has an UPDATE, DELETE or INSERT in flight.
-    pub(super) fn writing(&self, t: usize) -> bool {
+    /// Whether session `t` has a statement in flight that is `what`
+    /// ([`Op::changes_rows`], [`Op::locks_rows`]).
+    pub(super) fn writing(&self, t: usize, what: fn(Op) -> bool) -> bool {
         self.txns[t].started.as_ref().is_some_and(
-            |st| matches!(self.schedule.steps[st.step].action, Action::Stmt(op) if !op.is_read()),
+            |st| matches!(self.schedule.steps[st.step].action, Action::Stmt(op) if what(op)),
         )
+    }
+
+    /// Whether session `t`'s open transaction holds the write lock of an
+    /// exclusive BEGIN (SQLite's one writer): it began with one, or it
+    /// has written.
+    pub(super) fn holds_write_lock(&self, t: usize) -> bool {
+        self.txns[t].status == Status::Active
+            && (self.rules_of(t).exclusive_begin || self.txns[t].wrote)
     }
 
     /// A write the rules let wait for no lock waited until the lock
@@ -34,17 +45,17 @@ impl Model<'_> {
         self.anomaly(
             AnomalyKind::BlockingWrite,
             step,
-            format!("no open transaction had written the rows it changes and no write was in flight, yet it waited {waited_ms} ms for a lock until the lock timeout ended it"),
+            format!("no open transaction had written or locked the rows it changes or locks and no write was in flight, yet it waited {waited_ms} ms for a lock until the lock timeout ended it"),
         );
     }
 
     /// Which other open transaction holds a lock on row `k` (one it
-    /// surely wrote).
+    /// surely wrote, or locked with `SELECT ... FOR UPDATE`).
     pub(super) fn locker(&self, session: usize, k: i64) -> Option<usize> {
         (0..self.txns.len()).find(|&t| {
             t != session
                 && self.txns[t].status == Status::Active
-                && self.txns[t].writes.contains_key(&k)
+                && (self.txns[t].writes.contains_key(&k) || self.txns[t].locked.contains(&k))
                 && !self.unsure(t, k)
         })
     }
@@ -106,7 +117,7 @@ impl Model<'_> {
             AnomalyKind::DidNotWait,
             step,
             format!(
-                "it changes a row that session {} had changed and not yet committed, yet it returned without waiting",
+                "it changes or locks a row that session {} had changed or locked and not yet committed, yet it returned without waiting",
                 locker.map_or("?".to_string(), |l| (l + 1).to_string())
             ),
         );

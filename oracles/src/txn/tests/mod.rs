@@ -42,6 +42,7 @@ fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)
         level,
         mode: None,
         sessions: steps.iter().map(|s| s.0 + 1).max().unwrap_or(1),
+        mixed: Vec::new(),
         steps: steps
             .iter()
             .map(|&(session, action)| Step { session, action })
@@ -57,7 +58,17 @@ fn run(
     outcome: impl Fn(usize) -> Outcome,
     final_rows: &[(i64, i64)],
 ) -> Vec<AnomalyKind> {
-    let mut m = Model::new(s, r);
+    run_sessions(s, vec![r; s.sessions], outcome, final_rows)
+}
+
+/// As [`run`], each session at its own level (`rules[s]`).
+fn run_sessions(
+    s: &Schedule,
+    rules: Vec<&LevelRules>,
+    outcome: impl Fn(usize) -> Outcome,
+    final_rows: &[(i64, i64)],
+) -> Vec<AnomalyKind> {
+    let mut m = Model::mixed(s, rules);
     for i in 0..s.steps.len() {
         m.start(i);
         m.finish(i, outcome(i), false);
@@ -189,14 +200,14 @@ fn read_committed_update_waits_then_applies_to_the_newest_version() {
     assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
 }
 
-#[test]
-fn write_skew_under_serializable_has_no_serial_order() {
+/// Each session reads both rows and, seeing their sum at 2, moves one of
+/// them down: no serial order lets both see the sum at 2. Steps 2 and 3
+/// are the reads, 6 and 7 the commits.
+fn write_skew(level: IsolationLevel) -> Schedule {
     use Action::*;
-    // Each reads both rows and, seeing their sum at 2, moves one of them
-    // down: no serial order lets both see the sum at 2.
     let read_all = Action::Stmt(Op::Read(Pred::All));
-    let s = schedule(
-        IsolationLevel::Serializable,
+    schedule(
+        level,
         &[(1, 1), (2, 1)],
         &[
             (0, Begin),
@@ -208,7 +219,12 @@ fn write_skew_under_serializable_has_no_serial_order() {
             (0, Commit),
             (1, Commit),
         ],
-    );
+    )
+}
+
+#[test]
+fn write_skew_under_serializable_has_no_serial_order() {
+    let s = write_skew(IsolationLevel::Serializable);
     let both = |i| match i {
         2 | 3 => rows(&[(1, 1), (2, 1)]),
         _ => ok(),
@@ -483,4 +499,6 @@ fn read_uncommitted_may_show_an_open_write_but_nothing_else() {
     assert_eq!(run(&s, &ru, kept, &[(1, 10), (2, 20)]).len(), 1);
 }
 
+mod locking_reads;
 mod locks;
+mod mixed;
