@@ -156,3 +156,37 @@ fn releases_from_3_35_run_5000_checks_without_unexpected_errors_and_bisect_place
     let index = std::fs::read_to_string(run.join("findings/index.md")).unwrap();
     assert!(index.contains("## Groups (likely one bug each)"), "{index}");
 }
+
+/// The transaction oracle on old releases: each session in a worker
+/// process that loads the release, sharing a WAL database file; every
+/// schedule (DEFERRED, IMMEDIATE and mixed) runs clean.
+#[test]
+fn transactions_on_old_releases_run_clean_in_worker_processes() {
+    let Some(dir) = ladder() else { return };
+    for version in [OLD, CLEAN[0]] {
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = fuzz_into(
+            out_dir.path(),
+            &[
+                "--sqlite-lib",
+                &lib(&dir, version),
+                "--oracle",
+                "txn",
+                "--threads",
+                "2",
+                "--seed",
+                "5",
+                "--queries",
+                "2000",
+            ],
+        );
+        let err = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{version}: {err}");
+        assert!(err.contains("  findings    0\n"), "{version}: {err}");
+        assert!(
+            err.contains(&format!("SQLite {version} ")),
+            "{version}: {err}"
+        );
+        assert!(err.contains("mixed levels: "), "{version}: {err}");
+    }
+}

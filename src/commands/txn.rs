@@ -62,9 +62,8 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let provider = make_provider(t)?;
     anyhow::ensure!(
         provider.transactions().is_some(),
-        "--oracle txn needs a DBMS whose transactions lancet models (the servers, and the bundled \
-         SQLite: not a library given with --sqlite-lib, whose sessions lancet cannot share a file \
-         with); {} as given is not one",
+        "--oracle txn needs a DBMS whose transactions lancet models (the servers and SQLite); {} \
+         is not one",
         provider.name()
     );
     let fault = txn_fault(&t.inject_fault)?;

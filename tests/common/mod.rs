@@ -253,3 +253,25 @@ pub fn fuzz_logged(out: &Path, extra: &[&str]) -> PathBuf {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     run_dir(out).join("statements")
 }
+
+/// The processes whose parent is `parent` and whose command line has
+/// `needle`.
+pub fn child_processes(parent: u32, needle: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // The parent pid is the second field after the command in parentheses.
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            let ppid = after
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u32>().ok());
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            ppid == Some(parent) && String::from_utf8_lossy(&cmdline).contains(needle)
+        })
+        .collect()
+}

@@ -11,28 +11,6 @@ use std::process::{Command, Stdio};
 /// A database lancet did not create, named like its own, on any server.
 const LOOKALIKE: &str = "lancet_abcdef012345w_0_0";
 
-/// The processes whose parent is `parent` and whose command line has
-/// `needle`.
-fn children(parent: u32, needle: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // The parent pid is the second field after the command in parentheses.
-            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-            let ppid = after
-                .split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<u32>().ok());
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            ppid == Some(parent) && String::from_utf8_lossy(&cmdline).contains(needle)
-        })
-        .collect()
-}
-
 /// The five TLP oracles and NoREC, which every DBMS runs, and `more`.
 fn with_tlp_and_norec(more: &[&'static str]) -> Vec<&'static str> {
     let mut all = vec![
@@ -103,7 +81,7 @@ impl Subject for Sqlite {
         5
     }
     fn kill_sessions(&self, lancet: u32) -> usize {
-        children(lancet, "__database-runner")
+        child_processes(lancet, "__database-runner")
             .into_iter()
             .filter(|&pid| try_signal(pid, "KILL"))
             .count()

@@ -47,7 +47,13 @@ fn worker(library: Option<&Path>, time_limit: Duration) -> anyhow::Result<Worker
     let lib = DuckDbLibrary::load(&path)?;
     Ok(WorkerEngine {
         version: lib.version().to_string(),
-        open: Box::new(move || {
+        open: Box::new(move |file| {
+            // One process holds a DuckDB file at a time: sessions of one
+            // database in several workers cannot share it.
+            anyhow::ensure!(
+                file.is_none(),
+                "a DuckDB worker opens in-memory databases only"
+            );
             Ok(
                 Box::new(DuckDbConnection::open(Arc::clone(&lib), time_limit)?)
                     as Box<dyn Connection>,

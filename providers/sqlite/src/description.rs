@@ -43,7 +43,8 @@ fn open(options: &OpenOptions) -> anyhow::Result<Box<dyn Provider>> {
 }
 
 /// What a worker process serves: fresh in-memory databases of the bundled
-/// SQLite or of the build in `library`.
+/// SQLite or of the build in `library`, or the database files of the
+/// transaction oracle's sessions.
 fn worker(library: Option<&Path>, time_limit: Duration) -> anyhow::Result<WorkerEngine> {
     let library = library.map(SqliteLibrary::load).transpose()?;
     let version = match &library {
@@ -52,11 +53,19 @@ fn worker(library: Option<&Path>, time_limit: Duration) -> anyhow::Result<Worker
     };
     Ok(WorkerEngine {
         version: version.to_string(),
-        open: Box::new(move || {
-            Ok(match &library {
-                Some(lib) => Box::new(DynamicConnection::open(Arc::clone(lib), time_limit)?)
-                    as Box<dyn Connection>,
-                None => Box::new(SqliteConnection::open_with_time_limit(time_limit)?),
+        open: Box::new(move |file| {
+            Ok(match (&library, file) {
+                (Some(lib), None) => {
+                    Box::new(DynamicConnection::open(Arc::clone(lib), time_limit)?)
+                        as Box<dyn Connection>
+                }
+                (Some(lib), Some(path)) => Box::new(DynamicConnection::open_file(
+                    Arc::clone(lib),
+                    path,
+                    time_limit,
+                )?),
+                (None, None) => Box::new(SqliteConnection::open_with_time_limit(time_limit)?),
+                (None, Some(path)) => Box::new(SqliteConnection::open_file(path, time_limit)?),
             })
         }),
     })

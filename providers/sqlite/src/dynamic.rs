@@ -258,6 +258,27 @@ impl DynamicConnection {
         lib: Arc<SqliteLibrary>,
         time_limit: Duration,
     ) -> anyhow::Result<DynamicConnection> {
+        DynamicConnection::open_named(lib, c":memory:", time_limit)
+    }
+
+    /// Opens (or creates) the database file at `path` with `lib`: one of
+    /// the transaction oracle's sessions on a shared database.
+    pub fn open_file(
+        lib: Arc<SqliteLibrary>,
+        path: &std::path::Path,
+        time_limit: Duration,
+    ) -> anyhow::Result<DynamicConnection> {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| anyhow::anyhow!("a NUL byte in {}", path.display()))?;
+        DynamicConnection::open_named(lib, &name, time_limit)
+    }
+
+    fn open_named(
+        lib: Arc<SqliteLibrary>,
+        name: &std::ffi::CStr,
+        time_limit: Duration,
+    ) -> anyhow::Result<DynamicConnection> {
         let _serial = lib.serialize();
         let api = &lib.api;
         let mut db: Db = ptr::null_mut();
@@ -265,7 +286,7 @@ impl DynamicConnection {
         // which must be closed even when the open fails.
         let rc = unsafe {
             (api.open_v2)(
-                c":memory:".as_ptr(),
+                name.as_ptr(),
                 &mut db,
                 // No per-connection mutex: one thread at a time uses a
                 // connection (as rusqlite opens the bundled library's).
@@ -285,7 +306,8 @@ impl DynamicConnection {
                 m
             };
             anyhow::bail!(
-                "cannot open an in-memory database with {}: {message}",
+                "cannot open the database {} with {}: {message}",
+                name.to_string_lossy(),
                 lib.path.display()
             );
         }

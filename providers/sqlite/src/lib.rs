@@ -180,12 +180,11 @@ impl Provider for SqliteProvider {
         })
     }
 
-    /// The bundled SQLite's transactions, in lancet's process (see
-    /// [`txn`]); a library loaded with `--sqlite-lib` has none here.
+    /// SQLite's transactions (see [`txn`]), on the bundled library or
+    /// the one `--sqlite-lib` loads, each session in a worker process
+    /// where crash isolation is on.
     fn transactions(&self) -> Option<&dyn lancet_core::txn::Transactions> {
-        self.library
-            .is_none()
-            .then_some(self as &dyn lancet_core::txn::Transactions)
+        Some(self)
     }
 
     fn drop_database(&self, _db: &OwnedDatabase) -> anyhow::Result<bool> {

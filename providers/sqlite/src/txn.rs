@@ -12,14 +12,19 @@
 //!   older than the last commit cannot become a writer: SQLITE_BUSY_SNAPSHOT.
 //!
 //! The sessions share a database file in the system's temporary
-//! directory, removed when the database is done, and run in lancet's
-//! process: the bundled SQLite only.
+//! directory, removed when the database is done. Each session runs in a
+//! worker process of its own where crash isolation is on (the default of
+//! `fuzz`), so that a crash of the library is a `crash` finding of the
+//! schedule, not the end of the run; a build loaded with `--sqlite-lib`
+//! serves them as it serves every database.
 
 use crate::connection::{SqliteConnection, DEFAULT_TIME_LIMIT};
+use crate::dynamic::DynamicConnection;
 use crate::SqliteProvider;
 use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, Transactions, WriteRule};
 use lancet_core::{Connection, DbError, OwnedDatabase};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 const SOURCE: &str = "sqlite.org/isolation.html, sqlite.org/wal.html";
 
@@ -104,10 +109,15 @@ impl Transactions for SqliteProvider {
 
     fn open_session(&self, db: &OwnedDatabase) -> anyhow::Result<Box<dyn Connection>> {
         let path = file_of(&db.name)?;
-        Ok(Box::new(SqliteConnection::open_file(
-            &path,
-            DEFAULT_TIME_LIMIT,
-        )?))
+        Ok(match (&self.workers, &self.library) {
+            (Some(workers), _) => Box::new(workers.open_file(&path)?),
+            (None, Some(lib)) => Box::new(DynamicConnection::open_file(
+                Arc::clone(lib),
+                &path,
+                DEFAULT_TIME_LIMIT,
+            )?),
+            (None, None) => Box::new(SqliteConnection::open_file(&path, DEFAULT_TIME_LIMIT)?),
+        })
     }
 
     fn client_command(&self) -> String {

@@ -32,13 +32,14 @@ mod serve;
 
 pub use parent::{IsolatedConnection, WorkerPool, WorkerSpec};
 pub use process::{death_error, describe_exit, keep_stderr_tail, read_within};
-pub use serve::{keep_freed_memory, limit_memory, serve, WorkerEngine};
+pub use serve::{keep_freed_memory, limit_memory, serve, WorkerEngine, WorkerOpen};
 
 use anyhow::Context;
 use lancet_core::{Connection, DbError, FailureKind, KnobSetting, Row, Value};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

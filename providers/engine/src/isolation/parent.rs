@@ -251,6 +251,16 @@ impl WorkerPool {
 
     /// A new, empty database in an idle or new child.
     pub fn open(self: &Arc<Self>) -> anyhow::Result<IsolatedConnection> {
+        self.open_in_child(None)
+    }
+
+    /// The database file at `path`, opened in an idle or new child: one
+    /// of several sessions on one database, each in a process of its own.
+    pub fn open_file(self: &Arc<Self>, path: &Path) -> anyhow::Result<IsolatedConnection> {
+        self.open_in_child(Some(path))
+    }
+
+    fn open_in_child(self: &Arc<Self>, file: Option<&Path>) -> anyhow::Result<IsolatedConnection> {
         let wait = self.time_limit + HANG_GRACE;
         // An idle child that fails to open (it died while idle) is
         // replaced by a new one.
@@ -260,7 +270,7 @@ impl WorkerPool {
                 Some(p) => p,
                 None => WorkerProcess::spawn(&self.program, self.label, &self.args)?.0,
             };
-            match process.call(&Request::Open, wait) {
+            match process.call(&Request::Open(file), wait) {
                 Ok(Reply::Done) => {
                     return Ok(IsolatedConnection {
                         process: Some(process),

@@ -5,8 +5,10 @@ use super::*;
 
 /// What the child is told to do.
 pub(super) enum Request<'a> {
-    /// Close the current database (if any) and open a new, empty one.
-    Open,
+    /// Close the current database (if any) and open a new, empty one
+    /// (`None`), or the database file at this path (sessions of the
+    /// transaction oracle sharing one database).
+    Open(Option<&'a Path>),
     Execute(&'a str),
     Query(&'a str),
     /// Several queries, stopping at the first that fails: one round trip.
@@ -83,7 +85,12 @@ impl<'a> Fields<'a> {
 pub(super) fn encode_request(request: &Request<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     match request {
-        Request::Open => out.push(b'O'),
+        Request::Open(file) => {
+            out.push(b'O');
+            if let Some(path) = file {
+                out.extend_from_slice(path.as_os_str().as_bytes());
+            }
+        }
         Request::Execute(sql) => {
             out.push(b'E');
             out.extend_from_slice(sql.as_bytes());

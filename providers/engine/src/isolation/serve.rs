@@ -31,11 +31,16 @@ pub fn keep_freed_memory() {
 }
 
 /// What a worker process serves: its engine's version (checked by the
-/// parent against its own) and how to open a fresh, empty database.
+/// parent against its own) and how to open a fresh, empty database
+/// (`None`) or a database file (`Some(path)`; an engine without files
+/// says so with an error).
 pub struct WorkerEngine {
     pub version: String,
-    pub open: Box<dyn FnMut() -> anyhow::Result<Box<dyn Connection>>>,
+    pub open: WorkerOpen,
 }
+
+/// How a worker opens a database: fresh and empty, or a file.
+pub type WorkerOpen = Box<dyn FnMut(Option<&Path>) -> anyhow::Result<Box<dyn Connection>>>;
 
 /// The worker process's main loop: serves requests from stdin until it
 /// closes, on the databases `engine` opens.
@@ -73,7 +78,8 @@ pub fn serve(
         let result: Result<Option<Vec<Row>>, DbError> = match tag {
             b'O' => {
                 conn = None;
-                let opened = (engine.open)();
+                let file = (!body.is_empty()).then(|| Path::new(OsStr::from_bytes(body)));
+                let opened = (engine.open)(file);
                 match opened {
                     Ok(c) => {
                         conn = Some(c);
