@@ -359,7 +359,7 @@ pub fn oracle_help() -> String {
         "  {:<12} {}\n",
         lancet_oracles::txn::NAME,
         "transactions of several sessions in an order lancet drives, against the isolation \
-         level's documented rules (server DBMSs; not in `all`)"
+         level's documented rules (the server DBMSs and SQLite; not in `all`)"
     ));
     s
 }

@@ -96,36 +96,7 @@ impl Run<'_> {
         sessions: &Sessions,
         open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Connection>>,
     ) -> anyhow::Result<ScheduleRun> {
-        let table = &self.schedule.table;
-        // The table is made once per database and shape, then emptied for
-        // each schedule: a CREATE (and Citus's distribution) costs more
-        // than the schedule.
-        let mut tables = sessions.tables.lock().unwrap_or_else(|e| e.into_inner());
-        let mut statements = Vec::new();
-        if tables.get(table) == Some(&self.schedule.index_v) {
-            statements.push(format!("DELETE FROM {table}"));
-        } else {
-            statements.push(format!("DROP TABLE IF EXISTS {table}"));
-            statements.extend(self.tx.create_table(
-                table,
-                self.schedule.index_v,
-                self.schedule.placement.as_deref(),
-            ));
-            tables.insert(table.clone(), self.schedule.index_v);
-        }
-        drop(tables);
-        statements.extend(self.schedule.fill_sql());
-        for sql in &statements {
-            setup.execute(sql).map_err(|e| {
-                // Made again next time, whatever state it is in.
-                sessions
-                    .tables
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(table);
-                anyhow::anyhow!("setting up the schedule's table: `{sql}` failed: {e}")
-            })?;
-        }
+        self.set_up_tables(setup, sessions)?;
         let planted = match self.fault {
             None => None,
             Some(fault) => Some(self.plant(fault, open)?),
@@ -191,7 +162,10 @@ impl<'r, 'a> Driving<'r, 'a> {
                 self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback),
                 false,
             ),
-            Action::Stmt(op) => (op.sql(&self.run.schedule.table), op.returns_rows()),
+            Action::Stmt(op) => (
+                self.run.schedule.statement_sql(step).unwrap_or_default(),
+                op.returns_rows(),
+            ),
         }
     }
 
@@ -574,7 +548,7 @@ impl<'r, 'a> Driving<'r, 'a> {
             self.out.anomalies = std::mem::take(&mut self.model.anomalies);
             return;
         }
-        let sql = format!("SELECT k, v FROM {} ORDER BY k", self.run.schedule.table);
+        let sql = super::tables::final_rows_sql(self.run.schedule);
         match run_now(setup, &sql, true) {
             Ok(Some(rows)) => match pairs(&rows) {
                 Ok(rows) => {

@@ -91,7 +91,7 @@ impl TxnFinding {
             .and_then(|i| schedule.steps.get(i))
             .map_or(0, |st| st.session);
         let label = schedule.label_of(session);
-        match &schedule.placement {
+        match schedule.placement_label() {
             Some(placement) => format!("{what}@{label} on {placement}"),
             None => format!("{what}@{label}"),
         }
@@ -168,7 +168,9 @@ impl TxnFinding {
     /// The statements that make the table and its rows.
     fn setup(&self) -> Vec<String> {
         let mut setup = self.create_table.clone();
-        setup.extend(self.schedule.fill_sql());
+        for t in 0..self.schedule.table_count() {
+            setup.extend(self.schedule.fill_sql(t));
+        }
         setup
     }
 
@@ -256,7 +258,7 @@ impl TxnFinding {
                 .clone(),
             Action::Commit => vec!["COMMIT".into()],
             Action::Rollback => vec!["ROLLBACK".into()],
-            Action::Stmt(op) => vec![op.sql(&self.schedule.table)],
+            Action::Stmt(op) => vec![op.sql(&self.schedule.table_name(step.table))],
         }
     }
 
@@ -292,6 +294,21 @@ impl TxnFinding {
         }
         if let Some(e) = &self.error {
             let _ = writeln!(out, "\nerror: {e}");
+        }
+        if s.table_count() > 1 {
+            let tables: Vec<String> = (0..s.table_count())
+                .map(|t| {
+                    let (index_v, placement) = s.shape(t);
+                    format!(
+                        "{} (keys from {}{}{})",
+                        s.table_name(t),
+                        t as i64 * lancet_oracles::txn::schedule::KEYS_PER_TABLE,
+                        if index_v { ", index on v" } else { "" },
+                        placement.map(|p| format!(", {p}")).unwrap_or_default()
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "\ntables: {}", tables.join("; "));
         }
         let _ = writeln!(
             out,

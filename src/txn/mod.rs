@@ -11,6 +11,7 @@ pub mod finding;
 mod planted;
 mod record;
 pub mod sessions;
+mod tables;
 
 pub use campaign::{run, TxnOptions};
 pub use driver::Timing;

@@ -141,11 +141,14 @@ fn make_finding(
         repeated,
         fault: shared.options.fault.map(|f| f.name().to_string()),
         reduced_from,
-        create_table: shared.tx.create_table(
-            &schedule.table,
-            schedule.index_v,
-            schedule.placement.as_deref(),
-        ),
+        create_table: (0..schedule.table_count())
+            .flat_map(|t| {
+                let (index_v, placement) = schedule.shape(t);
+                shared
+                    .tx
+                    .create_table(&schedule.table_name(t), index_v, placement)
+            })
+            .collect(),
         begin: shared.tx.begin(schedule.level, schedule.mode.as_deref()),
         session_begins: if schedule.is_mixed() {
             (0..schedule.sessions)

@@ -67,9 +67,9 @@ impl Drop for SessionThread {
 /// The sessions a database keeps for its schedules.
 pub struct Sessions {
     pub(super) threads: Vec<SessionThread>,
-    /// The schedule tables made in this database: name, and whether it
-    /// has the index on `v`.
-    pub(super) tables: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+    /// The schedule tables made in this database: name, and its shape
+    /// (a table of another shape is made again).
+    pub(super) tables: std::sync::Mutex<std::collections::HashMap<String, TableShape>>,
 }
 
 impl Sessions {
@@ -126,3 +126,6 @@ pub fn pairs(rows: &[Vec<Value>]) -> Result<Vec<(i64, i64)>, String> {
         })
         .collect()
 }
+
+/// How a schedule's table was made: its index on `v` and its placement.
+pub(super) type TableShape = (bool, Option<String>);

@@ -6,7 +6,7 @@
 //! records every departure as an [`Anomaly`].
 
 use super::anomaly::{Anomaly, AnomalyKind};
-use super::schedule::{Action, Op, Pred, Schedule};
+use super::schedule::{Action, Op, Pred, Schedule, Step};
 use lancet_core::txn::{Conflict, LevelRules, ReadView, WriteRule};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -116,6 +116,8 @@ pub struct Model<'a> {
 }
 
 mod locks;
+mod writes;
+use writes::Effect;
 
 impl<'a> Model<'a> {
     /// The model of a schedule whose sessions all follow `rules`.
@@ -233,9 +235,9 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// The keys a write of `session` over `pred` would change if it ran
-    /// now, by the rules.
-    fn targets(&self, session: usize, pred: Pred, view: &State) -> BTreeSet<i64> {
+    /// The keys of table `table` a write of `session` over `pred` would
+    /// change if it ran now, by the rules.
+    fn targets(&self, session: usize, table: usize, pred: Pred, view: &State) -> BTreeSet<i64> {
         let base = match self.rules_of(session).writes {
             WriteRule::NewestRows => self.overlay(session, &self.committed),
             WriteRule::SnapshotRowsNewestVersions | WriteRule::SnapshotOrAbort => {
@@ -243,7 +245,7 @@ impl<'a> Model<'a> {
             }
         };
         base.iter()
-            .filter(|(&k, ver)| pred.matches(k, ver.v))
+            .filter(|(&k, ver)| pred.matches_in(table, k, ver.v))
             .map(|(&k, _)| k)
             .collect()
     }
@@ -281,7 +283,7 @@ impl<'a> Model<'a> {
         let targets = match op {
             Op::Read(_) | Op::Insert(..) => BTreeSet::new(),
             Op::Update(p, _) | Op::Delete(p) | Op::LockingRead(p) => {
-                self.targets(session, p, &view)
+                self.targets(session, s.table, p, &view)
             }
         };
         let wait = match op {
@@ -429,7 +431,7 @@ impl<'a> Model<'a> {
     }
 
     fn read(&mut self, step: usize, pred: Pred, started: &Started, rows: Vec<(i64, i64)>) {
-        let session = self.schedule.steps[step].session;
+        let Step { session, table, .. } = self.schedule.steps[step];
         self.txns[session].reads.push((step, rows.clone()));
         // A locking read sees the newest rows when it got its locks.
         let base = if self.rules_of(session).read_view == ReadView::LockingLatest {
@@ -440,7 +442,7 @@ impl<'a> Model<'a> {
         let allowed: Vec<(i64, i64)> = self
             .overlay(session, &base)
             .iter()
-            .filter(|(&k, ver)| pred.matches(k, ver.v))
+            .filter(|(&k, ver)| pred.matches_in(table, k, ver.v))
             .map(|(&k, ver)| (k, ver.v))
             .collect();
         let open = self.open_rows(session, &allowed, &rows, &BTreeSet::new());
@@ -478,8 +480,10 @@ impl<'a> Model<'a> {
     ) {
         let session = self.schedule.steps[step].session;
         let keep = |rows: Vec<(i64, i64)>| {
-            let mut rows: Vec<(i64, i64)> =
-                rows.into_iter().filter(|(k, _)| !open.contains(k)).collect();
+            let mut rows: Vec<(i64, i64)> = rows
+                .into_iter()
+                .filter(|(k, _)| !open.contains(k))
+                .collect();
             rows.sort();
             rows
         };
@@ -497,159 +501,6 @@ impl<'a> Model<'a> {
             );
         }
     }
-
-    /// An UPDATE, DELETE or `SELECT ... FOR UPDATE` returned: the rows
-    /// the level's write rule chooses are changed, or locked and checked
-    /// against what the locking read returned.
-    fn write(&mut self, step: usize, pred: Pred, effect: Effect, started: &Started, waited: bool) {
-        let session = self.schedule.steps[step].session;
-        let locking_read = matches!(effect, Effect::Lock(_));
-        let own = |m: &Self, k: i64| m.txns[session].writes.get(&k).copied();
-        // Rows whose fate the rules leave open for this statement.
-        let mut open = BTreeSet::new();
-        let rules = self.rules_of(session);
-        let changes: Vec<(i64, Version)> = match rules.writes {
-            WriteRule::SnapshotRowsNewestVersions => {
-                let changes: Vec<(i64, Version)> = started
-                    .targets
-                    .iter()
-                    .filter_map(|&k| {
-                        let newest = match own(self, k) {
-                            Some(w) => w,
-                            None => self.committed.get(&k).copied(),
-                        }?;
-                        pred.matches(k, newest.v).then_some((k, newest))
-                    })
-                    .collect();
-                // Rows a concurrent commit changed, which the re-check
-                // then left alone: locked all the same.
-                let relocked: Vec<i64> = started
-                    .targets
-                    .iter()
-                    .filter(|k| {
-                        started.view.get(k).map(|v| v.id) != self.committed.get(k).map(|v| v.id)
-                            && !changes.iter().any(|(c, _)| c == *k)
-                    })
-                    .copied()
-                    .collect();
-                self.txns[session].maybe_locked.extend(relocked);
-                changes
-            }
-            WriteRule::NewestRows => {
-                let now = self.targets(session, pred, &started.view);
-                if waited {
-                    // Rows that began to match while it waited: whether
-                    // the scan meets them depends on where it was. Over
-                    // the index on v, so do rows a commit changed while
-                    // it waited (seen with lancet on MariaDB: an UPDATE
-                    // ... WHERE v > 0 waiting at one row skipped another
-                    // whose v a commit had changed, the index entry it
-                    // reached being stale by then); a scan of the table
-                    // itself reads each row's newest version.
-                    let index_scan = self.schedule.index_v;
-                    open.extend(now.iter().copied().filter(|k| {
-                        !started.targets.contains(k)
-                            || (index_scan
-                                && started.view.get(k).map(|v| v.id)
-                                    != self.committed.get(k).map(|v| v.id))
-                    }));
-                }
-                let rows = self.overlay(session, &self.committed);
-                now.iter().map(|&k| (k, rows[&k])).collect()
-            }
-            WriteRule::SnapshotOrAbort => {
-                let snapshot = started.view.clone();
-                let mut out = Vec::new();
-                for &k in &started.targets {
-                    if let Some(w) = own(self, k) {
-                        if let Some(w) = w {
-                            out.push((k, w));
-                        }
-                        continue;
-                    }
-                    let by_value = rules.same_value_is_no_change;
-                    let key = |x: &Version| if by_value { x.v as u64 } else { x.id };
-                    let before = snapshot.get(&k).map(key);
-                    let now = self.committed.get(&k).map(key);
-                    if self.unsure(session, k) {
-                        // Whether it changed is open: so is what it holds.
-                        open.insert(k);
-                    } else if before != now {
-                        let what = if locking_read {
-                            "locking read"
-                        } else {
-                            "write"
-                        };
-                        self.anomaly(
-                            AnomalyKind::LostUpdate,
-                            step,
-                            format!(
-                                "row k = {k} changed by a transaction that committed after this one's snapshot, yet the {what} succeeded (the level's first-updater-wins rule must fail it with a serialization error)"
-                            ),
-                        );
-                        let open: Vec<i64> = started.targets.iter().copied().collect();
-                        self.txns[session].uncertain.extend(open);
-                        return;
-                    }
-                    if let Some(&ver) = snapshot.get(&k) {
-                        out.push((k, ver));
-                    }
-                }
-                out
-            }
-        };
-        match effect {
-            Effect::Lock(rows) => self.locked(step, &changes, &open, rows),
-            Effect::Set(_) | Effect::Delete => {
-                self.txns[session].uncertain.extend(open);
-                let assign = match effect {
-                    Effect::Set(a) => Some(a),
-                    _ => None,
-                };
-                for (k, old) in changes {
-                    let value = assign.map(|a| a.apply(old.v));
-                    if rules.same_value_is_no_change && value == Some(old.v) {
-                        // Not a change: no version, so the transaction's
-                        // reads go on showing the row as their view has it.
-                        continue;
-                    }
-                    let new = value.map(|v| self.version(v, session));
-                    self.txns[session].writes.insert(k, new);
-                }
-            }
-        }
-    }
-
-    /// A `SELECT ... FOR UPDATE` returned `rows`: they must be the rows
-    /// the write rule `chose`, as they are now (but those left `open`, and
-    /// those the view leaves open), and every row it chose is locked.
-    /// An open row may be locked or not, so later waits for it are "may".
-    fn locked(
-        &mut self,
-        step: usize,
-        chose: &[(i64, Version)],
-        open: &BTreeSet<i64>,
-        rows: Vec<(i64, i64)>,
-    ) {
-        let session = self.schedule.steps[step].session;
-        self.txns[session].reads.push((step, rows.clone()));
-        let allowed: Vec<(i64, i64)> = chose.iter().map(|(k, ver)| (*k, ver.v)).collect();
-        let unchecked = self.open_rows(session, &allowed, &rows, open);
-        self.check_rows(step, allowed, rows, &unchecked, "the locking read returned");
-        let txn = &mut self.txns[session];
-        txn.locked
-            .extend(chose.iter().map(|(k, _)| *k).filter(|k| !open.contains(k)));
-        txn.maybe_locked.extend(open.iter().copied());
-    }
-}
-
-/// What a statement that takes row locks does to the rows it chooses.
-#[derive(Clone, Debug)]
-enum Effect {
-    Set(super::schedule::Assign),
-    Delete,
-    /// A locking read, with the rows the DBMS returned.
-    Lock(Vec<(i64, i64)>),
 }
 
 pub use super::judge::show;

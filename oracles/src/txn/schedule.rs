@@ -122,12 +122,31 @@ pub enum Action {
     Rollback,
 }
 
-/// One step: a session and what it sends.
+/// One step: a session, what it sends, and on which of the schedule's
+/// tables (0: `Schedule::table`; `n`: the `n`th of `more_tables`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     pub session: usize,
     pub action: Action,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub table: usize,
 }
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A table of a schedule beside its first: how it is made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoreTable {
+    pub index_v: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+}
+
+/// Keys of table `n` of a schedule lie in `n * KEYS_PER_TABLE ..`, so
+/// that a key names its table and the model keeps one map of rows.
+pub const KEYS_PER_TABLE: i64 = 1000;
 
 /// A session's isolation level and mode, where a schedule mixes them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,6 +178,10 @@ pub struct Schedule {
     /// `mode`, which are then session 1's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mixed: Vec<SessionLevel>,
+    /// Tables beside the first (`{table}_1`, ...): a transaction may
+    /// write several (on Citus, a distributed and a reference table).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_tables: Vec<MoreTable>,
     /// Every session's steps, in the order lancet sends them (a session
     /// that waits for a lock sends its later steps once it returns).
     pub steps: Vec<Step>,
@@ -178,10 +201,22 @@ impl Schedule {
         locking_reads: LockingReads,
     ) -> Schedule {
         let (level, mode) = levels[rng.random_range(0..levels.len())].clone();
-        let placement = (!placements.is_empty())
-            .then(|| placements[rng.random_range(0..placements.len())].to_string());
-        let nrows = rng.random_range(2..=6i64);
-        let rows: Vec<(i64, i64)> = (1..=nrows).map(|k| (k, rng.random_range(0..10))).collect();
+        let draw_placement = |rng: &mut Rng| {
+            (!placements.is_empty())
+                .then(|| placements[rng.random_range(0..placements.len())].to_string())
+        };
+        let placement = draw_placement(rng);
+        let mut tables = vec![TableDraw::new(rng, 0)];
+        let mut more_tables = Vec::new();
+        // A third of the schedules have a second table.
+        if rng.random_bool(0.3) {
+            tables.push(TableDraw::new(rng, 1));
+            more_tables.push(MoreTable {
+                index_v: rng.random_bool(0.5),
+                placement: draw_placement(rng),
+            });
+        }
+        let rows: Vec<(i64, i64)> = tables.iter().flat_map(|t| t.rows.clone()).collect();
         let sessions = if rng.random_bool(0.7) { 2 } else { 3 };
         // A quarter of the schedules give each session a level of its own.
         let mixed: Vec<SessionLevel> = if levels.len() > 1 && rng.random_bool(0.25) {
@@ -194,22 +229,22 @@ impl Schedule {
         } else {
             Vec::new()
         };
-        let mut next_key = 100;
-        let mut per_session: Vec<Vec<Action>> = (0..sessions)
+        let mut per_session: Vec<Vec<(Action, usize)>> = (0..sessions)
             .map(|_| {
-                let mut actions = vec![Action::Begin];
+                let mut actions = vec![(Action::Begin, 0)];
                 for _ in 0..rng.random_range(1..=4) {
-                    actions.push(Action::Stmt(draw_op(
-                        rng,
-                        nrows,
-                        &mut next_key,
-                        locking_reads,
-                    )));
+                    let t = if tables.len() > 1 {
+                        rng.random_range(0..tables.len())
+                    } else {
+                        0
+                    };
+                    let op = draw_op(rng, &mut tables[t], locking_reads);
+                    actions.push((Action::Stmt(op), t));
                 }
                 actions.push(if rng.random_bool(0.85) {
-                    Action::Commit
+                    (Action::Commit, 0)
                 } else {
-                    Action::Rollback
+                    (Action::Rollback, 0)
                 });
                 actions
             })
@@ -224,9 +259,11 @@ impl Schedule {
                 break;
             }
             let s = open[rng.random_range(0..open.len())];
+            let (action, table) = per_session[s].remove(0);
             steps.push(Step {
                 session: s,
-                action: per_session[s].remove(0),
+                action,
+                table,
             });
         }
         let mut schedule = Schedule {
@@ -238,6 +275,7 @@ impl Schedule {
             mode,
             sessions,
             mixed,
+            more_tables,
             steps,
         };
         schedule.settle_levels();
@@ -275,21 +313,70 @@ impl Schedule {
         }
     }
 
-    /// The statements that fill the table, after the provider's CREATE.
-    pub fn fill_sql(&self) -> Vec<String> {
-        if self.rows.is_empty() {
-            return Vec::new();
-        }
+    /// The statement that fills table `t`, after the provider's CREATE
+    /// (none for a table without rows).
+    pub fn fill_sql(&self, t: usize) -> Vec<String> {
         let values: Vec<String> = self
             .rows
             .iter()
+            .filter(|(k, _)| table_of(*k) == t)
             .map(|(k, v)| format!("({k}, {v})"))
             .collect();
+        if values.is_empty() {
+            return Vec::new();
+        }
         vec![format!(
             "INSERT INTO {} (k, v) VALUES {}",
-            self.table,
+            self.table_name(t),
             values.join(", ")
         )]
+    }
+
+    /// How many tables the schedule has.
+    pub fn table_count(&self) -> usize {
+        1 + self.more_tables.len()
+    }
+
+    /// The name of table `t`: `lancet_txn`, `lancet_txn_1`, ...
+    pub fn table_name(&self, t: usize) -> String {
+        match t {
+            0 => self.table.clone(),
+            n => format!("{}_{n}", self.table),
+        }
+    }
+
+    /// Table `t`'s index on `v` and its placement.
+    pub fn shape(&self, t: usize) -> (bool, Option<&str>) {
+        match t {
+            0 => (self.index_v, self.placement.as_deref()),
+            n => {
+                let m = &self.more_tables[n - 1];
+                (m.index_v, m.placement.as_deref())
+            }
+        }
+    }
+
+    /// The placements of the tables, for the signature: `distributed`,
+    /// `distributed and reference`; `None` where the DBMS has none.
+    pub fn placement_label(&self) -> Option<String> {
+        let mut seen: Vec<&str> = Vec::new();
+        for t in 0..self.table_count() {
+            if let (_, Some(p)) = self.shape(t) {
+                if !seen.contains(&p) {
+                    seen.push(p);
+                }
+            }
+        }
+        (!seen.is_empty()).then(|| seen.join(" and "))
+    }
+
+    /// The SQL of step `i` if it is a statement.
+    pub fn statement_sql(&self, i: usize) -> Option<String> {
+        let step = self.steps[i];
+        match step.action {
+            Action::Stmt(op) => Some(op.sql(&self.table_name(step.table))),
+            _ => None,
+        }
     }
 
     /// The steps of session `s`, in order.
@@ -306,11 +393,47 @@ impl Schedule {
     }
 }
 
-fn draw_pred(rng: &mut Rng, nrows: i64) -> Pred {
+/// Which table row `k` is in (see [`KEYS_PER_TABLE`]).
+pub fn table_of(k: i64) -> usize {
+    usize::try_from(k.div_euclid(KEYS_PER_TABLE)).unwrap_or(0)
+}
+
+impl Pred {
+    /// Whether row `k` of table `table` (with value `v`) is one the
+    /// condition picks: a condition on one table never picks another's.
+    pub fn matches_in(self, table: usize, k: i64, v: i64) -> bool {
+        table_of(k) == table && self.matches(k, v)
+    }
+}
+
+/// What the generator knows of one table while it draws statements: the
+/// first key, its rows, and the next key an INSERT takes.
+struct TableDraw {
+    base: i64,
+    rows: Vec<(i64, i64)>,
+    next_key: i64,
+}
+
+impl TableDraw {
+    fn new(rng: &mut Rng, t: i64) -> TableDraw {
+        let base = t * KEYS_PER_TABLE;
+        let nrows = rng.random_range(2..=6i64);
+        TableDraw {
+            base,
+            rows: (1..=nrows)
+                .map(|k| (base + k, rng.random_range(0..10)))
+                .collect(),
+            next_key: base + 100,
+        }
+    }
+}
+
+fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
+    let nrows = t.rows.len() as i64;
     match rng.random_range(0..10) {
-        0..=5 => Pred::Key(rng.random_range(1..=nrows + 1)),
+        0..=5 => Pred::Key(t.base + rng.random_range(1..=nrows + 1)),
         6 => {
-            let a = rng.random_range(1..=nrows);
+            let a = t.base + rng.random_range(1..=nrows);
             Pred::KeyRange(a, a + rng.random_range(0..3))
         }
         7 => {
@@ -322,29 +445,31 @@ fn draw_pred(rng: &mut Rng, nrows: i64) -> Pred {
     }
 }
 
-fn draw_op(rng: &mut Rng, nrows: i64, next_key: &mut i64, locking: LockingReads) -> Op {
+fn draw_op(rng: &mut Rng, t: &mut TableDraw, locking: LockingReads) -> Op {
     match rng.random_range(0..20) {
         // A quarter of the reads lock, where the DBMS has FOR UPDATE (no
         // draw otherwise, so that schedules elsewhere stay as they were).
         0..=7 if locking != LockingReads::None && rng.random_bool(0.25) => {
             Op::LockingRead(match locking {
-                LockingReads::KeyEquality => Pred::Key(rng.random_range(1..=nrows + 1)),
-                _ => draw_pred(rng, nrows),
+                LockingReads::KeyEquality => {
+                    Pred::Key(t.base + rng.random_range(1..=t.rows.len() as i64 + 1))
+                }
+                _ => draw_pred(rng, t),
             })
         }
-        0..=7 => Op::Read(draw_pred(rng, nrows)),
+        0..=7 => Op::Read(draw_pred(rng, t)),
         8..=14 => {
             let assign = if rng.random_bool(0.7) {
                 Assign::Add(rng.random_range(1..=5))
             } else {
                 Assign::Set(rng.random_range(0..10))
             };
-            Op::Update(draw_pred(rng, nrows), assign)
+            Op::Update(draw_pred(rng, t), assign)
         }
         15..=16 => {
-            *next_key += 1;
-            Op::Insert(*next_key, rng.random_range(0..10))
+            t.next_key += 1;
+            Op::Insert(t.next_key, rng.random_range(0..10))
         }
-        _ => Op::Delete(draw_pred(rng, nrows)),
+        _ => Op::Delete(draw_pred(rng, t)),
     }
 }

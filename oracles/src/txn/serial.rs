@@ -46,7 +46,7 @@ fn run_alone(
             Op::Read(p) | Op::LockingRead(p) => {
                 let got: Vec<(i64, i64)> = rows
                     .iter()
-                    .filter(|(&k, &v)| p.matches(k, v))
+                    .filter(|(&k, &v)| p.matches_in(st.table, k, v))
                     .map(|(&k, &v)| (k, v))
                     .collect();
                 let Some((_, seen)) = reads.iter().find(|(at, _)| *at == step) else {
@@ -63,12 +63,12 @@ fn run_alone(
             }
             Op::Update(p, a) => {
                 for (&k, v) in rows.iter_mut() {
-                    if p.matches(k, *v) {
+                    if p.matches_in(st.table, k, *v) {
                         *v = a.apply(*v);
                     }
                 }
             }
-            Op::Delete(p) => rows.retain(|&k, v| !p.matches(k, *v)),
+            Op::Delete(p) => rows.retain(|&k, v| !p.matches_in(st.table, k, *v)),
         }
     }
     true

@@ -2,7 +2,7 @@
 //! one row fewer, each a candidate the runner keeps if the same anomaly
 //! still shows.
 
-use super::schedule::{Action, Schedule};
+use super::schedule::{table_of, Action, Schedule};
 
 /// The schedules one simplification away from `schedule`, largest cuts
 /// first.
@@ -32,6 +32,16 @@ pub fn candidates(schedule: &Schedule) -> Vec<Schedule> {
     for i in 0..schedule.rows.len() {
         let mut c = schedule.clone();
         c.rows.remove(i);
+        out.push(c);
+    }
+    // Without the last table, its statements and rows.
+    let t = schedule.more_tables.len();
+    if t > 0 {
+        let mut c = schedule.clone();
+        c.steps
+            .retain(|st| !(matches!(st.action, Action::Stmt(_)) && st.table == t));
+        c.rows.retain(|(k, _)| table_of(*k) != t);
+        c.more_tables.pop();
         out.push(c);
     }
     // Every session at one of the mix's levels.

@@ -43,9 +43,14 @@ fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)
         mode: None,
         sessions: steps.iter().map(|s| s.0 + 1).max().unwrap_or(1),
         mixed: Vec::new(),
+        more_tables: Vec::new(),
         steps: steps
             .iter()
-            .map(|&(session, action)| Step { session, action })
+            .map(|&(session, action)| Step {
+                session,
+                action,
+                table: 0,
+            })
             .collect(),
     }
 }
@@ -502,3 +507,4 @@ fn read_uncommitted_may_show_an_open_write_but_nothing_else() {
 mod locking_reads;
 mod locks;
 mod mixed;
+mod tables;
