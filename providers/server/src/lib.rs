@@ -26,6 +26,7 @@
 //! values), [`to_core`] and [`ServerDatabase`]. Dependencies point one
 //! way: this crate knows lancet-core, never a provider.
 
+mod derived;
 pub mod dml;
 mod expr;
 mod from;

@@ -1,0 +1,145 @@
+//! Derived tables of one relation: listed items (a window call among
+//! them for some), or every column but some (`* EXCLUDE`), with the
+//! clauses the provider's [`JoinMenu`] allows.
+
+use crate::{one_table_from, CategoryOf, Cols, JoinMenu, QueryCore};
+use crate::{ServerCategory, ServerSchema, ServerTable, TypedColumn};
+use lancet_core::{DerivedForm, Expr, Query, Rng, Select, SelectItem, TableFactor};
+use rand::seq::IndexedRandom;
+use rand::Rng as _;
+
+impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
+    /// `(SELECT [DISTINCT] x AS c0, ... FROM t [WHERE p]) AS alias` over a
+    /// random relation, and its columns under `alias`. DISTINCT (for a
+    /// fifth) only where the menu's `exact` holds for every item's
+    /// category: DISTINCT keeps an arbitrary one of values that compare
+    /// equal but differ (text under a case-blind collation), which no
+    /// check could rely on. With the menu's `windows`, a third carry a
+    /// window call of [`ExactAggregates::window_call`]; with its
+    /// `wildcard_exclude`, some are `SELECT * EXCLUDE (...)` instead.
+    pub fn derived(
+        &mut self,
+        rng: &mut Rng,
+        alias: &str,
+        menu: &JoinMenu<S::Category>,
+    ) -> (TableFactor, Vec<TypedColumn<S::Category>>) {
+        let table = self.schema.parts().0.choose(rng).cloned();
+        let inner_alias = format!("d{}", self.next_alias);
+        self.next_alias += 1;
+        let inner = table
+            .as_ref()
+            .map(|t| t.typed_columns(&inner_alias))
+            .unwrap_or_default();
+        let excluded = match &table {
+            Some(t) if menu.wildcard_exclude && rng.random_bool(0.15) => excluding(rng, t, alias),
+            _ => None,
+        };
+        let (items, cols, selection) = match excluded {
+            Some((item, cols)) => {
+                let selection = self.with_gen(true, |g, _| {
+                    rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1))
+                });
+                (vec![item], cols, selection)
+            }
+            None => self.listed(rng, &inner, alias, menu),
+        };
+        let select = Select {
+            distinct: rng.random_bool(0.2) && cols.iter().all(|c| (menu.exact)(c.category)),
+            items,
+            from: table.map(|t| one_table_from(t.name(), &inner_alias)),
+            selection,
+            ..Select::default()
+        };
+        let factor = TableFactor::Derived {
+            query: Box::new(Query::select(select)),
+            alias: alias.to_string(),
+            lateral: false,
+            form: DerivedForm::Subquery,
+        };
+        (factor, cols)
+    }
+
+    /// The items of a derived table over the columns `inner` of its
+    /// relation, aliased `c0`, `c1`, ... (one a window call, with the
+    /// menu's `windows`), their columns under `alias`, and a WHERE.
+    fn listed(
+        &mut self,
+        rng: &mut Rng,
+        inner: &Cols<S>,
+        alias: &str,
+        menu: &JoinMenu<S::Category>,
+    ) -> (Vec<SelectItem>, Vec<TypedColumn<S::Category>>, Option<Expr>) {
+        let (items, cols, selection) = self.with_gen(true, |g, _| {
+            let n = rng.random_range(1..=3);
+            let mut items = Vec::new();
+            let mut cols = Vec::new();
+            for i in 0..n {
+                let (e, category) = match inner.choose(rng) {
+                    Some(c) if rng.random_bool(0.7) => (c.expr.clone(), c.category),
+                    _ => {
+                        let category = *S::Category::CATEGORIES
+                            .choose(rng)
+                            .unwrap_or(&S::Category::CATEGORIES[0]);
+                        (g.expr(rng, inner, category, 1), category)
+                    }
+                };
+                items.push(SelectItem::Expr {
+                    expr: e,
+                    alias: Some(format!("c{i}")),
+                });
+                cols.push(TypedColumn {
+                    expr: Expr::column(Some(alias), &format!("c{i}")),
+                    category,
+                });
+            }
+            let selection = rng.random_bool(0.5).then(|| g.predicate(rng, inner, 1));
+            (items, cols, selection)
+        });
+        let (mut items, mut cols) = (items, cols);
+        if let Some(windows) = menu.windows.filter(|_| rng.random_bool(0.35)) {
+            if let Some((call, category)) = windows.window_call(rng, inner) {
+                let name = format!("c{}", items.len());
+                items.push(SelectItem::Expr {
+                    expr: call,
+                    alias: Some(name.clone()),
+                });
+                cols.push(TypedColumn {
+                    expr: Expr::column(Some(alias), &name),
+                    category,
+                });
+            }
+        }
+        (items, cols, selection)
+    }
+}
+
+/// `* EXCLUDE (...)` over `table` (the dialect's
+/// [`lancet_core::SqlDialect::wildcard_exclude`]): some of its columns
+/// left out, never the first, and those kept under `alias`. Every
+/// relation's first column has one name (`c0`), which a NATURAL join then
+/// always finds on both sides, as it does with listed items (`c0`, ...).
+fn excluding<T: ServerTable>(
+    rng: &mut Rng,
+    table: &T,
+    alias: &str,
+) -> Option<(SelectItem, Vec<TypedColumn<CategoryOf<T>>>)> {
+    let names: Vec<&str> = table.columns().iter().map(|(n, _)| n.as_str()).collect();
+    if names.len() < 2 {
+        return None;
+    }
+    let count = rng.random_range(1..names.len());
+    let left_out: Vec<usize> = rand::seq::index::sample(rng, names.len() - 1, count)
+        .into_iter()
+        .map(|i| i + 1)
+        .collect();
+    let kept = table
+        .typed_columns(alias)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !left_out.contains(i))
+        .map(|(_, c)| c)
+        .collect();
+    let mut excluded: Vec<String> = left_out.iter().map(|&i| names[i].to_string()).collect();
+    excluded.sort();
+    Some((SelectItem::WildcardExcluding(excluded), kept))
+}
