@@ -426,7 +426,9 @@ mod tests {
             from: Some(FromClause::table(from, Some("a0"))),
             selection: None,
             group_by: Vec::new(),
+            group_by_all: false,
             having: None,
+            qualify: None,
         }
     }
 

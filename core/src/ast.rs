@@ -373,7 +373,17 @@ pub struct Select {
     pub from: Option<FromClause>,
     pub selection: Option<Expr>,
     pub group_by: Vec<Expr>,
+    /// `GROUP BY ALL`: grouped by every item without an aggregate
+    /// (`group_by` then empty). Generators make one only for a dialect
+    /// that has it (DuckDB).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_by_all: bool,
     pub having: Option<Expr>,
+    /// `QUALIFY p`: a filter over window calls, applied after them, as
+    /// HAVING is after aggregates. Generators make one only for a
+    /// dialect that has it (DuckDB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qualify: Option<Expr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

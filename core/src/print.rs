@@ -353,13 +353,19 @@ impl Select {
             p.s(" WHERE ");
             w.print(p);
         }
-        if !self.group_by.is_empty() {
+        if self.group_by_all {
+            p.s(" GROUP BY ALL");
+        } else if !self.group_by.is_empty() {
             p.s(" GROUP BY ");
             p.list(&self.group_by, ", ", |p, e| e.print(p));
         }
         if let Some(h) = &self.having {
             p.s(" HAVING ");
             h.print(p);
+        }
+        if let Some(q) = &self.qualify {
+            p.s(" QUALIFY ");
+            q.print(p);
         }
     }
 }

@@ -49,6 +49,7 @@ impl RenameTables for Select {
             .iter_mut()
             .chain(self.group_by.iter_mut())
             .chain(self.having.iter_mut())
+            .chain(self.qualify.iter_mut())
         {
             e.rename_tables(rename);
         }

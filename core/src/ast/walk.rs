@@ -80,6 +80,7 @@ impl Select {
             .iter()
             .chain(self.group_by.iter())
             .chain(self.having.iter())
+            .chain(self.qualify.iter())
         {
             e.for_each_from(f);
         }

@@ -130,4 +130,43 @@ mod tests {
             "SELECT * EXCLUDE (c1, c3) FROM t0 AS d0"
         );
     }
+
+    /// GROUP BY ALL stands for the group keys; QUALIFY filters after the
+    /// window calls, last of the clauses.
+    #[test]
+    fn group_by_all_and_qualify_print_as_clauses() {
+        let column = Expr::column(Some("d0"), "c0");
+        let query = Query::select(Select {
+            items: vec![SelectItem::Expr {
+                expr: column.clone(),
+                alias: Some("c0".into()),
+            }],
+            from: Some(FromClause::table("t0", Some("d0"))),
+            group_by_all: true,
+            having: Some(Expr::binary(
+                lancet_core::BinaryOp::Gt,
+                Expr::CountStar,
+                Expr::int(1),
+            )),
+            qualify: Some(Expr::binary(
+                lancet_core::BinaryOp::LtEq,
+                Expr::Window {
+                    function: Box::new(Expr::func("rank", vec![])),
+                    partition_by: vec![],
+                    order_by: vec![lancet_core::OrderBy {
+                        expr: column,
+                        descending: false,
+                        nulls_first: None,
+                    }],
+                },
+                Expr::int(1),
+            )),
+            ..Select::default()
+        });
+        assert_eq!(
+            query.to_sql(DIALECT),
+            "SELECT d0.c0 AS c0 FROM t0 AS d0 GROUP BY ALL HAVING COUNT(*) > 1 \
+             QUALIFY (rank() OVER (ORDER BY d0.c0)) <= 1"
+        );
+    }
 }

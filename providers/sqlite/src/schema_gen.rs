@@ -474,7 +474,9 @@ pub fn create_view(
             .random_bool(0.6)
             .then(|| b.exprs.predicate(rng, &scope, 2, 1)),
         group_by: vec![],
+        group_by_all: false,
         having: None,
+        qualify: None,
     };
     let first = arm(&mut builder, rng);
     let query = if one_table && rng.random_bool(0.2) {

@@ -71,6 +71,7 @@ fn select_exprs(s: &Select) -> impl Iterator<Item = &Expr> {
         .chain(s.selection.iter())
         .chain(s.group_by.iter())
         .chain(s.having.iter())
+        .chain(s.qualify.iter())
 }
 
 fn subquery(e: &Expr) -> Option<&Query> {
@@ -152,6 +153,7 @@ fn rename_select(s: &mut Select, map: &Map) {
         .iter_mut()
         .chain(s.group_by.iter_mut())
         .chain(s.having.iter_mut())
+        .chain(s.qualify.iter_mut())
     {
         rename_expr(e, map);
     }

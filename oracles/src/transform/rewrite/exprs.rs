@@ -216,6 +216,7 @@ pub(super) fn add_zero(s: &mut Select, column: &Expr) -> Result<(), String> {
         .iter_mut()
         .chain(s.group_by.iter_mut())
         .chain(s.having.iter_mut())
+        .chain(s.qualify.iter_mut())
     {
         walk(e, column, &mut n);
     }

@@ -365,7 +365,9 @@ const AGGREGATES: &[&str] = &[
 pub fn is_monotone(s: &Select) -> bool {
     let aggregate = |name: &str| AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name));
     s.group_by.is_empty()
+        && !s.group_by_all
         && s.having.is_none()
+        && s.qualify.is_none()
         && s.items.iter().all(|i| match i {
             SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => true,
             SelectItem::Expr { expr, .. } => {

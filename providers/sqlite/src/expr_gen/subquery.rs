@@ -78,7 +78,9 @@ impl<'s> ExprGen<'s> {
             from: Some(from),
             selection,
             group_by: vec![],
+            group_by_all: false,
             having: None,
+            qualify: None,
         }))
     }
 

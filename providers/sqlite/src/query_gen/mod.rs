@@ -376,7 +376,9 @@ impl<'s> QueryBuilder<'s> {
                 .random_bool(0.6)
                 .then(|| this.exprs.predicate(rng, &inner_scope, 2, 1)),
             group_by: vec![],
+            group_by_all: false,
             having: None,
+            qualify: None,
         };
         let first = arm(self, rng);
         let reads_view = rel.kind == RelationKind::View;

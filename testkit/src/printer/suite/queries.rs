@@ -32,7 +32,9 @@ pub(super) fn select_clauses(t: &Tested) {
             qcol("t0", "c0"),
             bin(BinaryOp::Add, qcol("t0", "c1"), int(1)),
         ],
+        group_by_all: false,
         having: Some(bin(BinaryOp::Gt, Expr::CountStar, int(1))),
+        qualify: None,
     };
     let expected = "SELECT DISTINCT t0.c0 AS x, COUNT(*) FROM t0 WHERE t0.c0 > (-1) \
                     GROUP BY t0.c0, t0.c1 + 1 HAVING COUNT(*) > 1";
