@@ -2,9 +2,10 @@
 //! results are determined (comma, INNER, LEFT, RIGHT, FULL, CROSS,
 //! NATURAL; no ASOF or POSITIONAL, which depend on row order) and derived
 //! tables (half as CTEs: inlined, MATERIALIZED or NOT MATERIALIZED; a
-//! third with a window call whose value the window determines), and
-//! the exact forms of equality that collations make necessary. Typing, predicates, expressions and PQS come from the
-//! server toolkit's [`QueryCore`].
+//! third with a window call whose value the window determines, a quarter
+//! filtered by one with QUALIFY), and the exact forms of equality that
+//! collations make necessary. Typing, predicates, expressions and PQS
+//! come from the server toolkit's [`QueryCore`].
 
 use crate::schema::DuckSchema;
 use crate::types::Category;
@@ -49,6 +50,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     ],
     windows: Some(&EXACT),
     wildcard_exclude: true,
+    qualify: true,
 };
 
 /// DuckDB's exact aggregates, for derived tables' window calls: SUM of
@@ -171,20 +173,25 @@ mod tests {
     use lancet_core::rng::database_rng;
     use lancet_server::TypedColumn;
 
-    /// Every window call over columns of each category is one the window
-    /// determines: no SUM, MIN or MAX over a float or an interval, no
-    /// text argument or key outside the binary collation, no rank
-    /// without an ORDER BY.
-    #[test]
-    fn window_calls_are_determined_by_their_window() {
-        let columns: Vec<TypedColumn<Category>> = Category::ALL
+    /// A column of each category, `d0.c0`, `d0.c1`, ...
+    fn one_of_each() -> Vec<TypedColumn<Category>> {
+        Category::ALL
             .iter()
             .enumerate()
             .map(|(i, c)| TypedColumn {
                 expr: Expr::column(Some("d0"), &format!("c{i}")),
                 category: *c,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Every window call over columns of each category is one the window
+    /// determines: no SUM, MIN or MAX over a float or an interval, no
+    /// text argument or key outside the binary collation, no rank
+    /// without an ORDER BY.
+    #[test]
+    fn window_calls_are_determined_by_their_window() {
+        let columns = one_of_each();
         let inexact = |e: &Expr| {
             columns
                 .iter()
@@ -226,5 +233,32 @@ mod tests {
             }
         }
         assert!(seen > 500, "only {seen} window calls");
+    }
+
+    /// A QUALIFY filter compares one window call of
+    /// [`ExactAggregates::window_call`] (never `row_number`) with a bound.
+    #[test]
+    fn qualify_filters_compare_a_determined_window_call() {
+        let columns = one_of_each();
+        let mut rng = database_rng(2, 0, 0);
+        let mut seen = 0;
+        for _ in 0..1000 {
+            let Some(filter) = EXACT.qualify(&mut rng, &columns, |_, _| Expr::int(0)) else {
+                continue;
+            };
+            seen += 1;
+            let Expr::Binary { op, left, .. } = &filter else {
+                panic!("not a comparison: {filter:?}");
+            };
+            assert!(op.is_comparison(), "{filter:?}");
+            let Expr::Window { function, .. } = &**left else {
+                panic!("not a window call: {filter:?}");
+            };
+            assert!(
+                !matches!(&**function, Expr::Function { name, .. } if name == "row_number"),
+                "{filter:?}"
+            );
+        }
+        assert!(seen > 300, "only {seen} filters");
     }
 }

@@ -36,6 +36,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     forms: &[DerivedForm::Subquery],
     windows: None,
     wildcard_exclude: false,
+    qualify: false,
 };
 
 const AGGREGATES: &[&str] = &[

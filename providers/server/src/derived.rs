@@ -16,7 +16,9 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
     /// equal but differ (text under a case-blind collation), which no
     /// check could rely on. With the menu's `windows`, a third carry a
     /// window call of [`ExactAggregates::window_call`]; with its
-    /// `wildcard_exclude`, some are `SELECT * EXCLUDE (...)` instead.
+    /// `wildcard_exclude`, some are `SELECT * EXCLUDE (...)` instead;
+    /// with its `qualify`, a quarter filter by a window call
+    /// ([`ExactAggregates::qualify`]).
     pub fn derived(
         &mut self,
         rng: &mut Rng,
@@ -43,11 +45,22 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             }
             None => self.listed(rng, &inner, alias, menu),
         };
+        let qualify = match menu.windows {
+            Some(windows) if menu.qualify && rng.random_bool(0.25) => {
+                self.with_gen(false, |g, _| {
+                    windows.qualify(rng, &inner, |rng, category| {
+                        g.expr(rng, &inner, category, 1)
+                    })
+                })
+            }
+            _ => None,
+        };
         let select = Select {
             distinct: rng.random_bool(0.2) && cols.iter().all(|c| (menu.exact)(c.category)),
             items,
             from: table.map(|t| one_table_from(t.name(), &inner_alias)),
             selection,
+            qualify,
             ..Select::default()
         };
         let factor = TableFactor::Derived {

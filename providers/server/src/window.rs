@@ -1,9 +1,10 @@
 //! Aggregates and window calls whose value the set of rows (or the
 //! window) alone determines, whatever order rows arrive in: what derived
-//! tables may carry without making a check depend on the plan.
+//! tables may carry without making a check depend on the plan, in their
+//! items or in a QUALIFY filter.
 
 use crate::{ServerCategory, TypedColumn};
-use lancet_core::{Expr, OrderBy, Rng};
+use lancet_core::{BinaryOp, Expr, OrderBy, Rng};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -110,5 +111,38 @@ impl<C: ServerCategory> ExactAggregates<C> {
             },
             category,
         ))
+    }
+
+    /// A QUALIFY filter whose kept rows the windows alone determine: a
+    /// call of [`Self::window_call`] (never ROW_NUMBER, whose numbering of
+    /// peers is arbitrary) compared with its own argument for MIN and MAX
+    /// (the rows at the extreme of their window), a small count for
+    /// COUNT, RANK, DENSE_RANK and integer sums, or `other`: an expression
+    /// of the call's category over the row.
+    pub fn qualify(
+        &self,
+        rng: &mut Rng,
+        columns: &[TypedColumn<C>],
+        other: impl FnOnce(&mut Rng, C) -> Expr,
+    ) -> Option<Expr> {
+        let (call, category) = self.window_call(rng, columns)?;
+        let extreme_of = match &call {
+            Expr::Window { function, .. } => match &**function {
+                Expr::Function { name, args, .. } if name == "min" || name == "max" => {
+                    args.first().cloned()
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let bound = match extreme_of {
+            Some(argument) if rng.random_bool(0.5) => argument,
+            _ if category == self.count && rng.random_bool(0.7) => {
+                Expr::int(rng.random_range(0..=3))
+            }
+            _ => other(rng, category),
+        };
+        let op = *BinaryOp::COMPARISONS.choose(rng)?;
+        Some(Expr::binary(op, call, bound))
     }
 }
