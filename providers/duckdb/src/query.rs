@@ -3,9 +3,10 @@
 //! NATURAL; no ASOF or POSITIONAL, which depend on row order) and derived
 //! tables (half as CTEs: inlined, MATERIALIZED or NOT MATERIALIZED; a
 //! third with a window call whose value the window determines, a quarter
-//! filtered by one with QUALIFY), and the exact forms of equality that
-//! collations make necessary. Typing, predicates, expressions and PQS
-//! come from the server toolkit's [`QueryCore`].
+//! filtered by one with QUALIFY, some grouped with GROUP BY ALL), and the
+//! exact forms of equality that collations make necessary. Typing,
+//! predicates, expressions and PQS come from the server toolkit's
+//! [`QueryCore`].
 
 use crate::schema::DuckSchema;
 use crate::types::Category;
@@ -51,6 +52,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     windows: Some(&EXACT),
     wildcard_exclude: true,
     qualify: true,
+    group_by_all: true,
 };
 
 /// DuckDB's exact aggregates, for derived tables' window calls: SUM of

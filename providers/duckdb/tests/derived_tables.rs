@@ -58,3 +58,12 @@ fn derived_tables_with_qualify_run() {
     let seen = clauses_run(&[" QUALIFY "]);
     assert!(seen[0] >= 20, "{seen:?}");
 }
+
+/// GROUP BY ALL over exact keys and aggregates (see the server toolkit's
+/// `QueryCore::grouped`), never with QUALIFY, which DuckDB 1.5 refuses
+/// beside it.
+#[test]
+fn derived_tables_grouped_by_all_run() {
+    let seen = clauses_run(&[" GROUP BY ALL", " GROUP BY ALL HAVING "]);
+    assert!(seen[0] >= 20 && seen[1] >= 3, "{seen:?}");
+}

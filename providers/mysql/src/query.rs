@@ -37,6 +37,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     windows: None,
     wildcard_exclude: false,
     qualify: false,
+    group_by_all: false,
 };
 
 const AGGREGATES: &[&str] = &[

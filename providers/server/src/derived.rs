@@ -1,6 +1,6 @@
 //! Derived tables of one relation: listed items (a window call among
-//! them for some), or every column but some (`* EXCLUDE`), with the
-//! clauses the provider's [`JoinMenu`] allows.
+//! them for some), every column but some (`* EXCLUDE`), or groups (GROUP
+//! BY ALL), with the clauses the provider's [`JoinMenu`] allows.
 
 use crate::{one_table_from, CategoryOf, Cols, JoinMenu, QueryCore};
 use crate::{ServerCategory, ServerSchema, ServerTable, TypedColumn};
@@ -17,8 +17,9 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
     /// check could rely on. With the menu's `windows`, a third carry a
     /// window call of [`ExactAggregates::window_call`]; with its
     /// `wildcard_exclude`, some are `SELECT * EXCLUDE (...)` instead;
-    /// with its `qualify`, a quarter filter by a window call
-    /// ([`ExactAggregates::qualify`]).
+    /// with its `group_by_all`, some are grouped instead
+    /// ([`QueryCore::grouped`]); with its `qualify`, a quarter of the
+    /// others filter by a window call ([`ExactAggregates::qualify`]).
     pub fn derived(
         &mut self,
         rng: &mut Rng,
@@ -36,17 +37,28 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             Some(t) if menu.wildcard_exclude && rng.random_bool(0.15) => excluding(rng, t, alias),
             _ => None,
         };
-        let (items, cols, selection) = match excluded {
+        let mut grouped = false;
+        let (items, cols, selection, having) = match excluded {
             Some((item, cols)) => {
                 let selection = self.with_gen(true, |g, _| {
                     rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1))
                 });
-                (vec![item], cols, selection)
+                (vec![item], cols, selection, None)
             }
-            None => self.listed(rng, &inner, alias, menu),
+            None => match menu.windows {
+                Some(exact) if menu.group_by_all && !inner.is_empty() && rng.random_bool(0.15) => {
+                    grouped = true;
+                    self.grouped(rng, &inner, alias, exact)
+                }
+                _ => {
+                    let (items, cols, selection) = self.listed(rng, &inner, alias, menu);
+                    (items, cols, selection, None)
+                }
+            },
         };
+        // DuckDB 1.5 refuses QUALIFY with GROUP BY ALL ("not supported yet").
         let qualify = match menu.windows {
-            Some(windows) if menu.qualify && rng.random_bool(0.25) => {
+            Some(windows) if menu.qualify && !grouped && rng.random_bool(0.25) => {
                 self.with_gen(false, |g, _| {
                     windows.qualify(rng, &inner, |rng, category| {
                         g.expr(rng, &inner, category, 1)
@@ -60,6 +72,8 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             items,
             from: table.map(|t| one_table_from(t.name(), &inner_alias)),
             selection,
+            group_by_all: grouped,
+            having,
             qualify,
             ..Select::default()
         };

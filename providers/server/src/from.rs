@@ -33,6 +33,9 @@ pub struct JoinMenu<C: 'static> {
     /// filter over a window call of `windows` (see
     /// [`ExactAggregates::qualify`]).
     pub qualify: bool,
+    /// Whether derived tables may be grouped with GROUP BY ALL over exact
+    /// keys and aggregates of `windows` (see [`QueryCore::derived`]).
+    pub group_by_all: bool,
 }
 
 impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {

@@ -30,6 +30,7 @@ mod derived;
 pub mod dml;
 mod expr;
 mod from;
+mod grouped;
 pub mod literals;
 mod model;
 mod query;
