@@ -228,6 +228,11 @@ pub enum SelectItem {
     /// ([`crate::SqlDialect::wildcard_exclude`]): a derived table of every
     /// column of its relation but some.
     WildcardExcluding(Vec<String>),
+    /// `* REPLACE (e AS a, ...)`: every column of the FROM clause, these
+    /// (by bare name) replaced by expressions under their own names.
+    /// Generators make one only for a dialect that has it (DuckDB): a
+    /// derived table of every column of its relation, some computed.
+    WildcardReplacing(Vec<(Expr, String)>),
     Expr {
         expr: Expr,
         alias: Option<String>,

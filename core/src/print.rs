@@ -337,6 +337,15 @@ impl Select {
                 p.list(names, ", ", |p, n| p.s(n));
                 p.out.push(')');
             }
+            SelectItem::WildcardReplacing(replaced) => {
+                p.s("* REPLACE (");
+                p.list(replaced, ", ", |p, (e, n)| {
+                    e.print(p);
+                    p.s(" AS ");
+                    p.s(n);
+                });
+                p.out.push(')');
+            }
             SelectItem::Expr { expr, alias } => {
                 expr.print(p);
                 if let Some(a) = alias {

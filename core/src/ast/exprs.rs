@@ -196,3 +196,30 @@ impl Expr {
         }
     }
 }
+
+impl SelectItem {
+    /// The expressions of the item: none for `*`, the replacements of
+    /// `* REPLACE`.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => vec![],
+            SelectItem::WildcardReplacing(r) => r.iter().map(|(e, _)| e).collect(),
+            SelectItem::Expr { expr, .. } => vec![expr],
+        }
+    }
+
+    /// The expressions of the item, to change in place.
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => vec![],
+            SelectItem::WildcardReplacing(r) => r.iter_mut().map(|(e, _)| e).collect(),
+            SelectItem::Expr { expr, .. } => vec![expr],
+        }
+    }
+
+    /// Whether the item is `*` in one of its forms: every column of the
+    /// FROM clause, whatever it holds.
+    pub fn is_wildcard(&self) -> bool {
+        !matches!(self, SelectItem::Expr { .. })
+    }
+}

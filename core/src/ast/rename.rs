@@ -36,10 +36,8 @@ impl RenameTables for SetExpr {
 
 impl RenameTables for Select {
     fn rename_tables(&mut self, rename: &dyn Fn(&str) -> Option<String>) {
-        for item in &mut self.items {
-            if let SelectItem::Expr { expr, .. } = item {
-                expr.rename_tables(rename);
-            }
+        for expr in self.items.iter_mut().flat_map(SelectItem::exprs_mut) {
+            expr.rename_tables(rename);
         }
         if let Some(from) = &mut self.from {
             from.rename_tables(rename);

@@ -70,10 +70,8 @@ impl Select {
                 }
             }
         }
-        for item in &self.items {
-            if let SelectItem::Expr { expr, .. } = item {
-                expr.for_each_from(f);
-            }
+        for expr in self.items.iter().flat_map(SelectItem::exprs) {
+            expr.for_each_from(f);
         }
         for e in self
             .selection

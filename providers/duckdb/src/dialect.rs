@@ -109,7 +109,7 @@ mod tests {
     }
 
     #[test]
-    fn a_wildcard_excludes_columns_by_name() {
+    fn a_wildcard_excludes_or_replaces_columns_by_name() {
         let query = Query::select(Select {
             items: vec![SelectItem::WildcardExcluding(vec![
                 "c1".into(),
@@ -128,6 +128,17 @@ mod tests {
         assert_eq!(
             query.to_sql(DIALECT),
             "SELECT * EXCLUDE (c1, c3) FROM t0 AS d0"
+        );
+        let mut query = query;
+        if let lancet_core::SetExpr::Select(s) = &mut query.body {
+            s.items = vec![SelectItem::WildcardReplacing(vec![(
+                Expr::column(Some("d0"), "c0"),
+                "c1".into(),
+            )])];
+        }
+        assert_eq!(
+            query.to_sql(DIALECT),
+            "SELECT * REPLACE (d0.c0 AS c1) FROM t0 AS d0"
         );
     }
 

@@ -51,6 +51,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     ],
     windows: Some(&EXACT),
     wildcard_exclude: true,
+    wildcard_replace: true,
     qualify: true,
     group_by_all: true,
 };

@@ -1,7 +1,7 @@
 //! The generator's DuckDB-only derived tables run: over generated
-//! databases, FROM clauses with QUALIFY filters are drawn, and DuckDB
-//! accepts every FROM clause (an error it raises is on the expected
-//! list). Needs the library tests/engines.sh installs (or
+//! databases, FROM clauses with QUALIFY, GROUP BY ALL and `* REPLACE` are
+//! drawn, and DuckDB accepts every one (an error it raises is on the
+//! expected list). Needs the library tests/engines.sh installs (or
 //! LANCET_DUCKDB_LIB).
 
 use lancet_core::rng::database_rng;
@@ -66,4 +66,11 @@ fn derived_tables_with_qualify_run() {
 fn derived_tables_grouped_by_all_run() {
     let seen = clauses_run(&[" GROUP BY ALL", " GROUP BY ALL HAVING "]);
     assert!(seen[0] >= 20 && seen[1] >= 3, "{seen:?}");
+}
+
+/// `* REPLACE (e AS c)`: every column of the relation, some computed.
+#[test]
+fn derived_tables_with_replaced_columns_run() {
+    let seen = clauses_run(&["* REPLACE ("]);
+    assert!(seen[0] >= 20, "{seen:?}");
 }

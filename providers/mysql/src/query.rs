@@ -36,6 +36,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     forms: &[DerivedForm::Subquery],
     windows: None,
     wildcard_exclude: false,
+    wildcard_replace: false,
     qualify: false,
     group_by_all: false,
 };

@@ -1,6 +1,7 @@
 //! Derived tables of one relation: listed items (a window call among
-//! them for some), every column but some (`* EXCLUDE`), or groups (GROUP
-//! BY ALL), with the clauses the provider's [`JoinMenu`] allows.
+//! them for some), every column but some (`* EXCLUDE`) or with some
+//! computed (`* REPLACE`), or groups (GROUP BY ALL), with the clauses the
+//! provider's [`JoinMenu`] allows.
 
 use crate::{one_table_from, CategoryOf, Cols, JoinMenu, QueryCore};
 use crate::{ServerCategory, ServerSchema, ServerTable, TypedColumn};
@@ -16,7 +17,8 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
     /// equal but differ (text under a case-blind collation), which no
     /// check could rely on. With the menu's `windows`, a third carry a
     /// window call of [`ExactAggregates::window_call`]; with its
-    /// `wildcard_exclude`, some are `SELECT * EXCLUDE (...)` instead;
+    /// `wildcard_exclude`, some are `SELECT * EXCLUDE (...)` instead, with
+    /// its `wildcard_replace` `SELECT * REPLACE (...)`;
     /// with its `group_by_all`, some are grouped instead
     /// ([`QueryCore::grouped`]); with its `qualify`, a quarter of the
     /// others filter by a window call ([`ExactAggregates::qualify`]).
@@ -35,6 +37,9 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             .unwrap_or_default();
         let excluded = match &table {
             Some(t) if menu.wildcard_exclude && rng.random_bool(0.15) => excluding(rng, t, alias),
+            Some(t) if menu.wildcard_replace && rng.random_bool(0.1) => {
+                self.replacing(rng, t, &inner, alias)
+            }
             _ => None,
         };
         let mut grouped = false;
@@ -84,6 +89,38 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             form: DerivedForm::Subquery,
         };
         (factor, cols)
+    }
+
+    /// `* REPLACE (e AS c, ...)` over `table`, whose columns are `inner`:
+    /// one or two of them replaced by an expression of their category over
+    /// the row, and every column under `alias` by its own name.
+    fn replacing(
+        &mut self,
+        rng: &mut Rng,
+        table: &S::Table,
+        inner: &Cols<S>,
+        alias: &str,
+    ) -> Option<(SelectItem, Vec<TypedColumn<S::Category>>)> {
+        let names: Vec<&str> = table.columns().iter().map(|(n, _)| n.as_str()).collect();
+        if names.is_empty() {
+            return None;
+        }
+        let count = rng.random_range(1..=names.len().min(2));
+        let mut chosen: Vec<usize> = rand::seq::index::sample(rng, names.len(), count).into_vec();
+        chosen.sort_unstable();
+        let replaced = self.with_gen(false, |g, _| {
+            chosen
+                .iter()
+                .filter_map(|&i| {
+                    let category = inner.get(i)?.category;
+                    Some((g.expr(rng, inner, category, 1), names[i].to_string()))
+                })
+                .collect()
+        });
+        Some((
+            SelectItem::WildcardReplacing(replaced),
+            table.typed_columns(alias),
+        ))
     }
 
     /// The items of a derived table over the columns `inner` of its

@@ -29,6 +29,9 @@ pub struct JoinMenu<C: 'static> {
     /// Whether derived tables may be `SELECT * EXCLUDE (...)` of their
     /// relation (where the dialect has it, see [`QueryCore::derived`]).
     pub wildcard_exclude: bool,
+    /// Whether derived tables may be `SELECT * REPLACE (e AS c, ...)` of
+    /// their relation (see [`QueryCore::derived`]).
+    pub wildcard_replace: bool,
     /// Whether derived tables with listed items may carry a QUALIFY
     /// filter over a window call of `windows` (see
     /// [`ExactAggregates::qualify`]).

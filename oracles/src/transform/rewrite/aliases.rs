@@ -64,10 +64,7 @@ fn collect_select(s: &Select, out: &mut Names) {
 fn select_exprs(s: &Select) -> impl Iterator<Item = &Expr> {
     s.items
         .iter()
-        .filter_map(|i| match i {
-            SelectItem::Expr { expr, .. } => Some(expr),
-            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => None,
-        })
+        .flat_map(SelectItem::exprs)
         .chain(s.selection.iter())
         .chain(s.group_by.iter())
         .chain(s.having.iter())
@@ -143,10 +140,8 @@ fn rename_select(s: &mut Select, map: &Map) {
     if let Some(from) = &mut s.from {
         rename_from(from, map);
     }
-    for item in &mut s.items {
-        if let SelectItem::Expr { expr, .. } = item {
-            rename_expr(expr, map);
-        }
+    for expr in s.items.iter_mut().flat_map(SelectItem::exprs_mut) {
+        rename_expr(expr, map);
     }
     for e in s
         .selection

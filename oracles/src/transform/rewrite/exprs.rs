@@ -206,10 +206,8 @@ pub(super) fn add_zero(s: &mut Select, column: &Expr) -> Result<(), String> {
         }
     }
     let mut n = 0;
-    for item in &mut s.items {
-        if let SelectItem::Expr { expr, .. } = item {
-            walk(expr, column, &mut n);
-        }
+    for expr in s.items.iter_mut().flat_map(SelectItem::exprs_mut) {
+        walk(expr, column, &mut n);
     }
     for e in s
         .selection

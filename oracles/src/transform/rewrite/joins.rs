@@ -39,9 +39,7 @@ fn is_lateral(f: &TableFactor) -> bool {
 }
 
 fn has_wildcard(s: &Select) -> bool {
-    s.items
-        .iter()
-        .any(|i| matches!(i, SelectItem::Wildcard | SelectItem::WildcardExcluding(_)))
+    s.items.iter().any(SelectItem::is_wildcard)
 }
 
 pub fn swap_first(s: &mut Select) -> Result<(), String> {

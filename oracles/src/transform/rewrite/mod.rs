@@ -368,12 +368,10 @@ pub fn is_monotone(s: &Select) -> bool {
         && !s.group_by_all
         && s.having.is_none()
         && s.qualify.is_none()
-        && s.items.iter().all(|i| match i {
-            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => true,
-            SelectItem::Expr { expr, .. } => {
-                !expr.contains_aggregate(&aggregate) && !contains_window(expr)
-            }
-        })
+        && s.items
+            .iter()
+            .flat_map(SelectItem::exprs)
+            .all(|expr| !expr.contains_aggregate(&aggregate) && !contains_window(expr))
 }
 
 fn contains_window(e: &Expr) -> bool {
@@ -429,9 +427,9 @@ fn alias_items(s: &mut Select) -> Result<usize, String> {
     for (i, item) in s.items.iter_mut().enumerate() {
         match item {
             SelectItem::Expr { alias, .. } => *alias = Some(format!("c{i}")),
-            SelectItem::Wildcard | SelectItem::WildcardExcluding(_) => {
-                return Err("the select list has *".into())
-            }
+            SelectItem::Wildcard
+            | SelectItem::WildcardExcluding(_)
+            | SelectItem::WildcardReplacing(_) => return Err("the select list has *".into()),
         }
     }
     Ok(s.items.len())
