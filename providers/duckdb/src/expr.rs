@@ -70,10 +70,16 @@ fn one(rng: &mut Rng, names: &[&'static str]) -> &'static str {
     names.choose(rng).copied().unwrap_or(names[0])
 }
 
-/// An expression of `category` that is not a leaf: CASE, COALESCE,
-/// IFNULL, NULLIF, GREATEST, LEAST, a cast, or the category's operators
-/// and functions.
+/// An expression of `category` that is not a leaf: for a twentieth a list
+/// function's scalar ([`crate::lists`]) where the category has one, else
+/// CASE, COALESCE, IFNULL, NULLIF, GREATEST, LEAST, a cast, or the
+/// category's operators and functions.
 fn compound(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category, d: u32) -> Expr {
+    if rng.random_range(0..20) == 0 {
+        if let Some(e) = crate::lists::scalar(g, rng, cols, category, d) {
+            return e;
+        }
+    }
     match rng.random_range(0..10) {
         0 => g.case(rng, cols, category, d, 0.8),
         1 => {

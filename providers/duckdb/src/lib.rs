@@ -7,7 +7,8 @@
 //! errors by [`errors`]' types, the statement time limit); [`dialect`] is
 //! how DuckDB spells SQL; [`types`] its column types, categories and
 //! literals; [`schema`] the model of a generated database; [`expr`] the
-//! expression menus over the server toolkit ([`lancet_server`]);
+//! expression menus over the server toolkit ([`lancet_server`]), with
+//! [`lists`]' list functions;
 //! [`query`] FROM clauses and the oracles' [`lancet_core::QueryGenerator`];
 //! [`populate`] the DDL and DML; [`knobs`] the optimizer passes; [`pqs`]
 //! what PQS's evaluator reads.
@@ -23,6 +24,7 @@ pub mod errors;
 pub mod expr;
 pub mod knobs;
 pub mod library;
+pub mod lists;
 pub mod locate;
 pub mod populate;
 pub mod pqs;

@@ -1,17 +1,38 @@
-//! The generator's DuckDB-only derived tables run: over generated
-//! databases, FROM clauses with QUALIFY, GROUP BY ALL and `* REPLACE` are
-//! drawn, and DuckDB accepts every one (an error it raises is on the
-//! expected list). Needs the library tests/engines.sh installs (or
-//! LANCET_DUCKDB_LIB).
+//! The generator's DuckDB-only SQL runs: over generated databases, FROM
+//! clauses with QUALIFY, GROUP BY ALL and `* REPLACE` and expressions with
+//! list functions are drawn, and DuckDB accepts every one (an error it
+//! raises is on the expected list). Needs the library tests/engines.sh
+//! installs (or LANCET_DUCKDB_LIB).
 
 use lancet_core::rng::database_rng;
-use lancet_core::{DatabaseId, ExecError, Provider, Query, Select, SelectItem, Session, ToSql};
+use lancet_core::{
+    DatabaseId, ExecError, Provider, Query, QueryGenerator, Rng, Scope, Select, SelectItem,
+    Session, ToSql,
+};
 use lancet_duckdb::dialect::DIALECT;
 use lancet_duckdb::DuckDbProvider;
 
-/// How many generated queries printed each clause, over a fixed set of
-/// seeded databases; panics on an unexpected error.
-fn clauses_run(clauses: &[&str]) -> Vec<usize> {
+/// Every column of a generated FROM clause, by its qualified name (as the
+/// oracles read them: `*` over a NATURAL FULL JOIN merges columns of one
+/// name, which DuckDB refuses between two types).
+fn everything(_: &mut dyn QueryGenerator, _: &mut Rng, scope: &Scope) -> Vec<SelectItem> {
+    scope
+        .columns
+        .iter()
+        .map(|c| SelectItem::Expr {
+            expr: c.expr.clone(),
+            alias: None,
+        })
+        .collect()
+}
+
+/// How many generated queries (`items` over a generated FROM clause)
+/// printed each clause, over a fixed set of seeded databases; panics on an
+/// unexpected error.
+fn clauses_run(
+    clauses: &[&str],
+    items: fn(&mut dyn QueryGenerator, &mut Rng, &Scope) -> Vec<SelectItem>,
+) -> Vec<usize> {
     let provider = DuckDbProvider::new(None).expect("run tests/engines.sh first");
     let mut seen = vec![0; clauses.len()];
     for k in 0..25 {
@@ -28,9 +49,9 @@ fn clauses_run(clauses: &[&str]) -> Vec<usize> {
         };
         let mut generator = generated.query_generator();
         for _ in 0..120 {
-            let (from, _) = generator.from_clause(&mut rng);
+            let (from, scope) = generator.from_clause(&mut rng);
             let query = Query::select(Select {
-                items: vec![SelectItem::Wildcard],
+                items: items(&mut *generator, &mut rng, &scope),
                 from: Some(from),
                 ..Select::default()
             });
@@ -55,7 +76,7 @@ fn clauses_run(clauses: &[&str]) -> Vec<usize> {
 /// `ExactAggregates::qualify`), over listed items and `* EXCLUDE`.
 #[test]
 fn derived_tables_with_qualify_run() {
-    let seen = clauses_run(&[" QUALIFY "]);
+    let seen = clauses_run(&[" QUALIFY "], everything);
     assert!(seen[0] >= 20, "{seen:?}");
 }
 
@@ -64,13 +85,28 @@ fn derived_tables_with_qualify_run() {
 /// beside it.
 #[test]
 fn derived_tables_grouped_by_all_run() {
-    let seen = clauses_run(&[" GROUP BY ALL", " GROUP BY ALL HAVING "]);
+    let seen = clauses_run(&[" GROUP BY ALL", " GROUP BY ALL HAVING "], everything);
     assert!(seen[0] >= 20 && seen[1] >= 3, "{seen:?}");
 }
 
 /// `* REPLACE (e AS c)`: every column of the relation, some computed.
 #[test]
 fn derived_tables_with_replaced_columns_run() {
-    let seen = clauses_run(&["* REPLACE ("]);
+    let seen = clauses_run(&["* REPLACE ("], everything);
     assert!(seen[0] >= 20, "{seen:?}");
+}
+
+/// List functions over scalars (see `lancet_duckdb::lists`) in select
+/// items and predicates.
+#[test]
+fn list_functions_run() {
+    let seen = clauses_run(&["list_value("], |generator, rng, scope| {
+        let expr = if rand::Rng::random_bool(rng, 0.5) {
+            generator.expression(rng, scope)
+        } else {
+            generator.predicate(rng, scope)
+        };
+        vec![SelectItem::Expr { expr, alias: None }]
+    });
+    assert!(seen[0] >= 50, "{seen:?}");
 }
