@@ -16,12 +16,12 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
     /// category: DISTINCT keeps an arbitrary one of values that compare
     /// equal but differ (text under a case-blind collation), which no
     /// check could rely on. With the menu's `windows`, a third carry a
-    /// window call of [`ExactAggregates::window_call`]; with its
-    /// `wildcard_exclude`, some are `SELECT * EXCLUDE (...)` instead, with
-    /// its `wildcard_replace` `SELECT * REPLACE (...)`;
-    /// with its `group_by_all`, some are grouped instead
-    /// ([`QueryCore::grouped`]); with its `qualify`, a quarter of the
-    /// others filter by a window call ([`ExactAggregates::qualify`]).
+    /// window call of [`crate::ExactAggregates::window_call`]. As the menu
+    /// allows, some are `SELECT * EXCLUDE (...)` (`wildcard_exclude`) or
+    /// `SELECT * REPLACE (...)` (`wildcard_replace`) instead, some are
+    /// grouped (`group_by_all`, [`QueryCore::grouped`]), and a quarter of
+    /// those not grouped filter by a window call (`qualify`,
+    /// [`crate::ExactAggregates::qualify`]).
     pub fn derived(
         &mut self,
         rng: &mut Rng,
@@ -35,7 +35,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             .as_ref()
             .map(|t| t.typed_columns(&inner_alias))
             .unwrap_or_default();
-        let excluded = match &table {
+        let wildcard = match &table {
             Some(t) if menu.wildcard_exclude && rng.random_bool(0.15) => excluding(rng, t, alias),
             Some(t) if menu.wildcard_replace && rng.random_bool(0.1) => {
                 self.replacing(rng, t, &inner, alias)
@@ -43,7 +43,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             _ => None,
         };
         let mut grouped = false;
-        let (items, cols, selection, having) = match excluded {
+        let (items, cols, selection, having) = match wildcard {
             Some((item, cols)) => {
                 let selection = self.with_gen(true, |g, _| {
                     rng.random_bool(0.5).then(|| g.predicate(rng, &inner, 1))

@@ -34,7 +34,7 @@ pub struct JoinMenu<C: 'static> {
     pub wildcard_replace: bool,
     /// Whether derived tables with listed items may carry a QUALIFY
     /// filter over a window call of `windows` (see
-    /// [`ExactAggregates::qualify`]).
+    /// [`crate::ExactAggregates::qualify`]).
     pub qualify: bool,
     /// Whether derived tables may be grouped with GROUP BY ALL over exact
     /// keys and aggregates of `windows` (see [`QueryCore::derived`]).
