@@ -125,6 +125,34 @@ impl DuckDb {
             .expect("DuckDB's library (tests/run.sh installs it through tests/engines.sh)");
         Some(DuckDb)
     }
+
+    /// Runs `sql` through the `duckdb` shell on a fresh in-memory
+    /// database: its rows (as JSON lines), sorted, and what it printed
+    /// besides them.
+    fn shell(sql: &str) -> Option<(Vec<String>, String)> {
+        let cli = duckdb_cli_dir()?.join("duckdb");
+        let mut child = Command::new(cli)
+            .args([":memory:", "-cmd", ".mode jsonlines"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        use std::io::Write;
+        let written = child.stdin.take().map(|mut i| i.write_all(sql.as_bytes()));
+        let out = child.wait_with_output().ok()?;
+        written?.ok()?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let (mut rows, other): (Vec<&str>, Vec<&str>) =
+            stdout.lines().partition(|l| l.starts_with('{'));
+        rows.sort_unstable();
+        let printed = format!(
+            "{}\n{}",
+            other.join("\n"),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some((rows.into_iter().map(String::from).collect(), printed))
+    }
 }
 
 impl Subject for DuckDb {
@@ -151,6 +179,32 @@ impl Subject for DuckDb {
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
         with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise"])
+    }
+    /// DuckDB 1.5.6 has wrong-result bugs lancet does not steer clear of
+    /// (docs/bugs-found.md): every finding must be one the `duckdb` shell
+    /// shows. A logic finding: the setup with its first query, and with
+    /// its second (the last markers: the header names the queries too),
+    /// each on a fresh database, return other rows. An unexpected error:
+    /// the shell prints its message.
+    fn client_shows(&self, reproducer: &Path, _index: usize) -> Option<bool> {
+        let text = std::fs::read_to_string(reproducer).ok()?;
+        let record = read_json(&reproducer.with_extension("json"));
+        match record["kind"].as_str()? {
+            "logic" => {
+                let q1 = text.rfind("\n-- query 1")?;
+                let q2 = text.rfind("\n-- query 2")?;
+                let (setup, first, second) = (&text[..q1], &text[q1..q2], &text[q2..]);
+                let (a, _) = Self::shell(&format!("{setup}{first}"))?;
+                let (b, _) = Self::shell(&format!("{setup}{second}"))?;
+                Some(a != b)
+            }
+            "unexpected-error" => {
+                let message = record["error"]["message"].as_str()?;
+                let (_, printed) = Self::shell(&text)?;
+                Some(printed.contains(message))
+            }
+            _ => Some(false),
+        }
     }
     /// The `duckdb` shell tests/engines.sh installs, of the library's release.
     fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
