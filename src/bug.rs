@@ -424,11 +424,7 @@ mod tests {
                 .map(|expr| SelectItem::Expr { expr, alias: None })
                 .collect(),
             from: Some(FromClause::table(from, Some("a0"))),
-            selection: None,
-            group_by: Vec::new(),
-            group_by_all: false,
-            having: None,
-            qualify: None,
+            ..Select::default()
         }
     }
 
