@@ -83,6 +83,7 @@ impl TxnFinding {
             (None, None) => "none".to_string(),
         };
         let step = match (&run.failure, run.anomalies.first()) {
+            (_, Some(a)) if a.at_end => None,
             (_, Some(a)) => Some(a.step),
             (Some((step, _)), None) => Some(*step),
             (None, None) => None,
@@ -367,4 +368,69 @@ fn describe(rules: &LevelRules) -> String {
         },
         rules.source
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lancet_core::txn::IsolationLevel;
+    use lancet_oracles::txn::{AnomalyKind, SessionLevel, Step};
+
+    /// A mixed schedule's signature names the level of the session a
+    /// statement's anomaly shows in, and session 1's for the final rows,
+    /// whichever session happened to end last.
+    #[test]
+    fn a_mixed_schedule_is_signed_by_the_session_of_its_anomaly() {
+        let step = |session, action| Step {
+            session,
+            action,
+            table: 0,
+        };
+        let schedule = Schedule {
+            table: "t".into(),
+            index_v: false,
+            placement: None,
+            rows: vec![(1, 1)],
+            level: IsolationLevel::ReadCommitted,
+            mode: None,
+            sessions: 2,
+            mixed: vec![
+                SessionLevel {
+                    level: IsolationLevel::ReadCommitted,
+                    mode: None,
+                },
+                SessionLevel {
+                    level: IsolationLevel::Serializable,
+                    mode: None,
+                },
+            ],
+            more_tables: Vec::new(),
+            steps: vec![
+                step(0, Action::Begin),
+                step(1, Action::Begin),
+                step(0, Action::Commit),
+                step(1, Action::Commit),
+            ],
+        };
+        let signed = |kind, step, at_end| {
+            let run = ScheduleRun {
+                anomalies: vec![Anomaly {
+                    kind,
+                    step,
+                    detail: String::new(),
+                    at_end,
+                }],
+                ..ScheduleRun::default()
+            };
+            TxnFinding::signature_of(&run, &schedule)
+        };
+        assert_eq!(
+            signed(AnomalyKind::SpuriousConflict, 3, false),
+            "spurious-conflict@SERIALIZABLE"
+        );
+        assert_eq!(
+            signed(AnomalyKind::WrongFinalState, 3, true),
+            "wrong-final-state@READ COMMITTED"
+        );
+    }
 }

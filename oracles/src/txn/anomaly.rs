@@ -71,4 +71,8 @@ pub struct Anomaly {
     pub kind: AnomalyKind,
     pub step: usize,
     pub detail: String,
+    /// Seen in the rows after the schedule (the final state, the serial
+    /// order), not in one session's statement: `step` is then the last.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_end: bool,
 }

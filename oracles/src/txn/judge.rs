@@ -77,7 +77,7 @@ impl Model<'_> {
                 } else {
                     AnomalyKind::WrongFinalState
                 };
-                self.anomaly(
+                self.end_anomaly(
                     kind,
                     last,
                     format!(
@@ -103,7 +103,7 @@ impl Model<'_> {
                 &actual,
             )
         {
-            self.anomaly(
+            self.end_anomaly(
                 AnomalyKind::NotSerializable,
                 last,
                 format!(
@@ -113,6 +113,16 @@ impl Model<'_> {
                 ),
             );
         }
+    }
+
+    /// An anomaly of the rows after the schedule.
+    fn end_anomaly(&mut self, kind: AnomalyKind, step: usize, detail: String) {
+        self.anomalies.push(super::anomaly::Anomaly {
+            kind,
+            step,
+            detail,
+            at_end: true,
+        });
     }
 
     fn reads_of(&self) -> Vec<Reads> {

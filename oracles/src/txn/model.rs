@@ -187,7 +187,12 @@ impl<'a> Model<'a> {
     }
 
     pub(super) fn anomaly(&mut self, kind: AnomalyKind, step: usize, detail: String) {
-        self.anomalies.push(Anomaly { kind, step, detail });
+        self.anomalies.push(Anomaly {
+            kind,
+            step,
+            detail,
+            at_end: false,
+        });
     }
 
     /// `session`'s view of the rows under `base`: its own writes on top.
