@@ -35,6 +35,10 @@ if [ $# -eq 0 ]; then
 fi
 
 mkdir -p "$dir/.crates"
+# One build at a time per directory: the tests call this script from
+# several threads and processes at once, and each must find whole files.
+exec 9>"$dir/.lock"
+flock 9
 for version in "$@"; do
   out="$dir/libsqlite3-$version.so"
   if [ -s "$out" ]; then
@@ -47,9 +51,9 @@ for version in "$@"; do
   fi
   archive="$dir/.crates/libsqlite3-sys-$c.crate"
   if [ ! -s "$archive" ]; then
-    curl -sSfL --retry 3 -m 300 -o "$archive.part" \
+    curl -sSfL --retry 3 -m 300 -o "$archive.part.$$" \
       "https://static.crates.io/crates/libsqlite3-sys/libsqlite3-sys-$c.crate"
-    mv "$archive.part" "$archive"
+    mv "$archive.part.$$" "$archive"
   fi
   src=$(mktemp -d)
   tar -xzf "$archive" -C "$src" "libsqlite3-sys-$c/sqlite3/sqlite3.c" "libsqlite3-sys-$c/sqlite3/sqlite3.h"
@@ -62,11 +66,11 @@ for version in "$@"; do
   echo "$0: building SQLite $version (from libsqlite3-sys $c)"
   # The options of a usual distribution build: thread-safe, JSON and math
   # functions, STAT4; lancet gates what it generates by release.
-  gcc -O1 -fPIC -shared -o "$out.part" \
+  gcc -O1 -fPIC -shared -o "$out.part.$$" \
     -DSQLITE_THREADSAFE=1 -DSQLITE_ENABLE_JSON1 -DSQLITE_ENABLE_MATH_FUNCTIONS \
     -DSQLITE_ENABLE_STAT4 -DSQLITE_ENABLE_COLUMN_METADATA \
     "$src/libsqlite3-sys-$c/sqlite3/sqlite3.c" -lpthread -ldl -lm
-  mv "$out.part" "$out"
+  mv "$out.part.$$" "$out"
   rm -rf "$src"
 done
 ls "$dir"/libsqlite3-*.so
