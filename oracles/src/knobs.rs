@@ -121,19 +121,44 @@ fn plan_guided_settings(
         }
     }
     let plans = cx.data.plans(query, &candidates);
-    if plans[0].is_none() {
+    for plan in plans.iter().flatten() {
+        cx.plans.record(plan);
+    }
+    pick_by_plan(candidates, &plans, alternatives)
+}
+
+/// [`plan_guided_settings`]' choice among `candidates` (the defaults
+/// first) with their `plans`. A configuration whose plan could not be
+/// read while the defaults' could is kept where there is room after the
+/// differing ones: EXPLAIN failed under it, maybe with an error that is
+/// a bug (an INTERNAL error of the planner), and its query running under
+/// it is what reports that error, which would otherwise be lost.
+fn pick_by_plan(
+    mut candidates: Vec<KnobSetting>,
+    plans: &[Option<String>],
+    alternatives: usize,
+) -> Option<Vec<KnobSetting>> {
+    if plans.first().is_none_or(|p| p.is_none()) {
         candidates.truncate(2);
         return Some(candidates);
     }
     let mut seen: Vec<&String> = Vec::new();
     let mut settings = Vec::new();
-    for (setting, plan) in candidates.into_iter().zip(&plans) {
-        let Some(plan) = plan else { continue };
-        cx.plans.record(plan);
-        if !seen.contains(&plan) && settings.len() <= alternatives {
-            seen.push(plan);
-            settings.push(setting);
+    let mut unread = None;
+    for (setting, plan) in candidates.into_iter().zip(plans) {
+        match plan {
+            None => {
+                unread.get_or_insert(setting);
+            }
+            Some(plan) if !seen.contains(&plan) && settings.len() <= alternatives => {
+                seen.push(plan);
+                settings.push(setting);
+            }
+            Some(_) => {}
         }
+    }
+    if let Some(setting) = unread.filter(|_| settings.len() <= alternatives) {
+        settings.push(setting);
     }
     (settings.len() >= 2).then_some(settings)
 }
@@ -389,5 +414,56 @@ mod tests {
             .collect();
         assert!(settings.contains(&vec![KnobSetting::defaults(), KnobSetting::with(&["b"])]));
         assert!(settings.contains(&vec![KnobSetting::defaults(), KnobSetting::with(&["a"])]));
+    }
+}
+
+#[cfg(test)]
+mod plan_choice_tests {
+    use super::*;
+
+    fn off(knob: &str) -> KnobSetting {
+        KnobSetting {
+            changes: vec![knob.to_string()],
+        }
+    }
+
+    fn plan(p: &str) -> Option<String> {
+        Some(p.to_string())
+    }
+
+    #[test]
+    fn configurations_run_where_their_plan_differs_or_could_not_be_read() {
+        let candidates = vec![KnobSetting::defaults(), off("a"), off("b"), off("c")];
+        // b's plan is a's: only a runs beside the defaults.
+        let plans = [plan("p0"), plan("p1"), plan("p1"), plan("p0")];
+        assert_eq!(
+            pick_by_plan(candidates.clone(), &plans, 2),
+            Some(vec![KnobSetting::defaults(), off("a")])
+        );
+        // Nothing changes the plan: no check.
+        let same = [plan("p0"), plan("p0"), plan("p0"), plan("p0")];
+        assert_eq!(pick_by_plan(candidates.clone(), &same, 2), None);
+        // EXPLAIN failed under b: b runs, so its query reports the error.
+        let failed = [plan("p0"), plan("p0"), None, plan("p0")];
+        assert_eq!(
+            pick_by_plan(candidates.clone(), &failed, 2),
+            Some(vec![KnobSetting::defaults(), off("b")])
+        );
+        // ... after the configurations that change the plan, where there is room.
+        let both = [plan("p0"), plan("p1"), None, plan("p2")];
+        assert_eq!(
+            pick_by_plan(candidates.clone(), &both, 1),
+            Some(vec![KnobSetting::defaults(), off("a")])
+        );
+        assert_eq!(
+            pick_by_plan(candidates.clone(), &both, 3),
+            Some(vec![KnobSetting::defaults(), off("a"), off("c"), off("b")])
+        );
+        // No plan for the defaults: one drawn configuration, unguided.
+        let none = [None, plan("p1"), None, None];
+        assert_eq!(
+            pick_by_plan(candidates, &none, 2),
+            Some(vec![KnobSetting::defaults(), off("a")])
+        );
     }
 }
