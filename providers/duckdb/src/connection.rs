@@ -230,30 +230,33 @@ impl DuckDbConnection {
 
 /// The C API types whose values the (deprecated, row-wise) accessors
 /// read: BOOLEAN through the TIMESTAMP_S/MS/NS types, and UHUGEINT. They
-/// read an ENUM or a nested value as nothing, and a UUID leaves the
-/// result broken for the next column (the next accessor call crashes):
-/// ENUM columns are read again as VARCHAR, results of other types are
-/// refused (the generator makes none).
+/// read an ENUM or a nested value (LIST, STRUCT, MAP, ARRAY, UNION) as
+/// nothing, and a UUID leaves the result broken for the next column (the
+/// next accessor call crashes): columns of every other type are read
+/// again as VARCHAR ([`others_as_text`]).
 const READABLE: &[i32] = &[
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 32,
 ];
 
-/// `DUCKDB_TYPE_ENUM`.
-const ENUM: i32 = 23;
-
-/// `sql` as a derived table whose ENUM columns (by position, `#n`) are
-/// cast to VARCHAR: its rows, with each ENUM value as its member's text.
-fn enums_as_text(sql: &str, types: &[i32]) -> String {
+/// `sql` as a derived table whose columns of types the accessors do not
+/// read (by position, `#n`) are cast to VARCHAR: its rows, with each such
+/// value as DuckDB prints it (an ENUM as its member, a list as
+/// `[1, NULL, 3]`, a struct as `{'a': 1}`), which is one text for equal
+/// values of the integer lists the generator makes.
+fn others_as_text(sql: &str, types: &[i32]) -> String {
     let items: Vec<String> = types
         .iter()
         .enumerate()
-        .map(|(i, t)| match *t {
-            ENUM => format!("CAST(#{} AS VARCHAR)", i + 1),
-            _ => format!("#{}", i + 1),
+        .map(|(i, t)| match READABLE.contains(t) {
+            true => format!("#{}", i + 1),
+            false => format!("CAST(#{} AS VARCHAR)", i + 1),
         })
         .collect();
     let inner = sql.trim_end().trim_end_matches(';');
-    format!("SELECT {} FROM ({inner}) AS lancet_enums", items.join(", "))
+    format!(
+        "SELECT {} FROM ({inner}) AS lancet_as_text",
+        items.join(", ")
+    )
 }
 
 /// A value DuckDB gave as text, as lancet's value of its type: BOOLEAN as
@@ -317,9 +320,10 @@ impl Connection for DuckDbConnection {
         self.run(sql, |_, _| ())
     }
 
-    /// A result with ENUM columns is read again through a query that
-    /// casts them to VARCHAR (see [`enums_as_text`]); one of another type
-    /// the accessors do not read is an error, never a wrong value.
+    /// A result with columns of types the accessors do not read (ENUM,
+    /// LIST, STRUCT, ...) is read again through a query that casts them
+    /// to VARCHAR (see [`others_as_text`]); if that still has one, it is
+    /// an error, never a wrong value.
     fn query(&mut self, sql: &str) -> Result<Vec<Row>, DbError> {
         let types = match self.run(sql, |c, r| c.rows(r))? {
             Ok(rows) => return Ok(rows),
@@ -330,16 +334,13 @@ impl Connection for DuckDbConnection {
             DbError::statement(
                 Some("LANCET_UNREADABLE".into()),
                 format!(
-                    "lancet does not read DuckDB values of C API type {} (LIST, STRUCT, \
-                     MAP, UUID, ...): cast them to VARCHAR",
+                    "lancet does not read DuckDB values of C API type {}, even cast to \
+                     VARCHAR",
                     t.unwrap_or_default()
                 ),
             )
         };
-        if types.iter().any(|t| !READABLE.contains(t) && *t != ENUM) {
-            return Err(unreadable(&types));
-        }
-        match self.run(&enums_as_text(sql, &types), |c, r| c.rows(r))? {
+        match self.run(&others_as_text(sql, &types), |c, r| c.rows(r))? {
             Ok(rows) => Ok(rows),
             Err(types) => Err(unreadable(&types)),
         }
@@ -377,10 +378,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn enum_columns_are_cast_by_position() {
+    fn unreadable_columns_are_cast_by_position() {
+        // An ENUM (23) and a LIST (24) beside an INTEGER.
         assert_eq!(
-            enums_as_text("SELECT a, e FROM t ORDER BY 1; ", &[4, ENUM]),
-            "SELECT #1, CAST(#2 AS VARCHAR) FROM (SELECT a, e FROM t ORDER BY 1) AS lancet_enums"
+            others_as_text("SELECT a, e, l FROM t ORDER BY 1; ", &[4, 23, 24]),
+            "SELECT #1, CAST(#2 AS VARCHAR), CAST(#3 AS VARCHAR) \
+             FROM (SELECT a, e, l FROM t ORDER BY 1) AS lancet_as_text"
         );
     }
 }

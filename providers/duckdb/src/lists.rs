@@ -1,8 +1,18 @@
-//! List functions whose result is a scalar: a list built with
-//! `list_value` from two or three expressions of one category, read back
-//! as one value (its length, sum, least or greatest element, an element
-//! by position, whether it holds a value). Lists are never a result: the
-//! C API's row accessors cannot read them.
+//! Lists: integer list columns and expressions (the `List` category), and
+//! list functions whose result is a scalar: a list built with
+//! `list_value` from two or three expressions of one category (or an
+//! integer list expression), read back as one value (its length, sum,
+//! least or greatest element, an element by position, whether it holds a
+//! value).
+//!
+//! An integer list is a value of its own: a column (`INTEGER[]`,
+//! `BIGINT[]`), a literal (`CAST(list_value(1, NULL) AS INTEGER[])`), or
+//! `list_concat`, `list_append`, `list_prepend`, `list_sort`,
+//! `list_reverse_sort`, `list_reverse`, `list_slice` and
+//! `list_sort(list_distinct(..))` of lists (never `list_distinct` alone,
+//! whose order DuckDB leaves open). DuckDB compares, orders, groups and
+//! prints them element by element, and equal integer lists print alike,
+//! so results read them as text (`[1, NULL, 3]`, see the connection).
 //!
 //! Elements are integers, decimals, dates or booleans only: no text,
 //! whose collations a list drops (`list_contains(list_value(s), 'a')` is
@@ -19,7 +29,7 @@
 use crate::expr::ExprGen;
 use crate::schema::TypedColumn;
 use crate::types::Category;
-use lancet_core::{Expr, Rng};
+use lancet_core::{Expr, Rng, TypeName, Value};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -31,7 +41,9 @@ const ELEMENTS: [Category; 4] = [
     Category::Bool,
 ];
 
-/// `list_value(x, y[, z])` over fresh expressions of `category`.
+/// A list of `category`'s values: `list_value(x, y[, z])` over fresh
+/// expressions of it, or for integers as often an integer list
+/// expression (a column among them).
 fn list(
     g: &mut ExprGen<'_>,
     rng: &mut Rng,
@@ -39,8 +51,56 @@ fn list(
     category: Category,
     d: u32,
 ) -> Expr {
+    if category == Category::Int && rng.random_bool(0.5) {
+        return g.expr(rng, cols, Category::List, d);
+    }
     let n = rng.random_range(2..=3);
     g.call(rng, cols, "list_value", &vec![category; n], d)
+}
+
+/// An integer list literal: zero to three small integers or NULLs, cast
+/// so that an empty list or one of NULLs is typed.
+pub fn literal(rng: &mut Rng) -> Expr {
+    let n = rng.random_range(0..=3);
+    let elements = (0..n)
+        .map(|_| match rng.random_range(0..8) {
+            0 => Expr::Literal(Value::Null),
+            _ => Expr::int(rng.random_range(-2..=3)),
+        })
+        .collect();
+    Expr::Cast {
+        expr: Box::new(Expr::func("list_value", elements)),
+        ty: TypeName("INTEGER[]".into()),
+    }
+}
+
+/// An integer list expression that is not a leaf (see the module's doc).
+pub fn expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &[TypedColumn], d: u32) -> Expr {
+    const LIST: Category = Category::List;
+    let small = |rng: &mut Rng| Expr::int(rng.random_range(-3..=3));
+    match rng.random_range(0..8) {
+        0 => g.call(rng, cols, "list_concat", &[LIST, LIST], d),
+        1 => g.call(rng, cols, "list_append", &[LIST, Category::Int], d),
+        2 => g.call(rng, cols, "list_prepend", &[Category::Int, LIST], d),
+        3 => {
+            let name = *["list_sort", "list_reverse_sort", "list_reverse"]
+                .choose(rng)
+                .unwrap_or(&"list_sort");
+            g.call(rng, cols, name, &[LIST], d)
+        }
+        4 => {
+            let l = g.expr(rng, cols, LIST, d);
+            Expr::func("list_slice", vec![l, small(rng), small(rng)])
+        }
+        5 => {
+            let l = g.expr(rng, cols, LIST, d);
+            Expr::func("list_sort", vec![Expr::func("list_distinct", vec![l])])
+        }
+        _ => {
+            let n = rng.random_range(1..=3);
+            g.call(rng, cols, "list_value", &vec![Category::Int; n], d)
+        }
+    }
 }
 
 /// A list function's scalar of `category`, or None where no list

@@ -108,8 +108,7 @@ fn create_table(
             if rng.random_bool(0.2) {
                 def.push_str(" NOT NULL");
             }
-            // No key of INTERVAL (DuckDB indexes none).
-            if rng.random_bool(0.1) && ty.category != Category::Interval {
+            if rng.random_bool(0.1) && ty.category.keyable() {
                 def.push_str(" UNIQUE");
             }
             if rng.random_bool(0.1) {
@@ -128,7 +127,7 @@ fn create_table(
         .collect();
     let keyable: Vec<&&(String, DuckType)> = stored
         .iter()
-        .filter(|(_, t)| t.category != Category::Interval)
+        .filter(|(_, t)| t.category.keyable())
         .collect();
     if let Some((k, _)) = keyable.choose(rng) {
         if rng.random_bool(0.3) {
@@ -176,10 +175,9 @@ fn create_index(
     let Some(table) = schema.random_table(rng) else {
         return Ok(());
     };
-    // No index keys of INTERVAL (DuckDB refuses them).
     let stored: Vec<(String, DuckType)> = writable_columns(&table)
         .into_iter()
-        .filter(|(_, t)| t.category != Category::Interval)
+        .filter(|(_, t)| t.category.keyable())
         .collect();
     if stored.is_empty() {
         return Ok(());

@@ -22,10 +22,14 @@ pub enum Category {
     Timestamp,
     Time,
     Interval,
+    /// Lists of integers (`INTEGER[]`, `BIGINT[]`): their values print
+    /// alike when equal, and DuckDB orders and compares them element by
+    /// element (see [`crate::lists`]).
+    List,
 }
 
 impl Category {
-    pub const ALL: [Category; 10] = [
+    pub const ALL: [Category; 11] = [
         Category::Int,
         Category::Decimal,
         Category::Float,
@@ -36,7 +40,15 @@ impl Category {
         Category::Timestamp,
         Category::Time,
         Category::Interval,
+        Category::List,
     ];
+
+    /// Whether a column of the category may be a key: DuckDB indexes no
+    /// INTERVAL and no list ("Invalid type for index key"), neither in
+    /// PRIMARY KEY and UNIQUE nor in CREATE INDEX.
+    pub fn keyable(self) -> bool {
+        !matches!(self, Category::Interval | Category::List)
+    }
 
     pub fn is_number(self) -> bool {
         matches!(self, Category::Int | Category::Decimal | Category::Float)
@@ -55,6 +67,7 @@ impl Category {
             Category::Timestamp => "TIMESTAMP",
             Category::Time => "TIME",
             Category::Interval => "INTERVAL",
+            Category::List => "INTEGER[]",
         }
     }
 }
@@ -69,8 +82,10 @@ impl ServerCategory for Category {
 
     fn of_type_name(ty: &str) -> Category {
         let t = ty.to_ascii_uppercase();
-        // INTERVAL before the integers, whose names it contains.
-        if t == "INTERVAL" {
+        // Lists and INTERVAL before the integers, whose names they contain.
+        if t.ends_with("[]") {
+            Category::List
+        } else if t == "INTERVAL" {
             Category::Interval
         } else if t.starts_with("DECIMAL") || t.starts_with("NUMERIC") {
             Category::Decimal
@@ -162,7 +177,7 @@ impl DuckType {
     /// A random column type.
     pub fn random(rng: &mut Rng) -> DuckType {
         let int = |name: &str| DuckType::new(name, Category::Int);
-        match rng.random_range(0..24) {
+        match rng.random_range(0..26) {
             0 => int("TINYINT"),
             1 => int("SMALLINT"),
             2..=4 => int("INTEGER"),
@@ -201,6 +216,12 @@ impl DuckType {
                 .choose(rng)
                 .unwrap_or(&("TIMESTAMP", Category::Timestamp));
                 DuckType::new(name, category)
+            }
+            23 | 24 => {
+                let name = *["INTEGER[]", "INTEGER[]", "BIGINT[]"]
+                    .choose(rng)
+                    .unwrap_or(&"INTEGER[]");
+                DuckType::new(name, Category::List)
             }
             _ => DuckType::new("BOOLEAN", Category::Bool),
         }
@@ -277,5 +298,6 @@ pub fn literal(rng: &mut Rng, category: Category) -> Expr {
         Category::Timestamp => typed(pick(rng, TIMESTAMPS), "TIMESTAMP"),
         Category::Time => typed(pick(rng, TIMES), "TIME"),
         Category::Interval => typed(pick(rng, INTERVALS), "INTERVAL"),
+        Category::List => crate::lists::literal(rng),
     }
 }

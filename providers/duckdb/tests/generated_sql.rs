@@ -110,3 +110,27 @@ fn list_functions_run() {
     });
     assert!(seen[0] >= 50, "{seen:?}");
 }
+
+/// Integer lists as values of their own (see `lancet_duckdb::lists`):
+/// list expressions in select items (read back as text) and predicates
+/// (compared, in IN lists).
+#[test]
+fn integer_list_expressions_run() {
+    let seen = clauses_run(
+        &[
+            "list_concat(",
+            "list_append(",
+            "list_prepend(",
+            "list_slice(",
+        ],
+        |generator, rng, scope| {
+            let expr = if rand::Rng::random_bool(rng, 0.5) {
+                generator.expression(rng, scope)
+            } else {
+                generator.predicate(rng, scope)
+            };
+            vec![SelectItem::Expr { expr, alias: None }]
+        },
+    );
+    assert!(seen.iter().all(|n| *n >= 5), "{seen:?}");
+}
