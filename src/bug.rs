@@ -233,8 +233,8 @@ fn hash(text: &str) -> String {
 }
 
 /// The key of a relation finding's case: the set of SQL constructs its
-/// predicate (and the query's own WHERE) is made of, and the outer joins
-/// of the FROM clause it ranges over. A set, not a tree: the reducer stops at a local
+/// predicate (and the query's own WHERE) is made of, and the outer and
+/// ASOF joins of the FROM clause it ranges over. A set, not a tree: the reducer stops at a local
 /// minimum, so one bug reduces to `c LIKE 'B'` in one finding and to
 /// `(NULL LIKE NULL) AND NULL` in another; both are the construct LIKE.
 /// Only when the predicate holds no construct (a constant or a bare
@@ -255,7 +255,7 @@ fn case_key(query: &lancet_core::Select, predicate: Option<&Expr>, inputs: &Json
     for part in &filter {
         constructs(part, Scope::Filter, &mut set);
     }
-    // Of the FROM clause only its outer joins: the derived tables and ON
+    // Of the FROM clause only its outer and ASOF joins: the derived tables and ON
     // conditions are what the generator drew around the predicate, and
     // the reducer keeps more of them than of the predicate.
     for join in query.from.iter().flat_map(|f| &f.joins) {
@@ -263,6 +263,8 @@ fn case_key(query: &lancet_core::Select, predicate: Option<&Expr>, inputs: &Json
             lancet_core::JoinKind::Left => "Left",
             lancet_core::JoinKind::Right => "Right",
             lancet_core::JoinKind::Full => "Full",
+            lancet_core::JoinKind::AsOf => "AsOf",
+            lancet_core::JoinKind::AsOfLeft => "AsOfLeft",
             _ => continue,
         };
         set.insert(format!("join:{outer}"));

@@ -251,6 +251,13 @@ pub enum JoinKind {
     /// MySQL's `STRAIGHT_JOIN`: an inner join whose left side the optimizer
     /// must read first (join order fixed by the query text).
     Straight,
+    /// DuckDB's `ASOF JOIN`: each left row with the one right row nearest
+    /// it under the ON condition's inequality (among those its equalities
+    /// match); left rows without one are dropped.
+    AsOf,
+    /// `ASOF LEFT JOIN`: as [`JoinKind::AsOf`], left rows without a match
+    /// kept, NULL-extended.
+    AsOfLeft,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -405,6 +405,8 @@ impl ToSql for FromClause {
                 JoinKind::Cross => " CROSS JOIN ",
                 // No NATURAL form; the generator never asks for one.
                 JoinKind::Straight => " STRAIGHT_JOIN ",
+                JoinKind::AsOf => " ASOF JOIN ",
+                JoinKind::AsOfLeft => " ASOF LEFT JOIN ",
             });
             p.table_factor(&j.factor);
             match &j.constraint {

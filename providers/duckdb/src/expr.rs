@@ -290,7 +290,19 @@ fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, depth: u32) -> Exp
     let d = depth.saturating_sub(1);
     match rng.random_range(0..20) {
         0..=6 => {
-            let op = *BinaryOp::COMPARISONS.choose(rng).unwrap_or(&BinaryOp::Eq);
+            // Lists only by (in)equality: two range comparisons of one list
+            // make a BETWEEN, which DuckDB 1.5.6 refuses in a filter (see
+            // BETWEEN below).
+            let ops: &[BinaryOp] = match category {
+                Category::List => &[
+                    BinaryOp::Eq,
+                    BinaryOp::NotEq,
+                    BinaryOp::IsDistinctFrom,
+                    BinaryOp::IsNotDistinctFrom,
+                ],
+                _ => &BinaryOp::COMPARISONS,
+            };
+            let op = *ops.choose(rng).unwrap_or(&BinaryOp::Eq);
             g.binary(rng, cols, op, (category, category), d)
         }
         7..=9 if depth > 0 => {

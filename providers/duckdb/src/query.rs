@@ -1,6 +1,7 @@
 //! Query parts for the oracles: FROM clauses with DuckDB's joins whose
 //! results are determined (comma, INNER, LEFT, RIGHT, FULL, CROSS,
-//! NATURAL; no ASOF or POSITIONAL, which depend on row order) and derived
+//! NATURAL, ASOF and ASOF LEFT over a right side of its keys only; no
+//! POSITIONAL, which depends on row order) and derived
 //! tables (half as CTEs: inlined, MATERIALIZED or NOT MATERIALIZED; a
 //! third with a window call whose value the window determines, a quarter
 //! filtered by one with QUALIFY, some grouped with GROUP BY ALL), and the
@@ -54,7 +55,16 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     wildcard_replace: true,
     qualify: true,
     group_by_all: true,
+    asof: Some(asof_key),
 };
+
+/// ASOF join keys: ordered categories whose equal values are identical
+/// (no text, which may be under NOCASE, no floats, whose `-0.0` equals
+/// `0.0`, no intervals, no lists), so that right rows that tie are one
+/// row (see `QueryCore::asof_join`).
+fn asof_key(c: Category) -> bool {
+    matches!(c, C::Int | C::Decimal | C::Date | C::Timestamp | C::Time)
+}
 
 /// DuckDB's exact aggregates, for derived tables' window calls: SUM of
 /// integers (HUGEINT) and decimals (DECIMAL(38,s)), never of DOUBLE or

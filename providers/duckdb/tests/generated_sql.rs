@@ -134,3 +134,11 @@ fn integer_list_expressions_run() {
     );
     assert!(seen.iter().all(|n| *n >= 5), "{seen:?}");
 }
+
+/// ASOF and ASOF LEFT joins over a right side of its keys only (see
+/// `lancet_server::QueryCore::asof_join`) are drawn, and DuckDB runs them.
+#[test]
+fn asof_joins_run() {
+    let seen = clauses_run(&[" ASOF JOIN ", " ASOF LEFT JOIN "], everything);
+    assert!(seen.iter().all(|n| *n >= 20), "{seen:?}");
+}

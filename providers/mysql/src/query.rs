@@ -39,6 +39,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     wildcard_replace: false,
     qualify: false,
     group_by_all: false,
+    asof: None,
 };
 
 const AGGREGATES: &[&str] = &[

@@ -1,9 +1,12 @@
 //! FROM clauses of a first relation and up to two joined ones (a derived
 //! table for some), with the joins a provider's dialect has.
 
-use crate::{table_factor, ExactAggregates, QueryCore};
+use crate::{one_table_from, table_factor, ExactAggregates, QueryCore};
 use crate::{ServerSchema, ServerTable, TypedColumn};
-use lancet_core::{DerivedForm, FromClause, Join, JoinConstraint, JoinKind, Rng, TableFactor};
+use lancet_core::{
+    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, Rng, Select,
+    SelectItem, TableFactor,
+};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -39,6 +42,10 @@ pub struct JoinMenu<C: 'static> {
     /// Whether derived tables may be grouped with GROUP BY ALL over exact
     /// keys and aggregates of `windows` (see [`QueryCore::derived`]).
     pub group_by_all: bool,
+    /// DuckDB's ASOF joins (see [`QueryCore::asof_join`]), over keys of
+    /// the categories this accepts: ordered, and equal values identical.
+    /// `None`: no ASOF joins.
+    pub asof: Option<fn(C) -> bool>,
 }
 
 impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
@@ -58,6 +65,13 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         let mut joins = Vec::new();
         for j in 1..=Self::join_count(rng) {
             let alias = format!("a{j}");
+            if let Some(keys) = menu.asof.filter(|_| rng.random_bool(0.1)) {
+                if let Some((join, new_cols)) = self.asof_join(rng, &alias, &cols, keys) {
+                    joins.push(join);
+                    cols.extend(new_cols);
+                    continue;
+                }
+            }
             let (factor, new_cols) = if rng.random_bool(0.15) {
                 let (mut factor, cols) = self.derived(rng, &alias, menu);
                 if menu.forms.len() > 1 {
@@ -87,5 +101,87 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             cols.extend(new_cols);
         }
         (FromClause { first, joins }, cols)
+    }
+
+    /// `ASOF [LEFT] JOIN (SELECT t AS c0[, k AS c1] FROM r) AS alias ON
+    /// l.t >= alias.c0 [AND l.k = alias.c1]` (or `>`, `<=`, `<`): each row
+    /// so far with the right row nearest it. Determined only because the
+    /// right side has no other column: rows that tie on the inequality
+    /// and the equality are identical, so whichever DuckDB picks, the
+    /// row is the same. `t` and `k` are columns of a random relation and
+    /// of `cols` of one category `keys` accepts. None where no pair fits.
+    fn asof_join(
+        &mut self,
+        rng: &mut Rng,
+        alias: &str,
+        cols: &[TypedColumn<S::Category>],
+        keys: fn(S::Category) -> bool,
+    ) -> Option<(Join, Vec<TypedColumn<S::Category>>)> {
+        let table = self.schema.parts().0.choose(rng)?.clone();
+        let inner_alias = format!("d{}", self.next_alias);
+        self.next_alias += 1;
+        let inner = table.typed_columns(&inner_alias);
+        // A right column with a left partner of its category.
+        let pair = |rng: &mut Rng| -> Option<(TypedColumn<S::Category>, Expr)> {
+            let right: Vec<&TypedColumn<S::Category>> = inner
+                .iter()
+                .filter(|r| keys(r.category) && cols.iter().any(|l| l.category == r.category))
+                .collect();
+            let r = (*right.choose(rng)?).clone();
+            let partners: Vec<&TypedColumn<S::Category>> =
+                cols.iter().filter(|l| l.category == r.category).collect();
+            let l = partners.choose(rng)?.expr.clone();
+            Some((r, l))
+        };
+        let (time, left_time) = pair(rng)?;
+        let key = rng.random_bool(0.5).then(|| pair(rng)).flatten();
+        let mut items = vec![SelectItem::Expr {
+            expr: time.expr.clone(),
+            alias: Some("c0".into()),
+        }];
+        let mut new_cols = vec![TypedColumn {
+            expr: Expr::column(Some(alias), "c0"),
+            category: time.category,
+        }];
+        let op = *[BinaryOp::GtEq, BinaryOp::Gt, BinaryOp::LtEq, BinaryOp::Lt]
+            .choose(rng)
+            .unwrap_or(&BinaryOp::GtEq);
+        let mut on = Expr::binary(op, left_time, Expr::column(Some(alias), "c0"));
+        if let Some((k, left_key)) = key {
+            items.push(SelectItem::Expr {
+                expr: k.expr.clone(),
+                alias: Some("c1".into()),
+            });
+            new_cols.push(TypedColumn {
+                expr: Expr::column(Some(alias), "c1"),
+                category: k.category,
+            });
+            on = Expr::and(
+                on,
+                Expr::binary(BinaryOp::Eq, left_key, Expr::column(Some(alias), "c1")),
+            );
+        }
+        let select = Select {
+            items,
+            from: Some(one_table_from(table.name(), &inner_alias)),
+            ..Select::default()
+        };
+        let factor = TableFactor::Derived {
+            query: Box::new(Query::select(select)),
+            alias: alias.to_string(),
+            lateral: false,
+            form: DerivedForm::Subquery,
+        };
+        let kind = if rng.random_bool(0.5) {
+            JoinKind::AsOf
+        } else {
+            JoinKind::AsOfLeft
+        };
+        let join = Join {
+            kind,
+            factor,
+            constraint: JoinConstraint::On(on),
+        };
+        Some((join, new_cols))
     }
 }
