@@ -82,13 +82,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             qualify,
             ..Select::default()
         };
-        let factor = TableFactor::Derived {
-            query: Box::new(Query::select(select)),
-            alias: alias.to_string(),
-            lateral: false,
-            form: DerivedForm::Subquery,
-        };
-        (factor, cols)
+        (derived_factor(select, alias), cols)
     }
 
     /// `* REPLACE (e AS c, ...)` over `table`, whose columns are `inner`:
@@ -206,4 +200,15 @@ fn excluding<T: ServerTable>(
     let mut excluded: Vec<String> = left_out.iter().map(|&i| names[i].to_string()).collect();
     excluded.sort();
     Some((SelectItem::WildcardExcluding(excluded), kept))
+}
+
+/// `(select) AS alias`, written in place (a provider's menu may make it a
+/// common table expression).
+pub(crate) fn derived_factor(select: Select, alias: &str) -> TableFactor {
+    TableFactor::Derived {
+        query: Box::new(Query::select(select)),
+        alias: alias.to_string(),
+        lateral: false,
+        form: DerivedForm::Subquery,
+    }
 }

@@ -4,7 +4,7 @@
 use crate::{one_table_from, table_factor, ExactAggregates, QueryCore};
 use crate::{ServerSchema, ServerTable, TypedColumn};
 use lancet_core::{
-    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, Rng, Select,
+    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Rng, Select,
     SelectItem, TableFactor,
 };
 use rand::seq::IndexedRandom;
@@ -166,12 +166,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             from: Some(one_table_from(table.name(), &inner_alias)),
             ..Select::default()
         };
-        let factor = TableFactor::Derived {
-            query: Box::new(Query::select(select)),
-            alias: alias.to_string(),
-            lateral: false,
-            form: DerivedForm::Subquery,
-        };
+        let factor = crate::derived::derived_factor(select, alias);
         let kind = if rng.random_bool(0.5) {
             JoinKind::AsOf
         } else {
