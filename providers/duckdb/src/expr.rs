@@ -56,7 +56,7 @@ fn cast_sources(to: Category) -> &'static [Category] {
         Decimal => &[Int, Float, Text],
         Float => &[Int, Decimal, Text],
         Text => &[
-            Int, Decimal, Float, Bool, Date, Timestamp, Time, Interval, List,
+            Int, Decimal, Float, Bool, Date, Timestamp, Time, Interval, List, Struct,
         ],
         Blob => &[Text],
         Bool => &[Int, Text],
@@ -66,6 +66,7 @@ fn cast_sources(to: Category) -> &'static [Category] {
         Interval => &[Text],
         // Another integer list (`BIGINT[]` to `INTEGER[]` may not fit).
         List => &[List],
+        Struct => &[Struct],
     }
 }
 
@@ -83,6 +84,9 @@ fn compound(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category,
         if let Some(e) = crate::lists::scalar(g, rng, cols, category, d) {
             return e;
         }
+    }
+    if category == Category::Int && rng.random_range(0..30) == 0 {
+        return crate::structs::field(g, rng, cols, d);
     }
     match rng.random_range(0..10) {
         0 => g.case(rng, cols, category, d, 0.8),
@@ -112,6 +116,7 @@ fn compound(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category,
                 temporal_expr(g, rng, cols, category, d)
             }
             Category::List => crate::lists::expr(g, rng, cols, d),
+            Category::Struct => crate::structs::expr(g, rng, cols, d),
         },
     }
 }
@@ -290,11 +295,11 @@ fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, depth: u32) -> Exp
     let d = depth.saturating_sub(1);
     match rng.random_range(0..20) {
         0..=6 => {
-            // Lists only by (in)equality: two range comparisons of one list
-            // make a BETWEEN, which DuckDB 1.5.6 refuses in a filter (see
-            // BETWEEN below).
+            // Lists and structs only by (in)equality: two range
+            // comparisons of one make a BETWEEN, which DuckDB 1.5.6
+            // refuses in a filter (see BETWEEN below).
             let ops: &[BinaryOp] = match category {
-                Category::List => &[
+                _ if category.is_nested() => &[
                     BinaryOp::Eq,
                     BinaryOp::NotEq,
                     BinaryOp::IsDistinctFrom,
@@ -313,10 +318,10 @@ fn predicate(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, depth: u32) -> Exp
         }
         10 if depth > 0 => Expr::not(g.predicate(rng, cols, d)),
         11 => g.is_null(rng, cols, category, d),
-        // No BETWEEN over lists: DuckDB 1.5.6 refuses it in a filter
-        // ("Invalid type for BETWEEN", a bug in *Bugs lancet has found*),
-        // which would flood every run with lists.
-        12 if category != Category::List => g.between(rng, cols, category, (d, 0), 0.0),
+        // No BETWEEN over lists or structs: DuckDB 1.5.6 refuses it in a
+        // filter ("Invalid type for BETWEEN", a bug in *Bugs lancet has
+        // found*), which would flood every run.
+        12 if !category.is_nested() => g.between(rng, cols, category, (d, 0), 0.0),
         13 => g.in_list(rng, cols, category, (d, 0)),
         14 => {
             let kind = *[LikeKind::Like, LikeKind::ILike, LikeKind::Like]

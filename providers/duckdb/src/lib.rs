@@ -30,6 +30,7 @@ pub mod populate;
 pub mod pqs;
 pub mod query;
 pub mod schema;
+pub mod structs;
 pub mod types;
 
 pub use connection::DuckDbConnection;

@@ -26,10 +26,13 @@ pub enum Category {
     /// alike when equal, and DuckDB orders and compares them element by
     /// element (see [`crate::lists`]).
     List,
+    /// Structs of two integer fields, [`crate::structs::STRUCT`]: compared,
+    /// ordered and printed field by field, like lists.
+    Struct,
 }
 
 impl Category {
-    pub const ALL: [Category; 11] = [
+    pub const ALL: [Category; 12] = [
         Category::Int,
         Category::Decimal,
         Category::Float,
@@ -41,13 +44,20 @@ impl Category {
         Category::Time,
         Category::Interval,
         Category::List,
+        Category::Struct,
     ];
 
     /// Whether a column of the category may be a key: DuckDB indexes no
-    /// INTERVAL and no list ("Invalid type for index key"), neither in
+    /// INTERVAL, list or struct ("Invalid type for index key"), neither in
     /// PRIMARY KEY and UNIQUE nor in CREATE INDEX.
     pub fn keyable(self) -> bool {
-        !matches!(self, Category::Interval | Category::List)
+        !self.is_nested() && self != Category::Interval
+    }
+
+    /// Lists and structs: compared only by (in)equality, never with
+    /// BETWEEN (see `crate::expr`).
+    pub fn is_nested(self) -> bool {
+        matches!(self, Category::List | Category::Struct)
     }
 
     pub fn is_number(self) -> bool {
@@ -68,6 +78,7 @@ impl Category {
             Category::Time => "TIME",
             Category::Interval => "INTERVAL",
             Category::List => "INTEGER[]",
+            Category::Struct => crate::structs::STRUCT,
         }
     }
 }
@@ -82,9 +93,12 @@ impl ServerCategory for Category {
 
     fn of_type_name(ty: &str) -> Category {
         let t = ty.to_ascii_uppercase();
-        // Lists and INTERVAL before the integers, whose names they contain.
+        // Lists, structs and INTERVAL before the integers, whose names
+        // they contain.
         if t.ends_with("[]") {
             Category::List
+        } else if t.starts_with("STRUCT") {
+            Category::Struct
         } else if t == "INTERVAL" {
             Category::Interval
         } else if t.starts_with("DECIMAL") || t.starts_with("NUMERIC") {
@@ -177,7 +191,7 @@ impl DuckType {
     /// A random column type.
     pub fn random(rng: &mut Rng) -> DuckType {
         let int = |name: &str| DuckType::new(name, Category::Int);
-        match rng.random_range(0..26) {
+        match rng.random_range(0..27) {
             0 => int("TINYINT"),
             1 => int("SMALLINT"),
             2..=4 => int("INTEGER"),
@@ -223,6 +237,7 @@ impl DuckType {
                     .unwrap_or(&"INTEGER[]");
                 DuckType::new(name, Category::List)
             }
+            25 => DuckType::new(crate::structs::STRUCT, Category::Struct),
             _ => DuckType::new("BOOLEAN", Category::Bool),
         }
     }
@@ -299,5 +314,6 @@ pub fn literal(rng: &mut Rng, category: Category) -> Expr {
         Category::Time => typed(pick(rng, TIMES), "TIME"),
         Category::Interval => typed(pick(rng, INTERVALS), "INTERVAL"),
         Category::List => crate::lists::literal(rng),
+        Category::Struct => crate::structs::literal(rng),
     }
 }

@@ -142,3 +142,18 @@ fn asof_joins_run() {
     let seen = clauses_run(&[" ASOF JOIN ", " ASOF LEFT JOIN "], everything);
     assert!(seen.iter().all(|n| *n >= 20), "{seen:?}");
 }
+
+/// Structs of two integer fields (see `lancet_duckdb::structs`): built,
+/// compared and read back by field.
+#[test]
+fn struct_expressions_run() {
+    let seen = clauses_run(&["AS STRUCT(", "struct_extract("], |generator, rng, scope| {
+        let expr = if rand::Rng::random_bool(rng, 0.5) {
+            generator.expression(rng, scope)
+        } else {
+            generator.predicate(rng, scope)
+        };
+        vec![SelectItem::Expr { expr, alias: None }]
+    });
+    assert!(seen.iter().all(|n| *n >= 5), "{seen:?}");
+}
