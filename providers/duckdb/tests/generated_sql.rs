@@ -26,6 +26,20 @@ fn everything(_: &mut dyn QueryGenerator, _: &mut Rng, scope: &Scope) -> Vec<Sel
         .collect()
 }
 
+/// One item: an expression or a predicate of the generator's.
+fn expression_or_predicate(
+    generator: &mut dyn QueryGenerator,
+    rng: &mut Rng,
+    scope: &Scope,
+) -> Vec<SelectItem> {
+    let expr = if rand::Rng::random_bool(rng, 0.5) {
+        generator.expression(rng, scope)
+    } else {
+        generator.predicate(rng, scope)
+    };
+    vec![SelectItem::Expr { expr, alias: None }]
+}
+
 /// How many generated queries (`items` over a generated FROM clause)
 /// printed each clause, over a fixed set of seeded databases; panics on an
 /// unexpected error.
@@ -100,14 +114,7 @@ fn derived_tables_with_replaced_columns_run() {
 /// items and predicates.
 #[test]
 fn list_functions_run() {
-    let seen = clauses_run(&["list_value("], |generator, rng, scope| {
-        let expr = if rand::Rng::random_bool(rng, 0.5) {
-            generator.expression(rng, scope)
-        } else {
-            generator.predicate(rng, scope)
-        };
-        vec![SelectItem::Expr { expr, alias: None }]
-    });
+    let seen = clauses_run(&["list_value("], expression_or_predicate);
     assert!(seen[0] >= 50, "{seen:?}");
 }
 
@@ -123,14 +130,7 @@ fn integer_list_expressions_run() {
             "list_prepend(",
             "list_slice(",
         ],
-        |generator, rng, scope| {
-            let expr = if rand::Rng::random_bool(rng, 0.5) {
-                generator.expression(rng, scope)
-            } else {
-                generator.predicate(rng, scope)
-            };
-            vec![SelectItem::Expr { expr, alias: None }]
-        },
+        expression_or_predicate,
     );
     assert!(seen.iter().all(|n| *n >= 5), "{seen:?}");
 }
@@ -147,13 +147,6 @@ fn asof_joins_run() {
 /// compared and read back by field.
 #[test]
 fn struct_expressions_run() {
-    let seen = clauses_run(&["AS STRUCT(", "struct_extract("], |generator, rng, scope| {
-        let expr = if rand::Rng::random_bool(rng, 0.5) {
-            generator.expression(rng, scope)
-        } else {
-            generator.predicate(rng, scope)
-        };
-        vec![SelectItem::Expr { expr, alias: None }]
-    });
+    let seen = clauses_run(&["AS STRUCT(", "struct_extract("], expression_or_predicate);
     assert!(seen.iter().all(|n| *n >= 5), "{seen:?}");
 }
