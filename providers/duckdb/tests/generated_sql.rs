@@ -1,6 +1,6 @@
 //! The generator's DuckDB-only SQL runs: over generated databases, FROM
-//! clauses with QUALIFY, GROUP BY ALL and `* REPLACE` and expressions with
-//! list functions are drawn, and DuckDB accepts every one (an error it
+//! clauses with QUALIFY, GROUP BY ALL, `* REPLACE` and ASOF joins, and
+//! expressions with list functions, integer lists and structs are drawn, and DuckDB accepts every one (an error it
 //! raises is on the expected list). Needs the library tests/engines.sh
 //! installs (or LANCET_DUCKDB_LIB).
 
