@@ -115,6 +115,10 @@ pub struct Session<'e> {
     /// loss inside a step whose errors are not findings (reading plans)
     /// shows only at the next statement, which did not cause it.
     first_loss: Option<Loss>,
+    /// The knobs in force when the last statement that failed ran: an
+    /// unexpected error of a knob check's query is a finding only under
+    /// them, and the check restores the defaults before it is reported.
+    failure_knobs: KnobSetting,
     /// The planted fault applied to oracles' queries ([`crate::run_check`]).
     fault: Option<crate::fault::Fault>,
 }
@@ -143,6 +147,7 @@ impl<'e> Session<'e> {
             fetched: std::collections::HashMap::new(),
             materialized: Vec::new(),
             first_loss: None,
+            failure_knobs: KnobSetting::default(),
             fault: None,
         }
     }
@@ -163,6 +168,12 @@ impl<'e> Session<'e> {
     /// one a crash finding names, whatever statement reported the loss.
     pub fn first_loss(&self) -> Option<&Loss> {
         self.first_loss.as_ref()
+    }
+
+    /// The knobs in force when the last statement that failed ran (see
+    /// the field's doc).
+    pub fn failure_knobs(&self) -> &KnobSetting {
+        &self.failure_knobs
     }
 
     /// Writes every statement run (and errors, as comments) to `log`.
@@ -283,6 +294,7 @@ impl<'e> Session<'e> {
         self.stats.statements += 1;
         self.log_result(result.as_ref().err());
         if let Err(e) = &result {
+            self.failure_knobs = self.knobs.clone();
             if matches!(e.kind, FailureKind::ConnectionLost | FailureKind::Hang)
                 && self.first_loss.is_none()
             {
@@ -344,6 +356,7 @@ impl<'e> Session<'e> {
             .zip(sqls)
             .map(|(r, sql)| {
                 r.map_err(|e| {
+                    self.failure_knobs = self.knobs.clone();
                     self.log_comment(&format!(
                         "-- error: {} (in the query {ran} of {} above; those after it did not run)",
                         e.to_string().replace('\n', " "),

@@ -116,7 +116,7 @@ impl<'a> Reducer<'a> {
     /// Whether a crash finding's statements, replayed whole on a fresh
     /// database, crash the DBMS again.
     pub fn crash_repeats(&self, crash: &Finding) -> bool {
-        let target = Target::Failure(Symptom::of(crash));
+        let target = Target::Failure(Symptom::of(crash), failing_knobs(crash));
         let mut budget = Budget::new(Instant::now() + self.time_limit, self.abort);
         self.reproduce(crash, &target, &mut budget).is_ok()
     }
@@ -142,7 +142,7 @@ impl<'a> Reducer<'a> {
                 symptom,
                 hiding_knob: crate::localize::first_knob_that_hides(original, self.databases),
             },
-            None => Target::Failure(symptom),
+            None => Target::Failure(symptom, failing_knobs(original)),
         };
         // The time limit is for shrinking; localizing the knob above is not
         // counted in it.
@@ -299,6 +299,16 @@ pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
     }
     f.stored = crate::stored_rows::read(f, session);
     f.wrong_side = Some(crate::wrong_side::judge(f, databases.provider(), session));
+}
+
+/// The knobs a failure finding's statement ran under (see
+/// [`Finding::set_failing_knobs`]).
+fn failing_knobs(finding: &Finding) -> lancet_core::KnobSetting {
+    finding
+        .queries
+        .first()
+        .map(|q| q.context.knobs.clone())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

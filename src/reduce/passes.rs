@@ -84,7 +84,7 @@ impl Reducer<'_> {
                 }
                 Some(case)
             }
-            Target::Failure(_) => {
+            Target::Failure(..) => {
                 let stmt = statement.clone().unwrap_or_default();
                 if !self.fails(&setup, &stmt, target) {
                     anyhow::bail!("{}", self.no_reproduction(&original.setup));
@@ -166,7 +166,7 @@ impl Reducer<'_> {
                 }
                 break;
             },
-            (Target::Failure(Symptom::Error(_)), _) => {
+            (Target::Failure(Symptom::Error(_), _), _) => {
                 let Some(stmt) = &mut current.statement else {
                     return;
                 };

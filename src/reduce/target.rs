@@ -19,8 +19,9 @@ pub(super) enum Target<'o> {
     },
     /// An error (the same kind, code and message shape: SQLite's one code
     /// for a syntax error and many bugs is told apart by the message) or
-    /// a crash.
-    Failure(Symptom),
+    /// a crash, of the statement run under the knobs it failed under (a
+    /// knob check's query: the defaults may not fail).
+    Failure(Symptom, lancet_core::KnobSetting),
 }
 
 /// What a logic candidate showed when it counted.
@@ -110,7 +111,10 @@ impl Reducer<'_> {
                 }
             }
             match target {
-                Target::Failure(symptom) => {
+                Target::Failure(symptom, knobs) => {
+                    if !knobs.is_default() && conn.set_knobs(knobs).is_err() {
+                        return false;
+                    }
                     symptom.judge_statement(&conn.query(statement)).same_bug()
                 }
                 Target::Logic { .. } => false,
@@ -139,10 +143,13 @@ mod message_tests {
         let databases = Databases::new(provider, RunToken::new(), None);
         let reducer = Reducer::new(&databases);
         let setup = vec!["CREATE TABLE t0(c0)".to_string()];
-        let target = Target::Failure(Symptom::Error(DbError::statement(
-            Some("SQLITE_ERROR".into()),
-            "no such column: c9",
-        )));
+        let target = Target::Failure(
+            Symptom::Error(DbError::statement(
+                Some("SQLITE_ERROR".into()),
+                "no such column: c9",
+            )),
+            lancet_core::KnobSetting::default(),
+        );
         assert!(reducer.fails(&setup, "SELECT c9 FROM t0", &target));
         assert!(reducer.fails(&setup, "SELECT c7 FROM t0", &target));
         assert!(!reducer.fails(&setup, "SELECT c9 FROM", &target));

@@ -245,7 +245,8 @@ fn run_case(
 /// A failure finding. A lost connection names the statement that lost it
 /// first, with the knobs it ran under: a loss met while plans were read
 /// for a knob check shows only at the next statement, which did not
-/// cause it.
+/// cause it. An unexpected error carries the knobs its statement ran
+/// under.
 fn failure_finding(
     plan: &DatabasePlan,
     session: &Session,
@@ -262,6 +263,9 @@ fn failure_finding(
             },
             Some(loss.knobs.clone()),
         ),
+        // An unexpected error of a knob check's query needs its knobs:
+        // the reproducer sets them first.
+        (e @ ExecError::Unexpected { .. }, _) => (e, Some(session.failure_knobs().clone())),
         (e, _) => (e, None),
     };
     let mut finding = Finding::failure(&plan.source, oracle, origin, setup, e);

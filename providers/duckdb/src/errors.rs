@@ -81,6 +81,7 @@ const INVALIDATED: &str = "database has been invalidated because of a previous f
 /// later statement fails alike, so the error is a lost connection, which
 /// ends the database (the error that invalidated it was the finding).
 pub fn error(type_value: Option<i32>, message: String) -> DbError {
+    let message = without_stack_trace(message);
     let code = match type_value {
         Some(v) if v > 0 => Some(type_name(v)),
         _ => type_of_message(&message),
@@ -94,6 +95,26 @@ pub fn error(type_value: Option<i32>, message: String) -> DbError {
         kind,
         code,
         message,
+    }
+}
+
+/// The message without the stack trace that builds before 1.5 append to
+/// INTERNAL errors (`Stack Trace:` and a line per frame, with addresses
+/// that differ from one process to the next): with it, the same error
+/// never reads as the same again (a finding would not confirm on a fresh
+/// database, nor reduce). The sentence DuckDB puts after the trace stays.
+fn without_stack_trace(message: String) -> String {
+    let Some(start) = message.find("Stack Trace:") else {
+        return message;
+    };
+    let head = message[..start].trim_end();
+    let tail = message[start..]
+        .rfind("\n\n")
+        .map(|i| message[start + i..].trim())
+        .filter(|t| !t.is_empty() && !t.starts_with('/'));
+    match tail {
+        Some(t) => format!("{head}\n\n{t}"),
+        None => head.to_string(),
     }
 }
 
@@ -112,6 +133,22 @@ pub fn invalidated_by(mut error: DbError, fatal: Option<&str>) -> DbError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stack_traces_are_dropped_from_messages() {
+        let traced = "INTERNAL Error: Unsupported type\n\nStack Trace:\n\n\
+                      /lib/libduckdb.so(f+0x56) [0x7f1877a83ef6]\n\
+                      /lib/libduckdb.so(g+0x14) [0x7f1877a83f00]\n\n\
+                      This error signals an assertion failure within DuckDB.";
+        assert_eq!(
+            without_stack_trace(traced.into()),
+            "INTERNAL Error: Unsupported type\n\nThis error signals an assertion failure within DuckDB."
+        );
+        assert_eq!(
+            without_stack_trace("Binder Error: x".into()),
+            "Binder Error: x"
+        );
+    }
+
     use super::*;
 
     #[test]
