@@ -26,7 +26,16 @@ impl ServerSchema for DuckSchema {
         leaf_share: 0.35,
         compound: |g, rng, cols, category, depth| compound(g, rng, cols, category, depth - 1),
         predicate,
-        selective: |g, rng, cols| g.selective(rng, cols, Category::Bool),
+        // `c <= x` or `c >= x`: never over a list or struct, whose two
+        // range comparisons make a BETWEEN (see `predicate`).
+        selective: |g, rng, cols| {
+            let flat: Vec<TypedColumn> = cols
+                .iter()
+                .filter(|c| !c.category.is_nested())
+                .cloned()
+                .collect();
+            g.selective(rng, &flat, Category::Bool)
+        },
     };
 
     fn parts(&self) -> (&[DuckTable], &Sampled) {
