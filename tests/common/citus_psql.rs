@@ -13,12 +13,24 @@ pub fn coordinator_psql(cluster: &CitusCluster) -> std::process::Command {
     c
 }
 
+/// The message of the error an unexpected-error reproducer records (its
+/// `-- error: [CODE] message` header), or None for another finding.
+fn recorded_error(text: &str) -> Option<String> {
+    if !text.starts_with("-- lancet") || !text.lines().next()?.ends_with("unexpected-error") {
+        return None;
+    }
+    let header = text.lines().find_map(|l| l.strip_prefix("-- error: ["))?;
+    Some(header.split_once("] ")?.1.to_string())
+}
+
 /// Whether `psql` shows the disagreement a Citus reproducer records: the
 /// file runs whole on the coordinator in a fresh schema, and the rows of
 /// query 1 and query 2 break the oracle's relation. Relations psql cannot
 /// judge by comparing two row sets (PQS's containment, TLP-aggregate's
 /// recombination, a containment `transform`) need the file to run and
-/// lancet's confirmation on a fresh database.
+/// lancet's confirmation on a fresh database. An unexpected-error
+/// reproducer is shown when psql stops after its failing statement's
+/// marker with the recorded error.
 pub fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
     let oracle = text
         .lines()
@@ -32,7 +44,7 @@ pub fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
         .to_string();
     let script = text.replace("\n-- query ", "\n\\echo LANCET-QUERY\n-- query ");
     let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), script).unwrap();
+    std::fs::write(file.path(), &script).unwrap();
     let out = coordinator_psql(cluster)
         .args(["-A", "-t", "-q"])
         .args([
@@ -49,8 +61,28 @@ pub fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
         "postgres",
         "DROP SCHEMA IF EXISTS lancet_repro, lancet_twin CASCADE",
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // An error finding: psql stops at the failing statement with the
+    // recorded error.
+    if let Some(message) = recorded_error(text) {
+        let failing = script
+            .lines()
+            .position(|l| l.contains("(failing statement)"))
+            .map_or(usize::MAX, |i| i + 1);
+        let shown = stderr.lines().any(|l| {
+            let mut parts = l.splitn(4, ':');
+            let (_, _, line, rest) = (parts.next(), parts.next(), parts.next(), parts.next());
+            let at = line.and_then(|n| n.trim().parse::<usize>().ok());
+            at.is_some_and(|n| n > failing)
+                && rest.is_some_and(|r| r.trim_start() == format!("ERROR:  {message}").trim_start())
+        });
+        if !shown {
+            eprintln!("psql did not stop with the recorded error: {stderr}");
+        }
+        return !out.status.success() && shown;
+    }
     if !out.status.success() {
-        eprintln!("psql failed: {}", String::from_utf8_lossy(&out.stderr));
+        eprintln!("psql failed: {stderr}");
         return false;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
