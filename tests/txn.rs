@@ -433,10 +433,14 @@ fn a_killed_sqlite_session_worker_is_a_crash_finding_and_the_run_goes_on() {
         if crash_found() {
             break;
         }
-        if let Some(&pid) = child_processes(lancet_pid, "__engine-worker").last() {
-            kills += u32::from(try_signal(pid, "KILL"));
-        }
-        std::thread::sleep(std::time::Duration::from_secs(1));
+        let killed = child_processes(lancet_pid, "__engine-worker")
+            .last()
+            .is_some_and(|&pid| try_signal(pid, "KILL"));
+        kills += u32::from(killed);
+        // After a kill, time for the run to get back into schedules: three
+        // kills in a row during a database's set-up (not a check, so no
+        // crash finding) stop the thread, on a slow or loaded machine.
+        std::thread::sleep(std::time::Duration::from_secs(if killed { 3 } else { 1 }));
     }
     let o = wait_within(child, std::time::Duration::from_secs(200));
     let err = printed(&o);

@@ -107,7 +107,9 @@ fn derived_tables_grouped_by_all_run() {
 #[test]
 fn derived_tables_with_replaced_columns_run() {
     let seen = clauses_run(&["* REPLACE ("], everything);
-    assert!(seen[0] >= 20, "{seen:?}");
+    // 17 over the seeded databases since ASOF joins and nested columns
+    // came in: the floor says they are drawn, not how often.
+    assert!(seen[0] >= 10, "{seen:?}");
 }
 
 /// List functions over scalars (see `lancet_duckdb::lists`) in select
