@@ -73,8 +73,13 @@ pub fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
             let mut parts = l.splitn(4, ':');
             let (_, _, line, rest) = (parts.next(), parts.next(), parts.next(), parts.next());
             let at = line.and_then(|n| n.trim().parse::<usize>().ok());
+            // psql prints the error's first line; the header holds the
+            // whole message (DETAIL and HINT too) on one line.
+            let shown = rest
+                .and_then(|r| r.trim_start().strip_prefix("ERROR:"))
+                .map(str::trim);
             at.is_some_and(|n| n > failing)
-                && rest.is_some_and(|r| r.trim_start() == format!("ERROR:  {message}").trim_start())
+                && shown.is_some_and(|m| !m.is_empty() && message.starts_with(m))
         });
         if !shown {
             eprintln!("psql did not stop with the recorded error: {stderr}");
