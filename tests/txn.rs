@@ -325,6 +325,41 @@ fn sqlite_runs_clean_and_catches_every_planted_fault() {
     assert_faults_caught("sqlite", "");
 }
 
+/// A finding's record edited to more sessions than lancet drives (or
+/// steps of a session it does not have) is refused with a clear error
+/// by `lancet replay`, not run into a panic.
+#[test]
+fn a_record_with_too_many_sessions_is_a_clear_error() {
+    let out = tempfile::tempdir().unwrap();
+    let o = txn(
+        out.path(),
+        "sqlite",
+        "",
+        &[
+            "--queries",
+            "40",
+            "--seed",
+            "3",
+            "--no-reduce",
+            "--inject-fault",
+            "txn-lost-write",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
+    let record = finding_records(out.path()).remove(0);
+    let mut json = read_json(&record);
+    json["schedule"]["sessions"] = serde_json::json!(5);
+    let edited = out.path().join("edited.json");
+    std::fs::write(&edited, json.to_string()).unwrap();
+    let o = run(&["replay", edited.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let said = printed(&o);
+    assert!(
+        said.contains("cannot replay: the schedule has 5 sessions") && said.contains("1 to 4"),
+        "{said}"
+    );
+}
+
 /// A DBMS without transactions lancet models (DuckDB, for now) and an
 /// unknown level are clear errors.
 #[test]

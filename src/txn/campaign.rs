@@ -14,7 +14,7 @@ use crate::summary::{Counters, LevelCounts, RunFacts, StopReason, Summary};
 use lancet_core::rng::database_rng;
 use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
 use lancet_core::{Connection, Provider};
-use lancet_oracles::txn::{Schedule, TxnFault, NAME};
+use lancet_oracles::txn::{Schedule, TxnFault, MAX_SESSIONS, NAME};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -368,7 +368,7 @@ fn open_bench<'a>(
     let scratch = shared.databases.create(purpose, thread, index)?;
     let owned = scratch.owned().clone();
     let tx = shared.tx;
-    let sessions = Sessions::open(tx, 3, || tx.open_session(&owned))?;
+    let sessions = Sessions::open(tx, MAX_SESSIONS, || tx.open_session(&owned))?;
     let mut observer = tx.open_session(&owned)?;
     for sql in tx.session_setup() {
         observer
@@ -501,6 +501,13 @@ pub fn replay(
             rules.push(r.clone());
         }
     }
+    anyhow::ensure!(
+        (1..=MAX_SESSIONS).contains(&finding.schedule.sessions)
+            && finding.schedule.steps.iter().all(|s| s.session < finding.schedule.sessions),
+        "the schedule has {} sessions (steps of sessions up to {}); lancet drives 1 to {MAX_SESSIONS}",
+        finding.schedule.sessions,
+        finding.schedule.steps.iter().map(|s| s.session + 1).max().unwrap_or(0),
+    );
     let fault = finding.fault.as_deref().and_then(TxnFault::by_name);
     let options = TxnOptions {
         seed: finding.origin.seed,

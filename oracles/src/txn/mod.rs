@@ -19,7 +19,7 @@ pub mod shrink;
 
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use model::{Model, Outcome, Status, Wait};
-pub use schedule::{Action, Op, Pred, Schedule, SessionLevel, Step};
+pub use schedule::{Action, Op, Pred, Schedule, SessionLevel, Step, MAX_SESSIONS};
 
 /// The `--oracle` name of the transaction oracle.
 pub const NAME: &str = "txn";

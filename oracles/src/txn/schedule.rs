@@ -190,6 +190,11 @@ pub struct Schedule {
 /// The table every schedule uses, in the database lancet created for it.
 pub const TABLE: &str = "lancet_txn";
 
+/// The most sessions a schedule has: the driver opens this many
+/// connections per database, and the serial-order check tries every
+/// order of this many transactions (24).
+pub const MAX_SESSIONS: usize = 4;
+
 impl Schedule {
     /// Draws a schedule at one of `levels` (a level and its mode), over
     /// a table placed as one of `placements` (if any), with the `SELECT
@@ -217,7 +222,14 @@ impl Schedule {
             });
         }
         let rows: Vec<(i64, i64)> = tables.iter().flat_map(|t| t.rows.clone()).collect();
-        let sessions = if rng.random_bool(0.7) { 2 } else { 3 };
+        // Mostly two sessions, where an anomaly is easiest to read;
+        // three and four for the cycles that need more (a G2-item of
+        // three transactions, a deadlock of three).
+        let sessions = match rng.random_range(0..100) {
+            0..60 => 2,
+            60..88 => 3,
+            _ => MAX_SESSIONS,
+        };
         // A quarter of the schedules give each session a level of its own.
         let mixed: Vec<SessionLevel> = if levels.len() > 1 && rng.random_bool(0.25) {
             (0..sessions)

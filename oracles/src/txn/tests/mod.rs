@@ -246,6 +246,79 @@ fn write_skew_under_serializable_has_no_serial_order() {
     assert_eq!(run(&s, &pg_ser(), aborted, &[(1, 0), (2, 1)]), vec![]);
 }
 
+/// Three transactions in a cycle of reads and writes (G2-item of three,
+/// which no two of them show): each reads one row, then sets the next
+/// one; each read sees the rows as they began. Every pair has a serial
+/// order, the three together none.
+#[test]
+fn a_cycle_of_three_serializable_transactions_has_no_serial_order() {
+    use Action::*;
+    let read = |k| Action::Stmt(Op::Read(Pred::Key(k)));
+    let set = |k| Action::Stmt(Op::Update(Pred::Key(k), Assign::Set(5)));
+    let s = schedule(
+        IsolationLevel::Serializable,
+        &[(1, 0), (2, 0), (3, 0)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (2, Begin),
+            (0, read(1)),
+            (1, read(2)),
+            (2, read(3)),
+            (0, set(2)),
+            (1, set(3)),
+            (2, set(1)),
+            (0, Commit),
+            (1, Commit),
+            (2, Commit),
+        ],
+    );
+    assert_eq!(s.sessions, 3);
+    let first_versions = |i| match i {
+        3 => rows(&[(1, 0)]),
+        4 => rows(&[(2, 0)]),
+        5 => rows(&[(3, 0)]),
+        _ => ok(),
+    };
+    let after = [(1, 5), (2, 5), (3, 5)];
+    assert_eq!(
+        run(&s, &pg_ser(), first_versions, &after),
+        vec![AnomalyKind::NotSerializable]
+    );
+    // One of them aborted: the other two have a serial order.
+    let one_aborted = |i| match i {
+        11 => Outcome::Conflict(Conflict::Serialization),
+        i => first_versions(i),
+    };
+    assert_eq!(
+        run(&s, &pg_ser(), one_aborted, &[(1, 0), (2, 5), (3, 5)]),
+        vec![]
+    );
+}
+
+/// Schedules have two to [`MAX_SESSIONS`] sessions, mostly two, and
+/// every step belongs to one of them.
+#[test]
+fn schedules_have_two_to_four_sessions() {
+    use super::schedule::MAX_SESSIONS;
+    let levels = [(IsolationLevel::Serializable, None)];
+    let mut by_count = [0usize; MAX_SESSIONS + 1];
+    for seed in 0..400 {
+        let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
+        let s = Schedule::generate(&mut rng, &levels, &[], lancet_core::txn::LockingReads::Any);
+        assert!((2..=MAX_SESSIONS).contains(&s.sessions), "{}", s.sessions);
+        assert!(s.steps.iter().all(|st| st.session < s.sessions));
+        for session in 0..s.sessions {
+            assert!(s.steps.iter().any(|st| st.session == session));
+        }
+        by_count[s.sessions] += 1;
+    }
+    assert!(
+        by_count[2] > by_count[3] && by_count[3] > by_count[4] && by_count[4] >= 20,
+        "{by_count:?}"
+    );
+}
+
 #[test]
 fn innodb_repeatable_read_writes_newest_rows_and_then_sees_them() {
     use Action::*;
