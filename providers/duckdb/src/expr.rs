@@ -65,7 +65,7 @@ fn cast_sources(to: Category) -> &'static [Category] {
         Decimal => &[Int, Float, Text],
         Float => &[Int, Decimal, Text],
         Text => &[
-            Int, Decimal, Float, Bool, Date, Timestamp, Time, Interval, List, Struct,
+            Int, Decimal, Float, Bool, Date, Timestamp, Time, Interval, List, Struct, Map,
         ],
         Blob => &[Text],
         Bool => &[Int, Text],
@@ -76,6 +76,7 @@ fn cast_sources(to: Category) -> &'static [Category] {
         // Another integer list (`BIGINT[]` to `INTEGER[]` may not fit).
         List => &[List],
         Struct => &[Struct],
+        Map => &[Map],
     }
 }
 
@@ -85,12 +86,18 @@ fn one(rng: &mut Rng, names: &[&'static str]) -> &'static str {
 }
 
 /// An expression of `category` that is not a leaf: for a twentieth a list
-/// function's scalar ([`crate::lists`]) where the category has one, else
+/// function's scalar ([`crate::lists`]) where the category has one, for
+/// another twentieth what reads a map back ([`crate::maps`]), else
 /// CASE, COALESCE, IFNULL, NULLIF, GREATEST, LEAST, a cast, or the
 /// category's operators and functions.
 fn compound(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category, d: u32) -> Expr {
     if rng.random_range(0..20) == 0 {
         if let Some(e) = crate::lists::scalar(g, rng, cols, category, d) {
+            return e;
+        }
+    }
+    if rng.random_range(0..20) == 0 {
+        if let Some(e) = crate::maps::scalar(g, rng, cols, category, d) {
             return e;
         }
     }
@@ -126,6 +133,7 @@ fn compound(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, category: Category,
             }
             Category::List => crate::lists::expr(g, rng, cols, d),
             Category::Struct => crate::structs::expr(g, rng, cols, d),
+            Category::Map => crate::maps::expr(g, rng, cols, d),
         },
     }
 }

@@ -26,6 +26,7 @@ pub mod knobs;
 pub mod library;
 pub mod lists;
 pub mod locate;
+pub mod maps;
 pub mod populate;
 pub mod pqs;
 pub mod query;

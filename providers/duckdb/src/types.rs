@@ -29,10 +29,13 @@ pub enum Category {
     /// Structs of two integer fields, [`crate::structs::STRUCT`]: compared,
     /// ordered and printed field by field, like lists.
     Struct,
+    /// Maps from integers to integers, [`crate::maps::MAP`]: compared,
+    /// ordered and printed as the list of their entries.
+    Map,
 }
 
 impl Category {
-    pub const ALL: [Category; 12] = [
+    pub const ALL: [Category; 13] = [
         Category::Int,
         Category::Decimal,
         Category::Float,
@@ -45,19 +48,20 @@ impl Category {
         Category::Interval,
         Category::List,
         Category::Struct,
+        Category::Map,
     ];
 
     /// Whether a column of the category may be a key: DuckDB indexes no
-    /// INTERVAL, list or struct ("Invalid type for index key"), neither in
+    /// INTERVAL, list, struct or map ("Invalid type for index key"), neither in
     /// PRIMARY KEY and UNIQUE nor in CREATE INDEX.
     pub fn keyable(self) -> bool {
         !self.is_nested() && self != Category::Interval
     }
 
-    /// Lists and structs: compared only by (in)equality, never with
-    /// BETWEEN (see `crate::expr`).
+    /// Lists, structs and maps: compared only by (in)equality, never
+    /// with BETWEEN (see `crate::expr`).
     pub fn is_nested(self) -> bool {
-        matches!(self, Category::List | Category::Struct)
+        matches!(self, Category::List | Category::Struct | Category::Map)
     }
 
     pub fn is_number(self) -> bool {
@@ -79,6 +83,7 @@ impl Category {
             Category::Interval => "INTERVAL",
             Category::List => "INTEGER[]",
             Category::Struct => crate::structs::STRUCT,
+            Category::Map => crate::maps::MAP,
         }
     }
 }
@@ -93,12 +98,14 @@ impl ServerCategory for Category {
 
     fn of_type_name(ty: &str) -> Category {
         let t = ty.to_ascii_uppercase();
-        // Lists, structs and INTERVAL before the integers, whose names
-        // they contain.
+        // Lists, structs, maps and INTERVAL before the integers, whose
+        // names they contain.
         if t.ends_with("[]") {
             Category::List
         } else if t.starts_with("STRUCT") {
             Category::Struct
+        } else if t.starts_with("MAP") {
+            Category::Map
         } else if t == "INTERVAL" {
             Category::Interval
         } else if t.starts_with("DECIMAL") || t.starts_with("NUMERIC") {
@@ -191,7 +198,7 @@ impl DuckType {
     /// A random column type.
     pub fn random(rng: &mut Rng) -> DuckType {
         let int = |name: &str| DuckType::new(name, Category::Int);
-        match rng.random_range(0..27) {
+        match rng.random_range(0..28) {
             0 => int("TINYINT"),
             1 => int("SMALLINT"),
             2..=4 => int("INTEGER"),
@@ -238,6 +245,7 @@ impl DuckType {
                 DuckType::new(name, Category::List)
             }
             25 => DuckType::new(crate::structs::STRUCT, Category::Struct),
+            26 => DuckType::new(crate::maps::MAP, Category::Map),
             _ => DuckType::new("BOOLEAN", Category::Bool),
         }
     }
@@ -315,5 +323,6 @@ pub fn literal(rng: &mut Rng, category: Category) -> Expr {
         Category::Interval => typed(pick(rng, INTERVALS), "INTERVAL"),
         Category::List => crate::lists::literal(rng),
         Category::Struct => crate::structs::literal(rng),
+        Category::Map => crate::maps::literal(rng),
     }
 }

@@ -1,6 +1,6 @@
 //! The generator's DuckDB-only SQL runs: over generated databases, FROM
 //! clauses with QUALIFY, GROUP BY ALL, `* REPLACE` and ASOF joins, and
-//! expressions with list functions, integer lists and structs are drawn, and DuckDB accepts every one (an error it
+//! expressions with list functions, integer lists, structs and maps are drawn, and DuckDB accepts every one (an error it
 //! raises is on the expected list). Needs the library tests/engines.sh
 //! installs (or LANCET_DUCKDB_LIB).
 
@@ -151,4 +151,22 @@ fn asof_joins_run() {
 fn struct_expressions_run() {
     let seen = clauses_run(&["AS STRUCT(", "struct_extract("], expression_or_predicate);
     assert!(seen.iter().all(|n| *n >= 5), "{seen:?}");
+}
+
+/// Maps from integers to integers (see `lancet_duckdb::maps`): built from
+/// constant keys, compared, and read back by size, keys, values and
+/// membership.
+#[test]
+fn map_expressions_run() {
+    let seen = clauses_run(
+        &[
+            "AS MAP(",
+            "cardinality(",
+            "map_keys(",
+            "map_values(",
+            "map_contains(",
+        ],
+        expression_or_predicate,
+    );
+    assert!(seen.iter().all(|n| *n >= 3), "{seen:?}");
 }
