@@ -136,7 +136,7 @@ impl<'a> Reducer<'a> {
             _ => None,
         };
         let symptom = Symptom::of(original);
-        let target = match &logic {
+        let mut target = match &logic {
             Some((oracle, _)) => Target::Logic {
                 oracle: &**oracle,
                 symptom,
@@ -160,6 +160,7 @@ impl<'a> Reducer<'a> {
                 break;
             }
         }
+        self.shrink_failure_knobs(&current, &mut target, &mut budget);
         let finding = self.final_replay(original, current, &target)?;
         let info = ReductionInfo {
             from: from_file.to_string(),

@@ -8,7 +8,7 @@ use super::target::Target;
 use super::{ddmin, is_schema_of, sql_text, tables_read, Reducer};
 use crate::findings::Finding;
 use crate::judge::Symptom;
-use lancet_core::Case;
+use lancet_core::{Case, KnobSetting};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -229,6 +229,46 @@ impl Reducer<'_> {
 
     /// The reduced finding, from a final replay of exactly what is
     /// written, on a database made for it.
+    /// An error or crash finding's knobs, fewest that still fail: each
+    /// knob change is dropped in turn (turned back to its default) and
+    /// stays dropped if the statement still fails the same way. The
+    /// reproducer then turns off only what the failure needs.
+    pub(super) fn shrink_failure_knobs(
+        &self,
+        current: &Candidate,
+        target: &mut Target,
+        budget: &mut Budget,
+    ) {
+        let Target::Failure(_, knobs) = &*target else {
+            return;
+        };
+        let mut changes = knobs.changes.clone();
+        let Some(statement) = &current.statement else {
+            return;
+        };
+        let mut i = 0;
+        while i < changes.len() && !budget.over() {
+            let mut fewer = changes.clone();
+            fewer.remove(i);
+            let Target::Failure(symptom, _) = &*target else {
+                return;
+            };
+            let candidate = Target::Failure(
+                symptom.clone(),
+                KnobSetting {
+                    changes: fewer.clone(),
+                },
+            );
+            budget.tests += 1;
+            if self.fails(&current.setup, statement, &candidate) {
+                changes = fewer;
+                *target = candidate;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     pub(super) fn final_replay(
         &self,
         original: &Finding,
@@ -256,6 +296,18 @@ impl Reducer<'_> {
                 }
                 if let Some(q) = finding.queries.first_mut() {
                     q.sql = stmt;
+                    // The knobs the shrinking left (see
+                    // `shrink_failure_knobs`), and the client's lines
+                    // that set them.
+                    if let Target::Failure(_, knobs) = target {
+                        if q.context.knobs != *knobs {
+                            q.client_lines = self
+                                .databases
+                                .provider()
+                                .knob_commands(&KnobSetting::default(), knobs);
+                            q.context.knobs = knobs.clone();
+                        }
+                    }
                 }
             }
         }
