@@ -255,7 +255,7 @@ fn case_key(query: &lancet_core::Select, predicate: Option<&Expr>, inputs: &Json
     for part in &filter {
         constructs(part, Scope::Filter, &mut set);
     }
-    // Of the FROM clause only its outer and ASOF joins: the derived tables and ON
+    // Of the FROM clause only its outer, ASOF and POSITIONAL joins: the derived tables and ON
     // conditions are what the generator drew around the predicate, and
     // the reducer keeps more of them than of the predicate.
     for join in query.from.iter().flat_map(|f| &f.joins) {
@@ -265,6 +265,7 @@ fn case_key(query: &lancet_core::Select, predicate: Option<&Expr>, inputs: &Json
             lancet_core::JoinKind::Full => "Full",
             lancet_core::JoinKind::AsOf => "AsOf",
             lancet_core::JoinKind::AsOfLeft => "AsOfLeft",
+            lancet_core::JoinKind::Positional => "Positional",
             _ => continue,
         };
         set.insert(format!("join:{outer}"));

@@ -258,6 +258,11 @@ pub enum JoinKind {
     /// `ASOF LEFT JOIN`: as [`JoinKind::AsOf`], left rows without a match
     /// kept, NULL-extended.
     AsOfLeft,
+    /// DuckDB's `POSITIONAL JOIN` (no constraint): the n-th row of the
+    /// left side with the n-th of the right, the shorter side
+    /// NULL-extended. Determined only where both sides' row order is (a
+    /// single table's scan keeps its storage order).
+    Positional,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

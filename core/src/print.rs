@@ -407,6 +407,7 @@ impl ToSql for FromClause {
                 JoinKind::Straight => " STRAIGHT_JOIN ",
                 JoinKind::AsOf => " ASOF JOIN ",
                 JoinKind::AsOfLeft => " ASOF LEFT JOIN ",
+                JoinKind::Positional => " POSITIONAL JOIN ",
             });
             p.table_factor(&j.factor);
             match &j.constraint {

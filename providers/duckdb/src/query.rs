@@ -56,6 +56,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     qualify: true,
     group_by_all: true,
     asof: Some(asof_key),
+    positional: true,
 };
 
 /// ASOF join keys: ordered categories whose equal values are identical

@@ -1,5 +1,5 @@
 //! The generator's DuckDB-only SQL runs: over generated databases, FROM
-//! clauses with QUALIFY, GROUP BY ALL, `* REPLACE` and ASOF joins, and
+//! clauses with QUALIFY, GROUP BY ALL, `* REPLACE`, ASOF and POSITIONAL joins, and
 //! expressions with list functions, integer lists, structs and maps are drawn, and DuckDB accepts every one (an error it
 //! raises is on the expected list). Needs the library tests/engines.sh
 //! installs (or LANCET_DUCKDB_LIB).
@@ -168,5 +168,19 @@ fn map_expressions_run() {
         ],
         expression_or_predicate,
     );
-    assert!(seen.iter().all(|n| *n >= 3), "{seen:?}");
+    // `map_keys` and `map_values` are one draw of two, a few of each.
+    let (keys_or_values, others) = (seen[2] + seen[3], [seen[0], seen[1], seen[4]]);
+    assert!(
+        keys_or_values >= 4 && others.iter().all(|n| *n >= 3),
+        "{seen:?}"
+    );
+}
+
+/// POSITIONAL joins, only as the first join and of two base tables (see
+/// `lancet_server::JoinMenu::positional`), are drawn, and DuckDB runs
+/// them.
+#[test]
+fn positional_joins_run() {
+    let seen = clauses_run(&[" POSITIONAL JOIN "], everything);
+    assert!(seen[0] >= 20, "{seen:?}");
 }

@@ -40,6 +40,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     qualify: false,
     group_by_all: false,
     asof: None,
+    positional: false,
 };
 
 const AGGREGATES: &[&str] = &[

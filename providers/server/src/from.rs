@@ -4,8 +4,8 @@
 use crate::{one_table_from, table_factor, ExactAggregates, QueryCore};
 use crate::{ServerSchema, ServerTable, TypedColumn};
 use lancet_core::{
-    BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Rng, Select,
-    SelectItem, TableFactor,
+    schema::RelationKind, BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind,
+    Rng, Select, SelectItem, TableFactor,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -46,6 +46,10 @@ pub struct JoinMenu<C: 'static> {
     /// the categories this accepts: ordered, and equal values identical.
     /// `None`: no ASOF joins.
     pub asof: Option<fn(C) -> bool>,
+    /// DuckDB's POSITIONAL joins, drawn only where the pairing is
+    /// determined: as the first join, between two base tables (see
+    /// [`QueryCore::joined_from`]).
+    pub positional: bool,
 }
 
 impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
@@ -61,10 +65,35 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             return Self::constant_from();
         };
         let mut cols = first.typed_columns("a0");
+        let first_is_table = first.kind() == RelationKind::Table;
         let first = table_factor(first.name(), "a0");
         let mut joins = Vec::new();
         for j in 1..=Self::join_count(rng) {
             let alias = format!("a{j}");
+            // POSITIONAL JOIN pairs rows by their order, which only a
+            // single table's scan fixes (DuckDB's *Order Preservation*:
+            // "FROM with a single table" keeps the original row order; a
+            // join, a view or a derived table of several need not): so
+            // only the first join, of a base table to a base table.
+            if menu.positional && j == 1 && first_is_table && rng.random_bool(0.08) {
+                let tables: Vec<S::Table> = self
+                    .schema
+                    .parts()
+                    .0
+                    .iter()
+                    .filter(|t| t.kind() == RelationKind::Table)
+                    .cloned()
+                    .collect();
+                if let Some(t) = tables.choose(rng) {
+                    joins.push(Join {
+                        kind: JoinKind::Positional,
+                        factor: table_factor(t.name(), &alias),
+                        constraint: JoinConstraint::None,
+                    });
+                    cols.extend(t.typed_columns(&alias));
+                    continue;
+                }
+            }
             if let Some(keys) = menu.asof.filter(|_| rng.random_bool(0.1)) {
                 if let Some((join, new_cols)) = self.asof_join(rng, &alias, &cols, keys) {
                     joins.push(join);

@@ -24,14 +24,23 @@ pub fn is_inner(kind: JoinKind) -> bool {
     )
 }
 
-/// Whether a RIGHT or FULL join comes after join `join`: it would
-/// NULL-extend the rows built so far, so a filter on them no longer
+/// Whether a join that NULL-extends its left side comes after join
+/// `join` (RIGHT, FULL, or POSITIONAL, which pads the shorter side): it
+/// would NULL-extend the rows built so far, so a filter on them no longer
 /// commutes with it and fewer rows there are not fewer rows after it.
 pub fn null_extends_after(from: &FromClause, join: usize) -> bool {
     from.joins
         .iter()
         .skip(join + 1)
-        .any(|j| matches!(j.kind, JoinKind::Right | JoinKind::Full))
+        .any(|j| extends_left(j.kind))
+}
+
+/// Whether a join kind NULL-extends the rows on its left.
+fn extends_left(kind: JoinKind) -> bool {
+    matches!(
+        kind,
+        JoinKind::Right | JoinKind::Full | JoinKind::Positional
+    )
 }
 
 fn is_lateral(f: &TableFactor) -> bool {
@@ -135,10 +144,7 @@ pub fn factor_at(from: &FromClause, index: usize) -> Option<(&TableFactor, bool)
         (&j.factor, Some(j.kind))
     };
     let own = match joined_by {
-        None => from
-            .joins
-            .iter()
-            .any(|j| matches!(j.kind, JoinKind::Right | JoinKind::Full)),
+        None => from.joins.iter().any(|j| extends_left(j.kind)),
         Some(kind) => !is_inner(kind) || null_extends_after(from, index - 1),
     };
     Some((factor, own))
@@ -239,4 +245,52 @@ pub fn drop_condition(s: &mut Select, join: usize) -> Result<(), String> {
     take_inner_condition(s, join)?;
     join_mut(s, join)?.kind = JoinKind::Cross;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(name: &str, alias: &str) -> TableFactor {
+        TableFactor::Table {
+            name: name.into(),
+            alias: Some(alias.into()),
+            indexed_by: None,
+        }
+    }
+
+    /// `FROM t0 AS a0 POSITIONAL JOIN t1 AS a1`.
+    fn positional() -> Select {
+        Select {
+            items: vec![SelectItem::Expr {
+                expr: Expr::column(Some("a0"), "c0"),
+                alias: None,
+            }],
+            from: Some(FromClause {
+                first: table("t0", "a0"),
+                joins: vec![Join {
+                    kind: JoinKind::Positional,
+                    factor: table("t1", "a1"),
+                    constraint: JoinConstraint::None,
+                }],
+            }),
+            ..Select::default()
+        }
+    }
+
+    /// A POSITIONAL join pads the shorter side with NULLs: both its
+    /// sides may be NULL-extended, so neither is inner-joined to itself
+    /// (that would drop the padded rows); a LEFT self-join keeps them.
+    #[test]
+    fn both_sides_of_a_positional_join_may_be_null_extended() {
+        let s = positional();
+        let from = s.from.as_ref().unwrap();
+        assert!(factor_at(from, 0).unwrap().1);
+        assert!(factor_at(from, 1).unwrap().1);
+        for factor in [0, 1] {
+            assert!(self_join(&mut positional(), factor, "c0", true).is_err());
+            assert!(self_join(&mut positional(), factor, "c0", false).is_ok());
+        }
+        assert!(swap_first(&mut positional()).is_err());
+    }
 }
