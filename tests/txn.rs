@@ -360,6 +360,61 @@ fn a_record_with_too_many_sessions_is_a_clear_error() {
     );
 }
 
+/// Two statements wait for one row; the DBMS lets the first in its
+/// queue through once the holder commits, and the other then waits for
+/// that one's transaction. The first in the queue is the session with
+/// the higher number, so a driver that awaited the freed statements one
+/// by one in session order waited on the second until PostgreSQL's lock
+/// timeout ended it. Every transaction commits, none with a conflict.
+#[test]
+fn two_waiters_for_one_row_both_commit_in_queue_order() {
+    let pg = PgServer::start_major(18).expect("PostgreSQL 18");
+    let out = tempfile::tempdir().unwrap();
+    // A record to edit: any finding of a planted fault.
+    let o = txn(
+        out.path(),
+        "postgres",
+        &pg.url(),
+        &[
+            "--queries",
+            "40",
+            "--seed",
+            "3",
+            "--no-reduce",
+            "--inject-fault",
+            "txn-lost-write",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
+    let record = finding_records(out.path()).remove(0);
+    let mut json = read_json(&record);
+    let update = |session: u32, set: i64| serde_json::json!({"session": session, "action": {"stmt": {"update": [{"key": 1}, {"set": set}]}}});
+    let step =
+        |session: u32, action: &str| serde_json::json!({"session": session, "action": action});
+    json["fault"] = serde_json::Value::Null;
+    json["schedule"] = serde_json::json!({
+        "table": "lancet_txn",
+        "index_v": false,
+        "rows": [[1, 10]],
+        "level": "read-committed",
+        "sessions": 3,
+        "steps": [
+            step(2, "begin"), update(2, 20),
+            step(1, "begin"), update(1, 30),
+            step(0, "begin"), update(0, 40),
+            step(2, "commit"), step(1, "commit"), step(0, "commit"),
+        ],
+    });
+    let edited = out.path().join("queue.json");
+    std::fs::write(&edited, json.to_string()).unwrap();
+    let o = run(&["replay", "--url", &pg.url(), edited.to_str().unwrap()]);
+    let said = printed(&o);
+    assert!(
+        said.contains("3 committed, 0 ended in a conflict"),
+        "{said}"
+    );
+}
+
 /// A DBMS without transactions lancet models (DuckDB, for now) and an
 /// unknown level are clear errors.
 #[test]

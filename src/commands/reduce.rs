@@ -169,16 +169,16 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                 .map(|f| format!(" [with planted fault {f}]"))
                 .unwrap_or_default();
             match replay_txn(&txn, &args.connect) {
-                Ok((signature, anomalies)) if signature == txn.signature => {
+                Ok((signature, anomalies, ends)) if signature == txn.signature => {
                     failing += 1;
                     println!(
-                        "{}: still fails{note}: {signature}: {anomalies}",
+                        "{}: still fails{note}: {signature}: {anomalies} ({ends})",
                         file.display()
                     );
                 }
-                Ok((signature, _)) => {
+                Ok((signature, _, ends)) => {
                     println!(
-                        "{}: passes: the schedule now shows {signature}, not {}",
+                        "{}: passes: the schedule now shows {signature}, not {} ({ends})",
                         file.display(),
                         txn.signature
                     );
@@ -231,10 +231,12 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs a transaction finding's schedule again: the signature it shows
 /// now, and its anomalies in one line.
+/// Runs a transaction finding's schedule again: the signature it shows,
+/// its anomalies, and how its transactions ended.
 fn replay_txn(
     finding: &lancet::txn::TxnFinding,
     connect: &ConnectArgs,
-) -> anyhow::Result<(String, String)> {
+) -> anyhow::Result<(String, String, String)> {
     let databases = provider_for(&finding.dbms, connect)?;
     let (signature, run) = lancet::txn::campaign::replay(
         &databases,
@@ -247,5 +249,9 @@ fn replay_txn(
         .iter()
         .map(|a| format!("{} at step {}: {}", a.kind.name(), a.step + 1, a.detail))
         .collect();
-    Ok((signature, anomalies.join("; ")))
+    let ends = format!(
+        "{} committed, {} ended in a conflict",
+        run.committed, run.conflicts
+    );
+    Ok((signature, anomalies.join("; "), ends))
 }

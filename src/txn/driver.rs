@@ -465,41 +465,68 @@ impl<'r, 'a> Driving<'r, 'a> {
 
     /// A transaction ended: statements that waited for its locks return
     /// now, and the driver waits for those the model says must.
+    ///
+    /// The statements the model sees free are awaited together, and each
+    /// reply goes to the model before the others are judged again: of
+    /// two statements that waited for one row, the DBMS lets one through
+    /// and the other then waits for its transaction. Awaited one by one
+    /// in session order, the second would be waited for while the first
+    /// one's transaction, which only lancet moves on, held the row: until
+    /// the lock timeout, seconds per schedule with three or four sessions.
     fn ended(&mut self) {
         self.ends += 1;
-        for s in 0..self.inflight.len() {
-            let Some(f) = self.inflight[s] else {
-                continue;
-            };
-            if self.stopped() {
-                return;
-            }
-            let free = self.model.blocked_by(s).is_none();
-            let patience = if !free {
-                Duration::ZERO
-            } else if self.run.extra_write_locks() {
-                self.run.timing.settle
-            } else {
-                self.run.timing.long
-            };
-            match self.sessions.threads[s].recv.recv_timeout(patience) {
-                Ok(reply) => {
+        let patience = if self.run.extra_write_locks() {
+            self.run.timing.settle
+        } else {
+            self.run.timing.long
+        };
+        'judge: while !self.stopped() {
+            // Replies already in, from sessions the model sees blocked
+            // too: they change what the model sees.
+            for s in 0..self.inflight.len() {
+                let Some(f) = self.inflight[s] else {
+                    continue;
+                };
+                if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
                     self.inflight[s] = None;
                     self.returned(f, reply, true, true);
-                }
-                Err(_) => {
-                    if free && !self.run.extra_write_locks() {
-                        self.undetermined(format!(
-                            "step {} still waits after the lock it waited for went",
-                            f.step + 1
-                        ));
-                    }
-                    // Still waiting, watched across this end.
-                    if let Some(f) = self.inflight[s].as_mut() {
-                        f.watched_at = self.ends;
-                    }
+                    continue 'judge;
                 }
             }
+            let free: Vec<usize> = (0..self.inflight.len())
+                .filter(|&s| self.inflight[s].is_some() && self.model.blocked_by(s).is_none())
+                .collect();
+            if free.is_empty() {
+                break;
+            }
+            let deadline = Instant::now() + patience;
+            while Instant::now() < deadline {
+                for &s in &free {
+                    let Some(f) = self.inflight[s] else {
+                        continue;
+                    };
+                    if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
+                        self.inflight[s] = None;
+                        self.returned(f, reply, true, true);
+                        continue 'judge;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if !self.run.extra_write_locks() {
+                let s = free[0];
+                if let Some(f) = self.inflight[s] {
+                    self.undetermined(format!(
+                        "step {} still waits after the lock it waited for went",
+                        f.step + 1
+                    ));
+                }
+            }
+            break;
+        }
+        // Still waiting, watched across this end.
+        for f in self.inflight.iter_mut().flatten() {
+            f.watched_at = self.ends;
         }
     }
 
