@@ -252,4 +252,17 @@ pub trait Transactions: Send + Sync {
     /// The sessions on `db` are closed: frees what [`Transactions::open_session`]
     /// made beside the database (an embedded DBMS's file).
     fn release(&self, _db: &OwnedDatabase) {}
+    /// A query a session runs to name its server connection (its backend
+    /// id), so that lancet can ask the server whether it waits for a lock
+    /// ([`Transactions::lock_wait_sql`]); `None` where it cannot.
+    fn session_id_sql(&self) -> Option<&'static str> {
+        None
+    }
+    /// A query, run on another connection, whose first value is 1 when the
+    /// session named `id` waits for a row lock and 0 when it does not: a
+    /// statement not back in time may not have started (a loaded
+    /// machine), and is then no wait, whose snapshot is not yet taken.
+    fn lock_wait_sql(&self, _id: &str) -> Option<String> {
+        None
+    }
 }

@@ -82,6 +82,27 @@ impl Run<'_> {
         self.tx.begin(level, mode)
     }
 
+    /// Each session's server connection, as the DBMS names it (see
+    /// `Transactions::session_id_sql`); empty where it names none.
+    fn session_ids(&self, sessions: &Sessions) -> Vec<Option<String>> {
+        let Some(sql) = self.tx.session_id_sql() else {
+            return Vec::new();
+        };
+        sessions
+            .threads
+            .iter()
+            .map(|t| {
+                if !t.run(sql, true) {
+                    return None;
+                }
+                match t.recv.recv_timeout(self.timing.long) {
+                    Ok(Ok(Some(rows))) => rows.first()?.first().map(value_text),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
     /// Whether some session's writes may take locks beyond their rows.
     fn extra_write_locks(&self) -> bool {
         self.rules.iter().any(|r| r.extra_write_locks)
@@ -101,9 +122,10 @@ impl Run<'_> {
             None => None,
             Some(fault) => Some(self.plant(fault, open)?),
         };
-        let mut state = Driving::new(self, sessions, planted);
+        let ids = self.session_ids(sessions);
+        let mut state = Driving::new(self, sessions, planted, setup, ids);
         state.drive();
-        state.finish(setup);
+        state.finish();
         Ok(state.out)
     }
 }
@@ -122,6 +144,13 @@ struct InFlight {
 
 pub(super) struct Driving<'r, 'a> {
     pub(super) run: &'r Run<'a>,
+    /// A connection beside the sessions (the one that set the table up):
+    /// it asks the server whether a session waits for a lock, and reads
+    /// the final rows.
+    observer: &'r mut dyn Connection,
+    /// Each session's id on the server, where it names them (see
+    /// `Transactions::session_id_sql`).
+    ids: Vec<Option<String>>,
     model: Model<'a>,
     sessions: &'r Sessions,
     pub(super) planted: Option<Planted>,
@@ -132,13 +161,21 @@ pub(super) struct Driving<'r, 'a> {
 }
 
 impl<'r, 'a> Driving<'r, 'a> {
-    fn new(run: &'r Run<'a>, sessions: &'r Sessions, planted: Option<Planted>) -> Self {
+    fn new(
+        run: &'r Run<'a>,
+        sessions: &'r Sessions,
+        planted: Option<Planted>,
+        observer: &'r mut dyn Connection,
+        ids: Vec<Option<String>>,
+    ) -> Self {
         Driving {
             run,
             model: Model::mixed(run.schedule, run.rules.clone()),
             sessions,
             planted,
             inflight: vec![None; run.schedule.sessions],
+            observer,
+            ids,
             ends: 0,
             out: ScheduleRun::default(),
         }
@@ -209,6 +246,41 @@ impl<'r, 'a> Driving<'r, 'a> {
                 None => self.wait_for_any(),
             }
         }
+    }
+
+    /// A statement not back in time: where the DBMS says whether its
+    /// session waits for a lock, one that does not (the server has not
+    /// started it yet, or it is slow) is awaited as long as a statement
+    /// may take, asking again every `block`; its reply, or `None` once it
+    /// is seen waiting (or the DBMS cannot say).
+    fn unless_waiting(&mut self, session: usize) -> Option<Reply> {
+        let deadline = Instant::now() + self.run.timing.long;
+        loop {
+            if self.waits_for_lock(session)? {
+                return None;
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            match self.sessions.threads[session]
+                .recv
+                .recv_timeout(self.run.timing.block)
+            {
+                Ok(reply) => return Some(reply),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    /// Whether the server shows `session` waiting for a lock; `None`
+    /// where it cannot say.
+    fn waits_for_lock(&mut self, session: usize) -> Option<bool> {
+        let id = self.ids.get(session)?.as_ref()?;
+        let sql = self.run.tx.lock_wait_sql(id)?;
+        let rows = self.observer.query(&sql).ok()?;
+        let first = rows.first()?.first()?;
+        Some(value_text(first) != "0")
     }
 
     /// Every session waits: the next to return is awaited as long as a
@@ -323,6 +395,20 @@ impl<'r, 'a> Driving<'r, 'a> {
                     self.check_did_wait(step);
                 }
                 self.returned(f, reply, false, true);
+            }
+            Err(RecvTimeoutError::Timeout) if wait != Wait::MustNot => {
+                match self.unless_waiting(session) {
+                    Some(reply) => {
+                        if wait == Wait::Must && reply.is_ok() {
+                            self.check_did_wait(step);
+                        }
+                        self.returned(f, reply, false, true);
+                    }
+                    None => {
+                        self.inflight[session] = Some(f);
+                        self.trace(step, "waiting for a lock".into(), true);
+                    }
+                }
             }
             Err(RecvTimeoutError::Timeout) => {
                 self.inflight[session] = Some(f);
@@ -554,7 +640,7 @@ impl<'r, 'a> Driving<'r, 'a> {
     }
 
     /// Ends what is still open and reads the final rows.
-    fn finish(&mut self, setup: &mut dyn Connection) {
+    fn finish(&mut self) {
         // Anything left open is rolled back, so the table can go.
         let rollback = self.run.tx.end(lancet_core::txn::TransactionEnd::Rollback);
         for s in 0..self.inflight.len() {
@@ -576,7 +662,7 @@ impl<'r, 'a> Driving<'r, 'a> {
             return;
         }
         let sql = super::tables::final_rows_sql(self.run.schedule);
-        match run_now(setup, &sql, true) {
+        match run_now(self.observer, &sql, true) {
             Ok(Some(rows)) => match pairs(&rows) {
                 Ok(rows) => {
                     self.model.end(&rows);
@@ -602,4 +688,13 @@ fn lost(why: &str) -> DbError {
 /// Whether a step is a plain read.
 fn st_is_read(action: Action) -> bool {
     matches!(action, Action::Stmt(op) if op.is_read())
+}
+
+/// A value as plain text: a backend id, a count.
+fn value_text(v: &lancet_core::Value) -> String {
+    match v {
+        lancet_core::Value::Integer(i) => i.to_string(),
+        lancet_core::Value::Decimal(s) | lancet_core::Value::Text(s) => s.clone(),
+        other => format!("{other:?}"),
+    }
 }

@@ -259,6 +259,10 @@ impl Flavor for Citus {
         vec![DISTRIBUTED, REFERENCE]
     }
 
+    fn shows_lock_waits(&self) -> bool {
+        false
+    }
+
     fn transaction_table(&self, name: &str, placement: Option<&str>) -> Vec<String> {
         if placement == Some(REFERENCE) {
             vec![format!("SELECT create_reference_table('{name}')")]

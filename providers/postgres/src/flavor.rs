@@ -147,6 +147,12 @@ pub trait Flavor: Send + Sync {
     fn transaction_table(&self, _name: &str, _placement: Option<&str>) -> Vec<String> {
         Vec::new()
     }
+    /// Whether a session that waits for a row lock shows it in its own
+    /// `pg_stat_activity` row (`wait_event_type = 'Lock'`). Not on Citus,
+    /// whose coordinator session waits for a worker instead.
+    fn shows_lock_waits(&self) -> bool {
+        true
+    }
 }
 
 /// Plain PostgreSQL.

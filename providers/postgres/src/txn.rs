@@ -130,6 +130,21 @@ impl Transactions for PostgresProvider {
     fn client_command(&self) -> String {
         format!("psql -X -d lancet_repro (on {})", self.display_name())
     }
+
+    fn session_id_sql(&self) -> Option<&'static str> {
+        self.flavor
+            .shows_lock_waits()
+            .then_some("SELECT pg_backend_pid()")
+    }
+
+    fn lock_wait_sql(&self, id: &str) -> Option<String> {
+        let pid: u32 = id.parse().ok()?;
+        self.flavor.shows_lock_waits().then(|| {
+            format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND wait_event_type = 'Lock'"
+            )
+        })
+    }
 }
 
 #[cfg(test)]
