@@ -325,16 +325,13 @@ fn sqlite_runs_clean_and_catches_every_planted_fault() {
     assert_faults_caught("sqlite", "");
 }
 
-/// A finding's record edited to more sessions than lancet drives (or
-/// steps of a session it does not have) is refused with a clear error
-/// by `lancet replay`, not run into a panic.
-#[test]
-fn a_record_with_too_many_sessions_is_a_clear_error() {
-    let out = tempfile::tempdir().unwrap();
+/// The record of a finding of a planted lost write on `dbms`, for a
+/// test to edit.
+fn a_planted_record(out: &Path, dbms: &str, url: &str) -> serde_json::Value {
     let o = txn(
-        out.path(),
-        "sqlite",
-        "",
+        out,
+        dbms,
+        url,
         &[
             "--queries",
             "40",
@@ -346,8 +343,16 @@ fn a_record_with_too_many_sessions_is_a_clear_error() {
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
-    let record = finding_records(out.path()).remove(0);
-    let mut json = read_json(&record);
+    read_json(&finding_records(out).remove(0))
+}
+
+/// A finding's record edited to more sessions than lancet drives (or
+/// steps of a session it does not have) is refused with a clear error
+/// by `lancet replay`, not run into a panic.
+#[test]
+fn a_record_with_too_many_sessions_is_a_clear_error() {
+    let out = tempfile::tempdir().unwrap();
+    let mut json = a_planted_record(out.path(), "sqlite", "");
     json["schedule"]["sessions"] = serde_json::json!(5);
     let edited = out.path().join("edited.json");
     std::fs::write(&edited, json.to_string()).unwrap();
@@ -370,24 +375,7 @@ fn a_record_with_too_many_sessions_is_a_clear_error() {
 fn two_waiters_for_one_row_both_commit_in_queue_order() {
     let pg = PgServer::start_major(18).expect("PostgreSQL 18");
     let out = tempfile::tempdir().unwrap();
-    // A record to edit: any finding of a planted fault.
-    let o = txn(
-        out.path(),
-        "postgres",
-        &pg.url(),
-        &[
-            "--queries",
-            "40",
-            "--seed",
-            "3",
-            "--no-reduce",
-            "--inject-fault",
-            "txn-lost-write",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
-    let record = finding_records(out.path()).remove(0);
-    let mut json = read_json(&record);
+    let mut json = a_planted_record(out.path(), "postgres", &pg.url());
     let update = |session: u32, set: i64| serde_json::json!({"session": session, "action": {"stmt": {"update": [{"key": 1}, {"set": set}]}}});
     let step =
         |session: u32, action: &str| serde_json::json!({"session": session, "action": action});

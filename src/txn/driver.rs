@@ -566,18 +566,12 @@ impl<'r, 'a> Driving<'r, 'a> {
         } else {
             self.run.timing.long
         };
+        let every: Vec<usize> = (0..self.inflight.len()).collect();
         'judge: while !self.stopped() {
             // Replies already in, from sessions the model sees blocked
             // too: they change what the model sees.
-            for s in 0..self.inflight.len() {
-                let Some(f) = self.inflight[s] else {
-                    continue;
-                };
-                if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
-                    self.inflight[s] = None;
-                    self.returned(f, reply, true, true);
-                    continue 'judge;
-                }
+            if self.take_reply(&every) {
+                continue 'judge;
             }
             let free: Vec<usize> = (0..self.inflight.len())
                 .filter(|&s| self.inflight[s].is_some() && self.model.blocked_by(s).is_none())
@@ -587,15 +581,8 @@ impl<'r, 'a> Driving<'r, 'a> {
             }
             let deadline = Instant::now() + patience;
             while Instant::now() < deadline {
-                for &s in &free {
-                    let Some(f) = self.inflight[s] else {
-                        continue;
-                    };
-                    if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
-                        self.inflight[s] = None;
-                        self.returned(f, reply, true, true);
-                        continue 'judge;
-                    }
+                if self.take_reply(&free) {
+                    continue 'judge;
                 }
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -614,6 +601,22 @@ impl<'r, 'a> Driving<'r, 'a> {
         for f in self.inflight.iter_mut().flatten() {
             f.watched_at = self.ends;
         }
+    }
+
+    /// Gives the model the first reply already in from one of `sessions`
+    /// (statements in flight, returned late); whether there was one.
+    fn take_reply(&mut self, sessions: &[usize]) -> bool {
+        for &s in sessions {
+            let Some(f) = self.inflight[s] else {
+                continue;
+            };
+            if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
+                self.inflight[s] = None;
+                self.returned(f, reply, true, true);
+                return true;
+            }
+        }
+        false
     }
 
     fn trace(&mut self, step: usize, result: String, waited: bool) {
