@@ -15,6 +15,8 @@ use lancet_core::{Connection, DbError, FailureKind};
 use lancet_oracles::txn::{Action, Anomaly, Model, Op, Outcome, Schedule, Status, TxnFault, Wait};
 use std::time::{Duration, Instant};
 
+mod waits;
+
 /// How long the driver waits, and for what.
 #[derive(Clone, Copy, Debug)]
 pub struct Timing {
@@ -80,27 +82,6 @@ impl Run<'_> {
     fn begin_of(&self, s: usize) -> Vec<String> {
         let (level, mode) = self.schedule.level_of(s);
         self.tx.begin(level, mode)
-    }
-
-    /// Each session's server connection, as the DBMS names it (see
-    /// `Transactions::session_id_sql`); empty where it names none.
-    fn session_ids(&self, sessions: &Sessions) -> Vec<Option<String>> {
-        let Some(sql) = self.tx.session_id_sql() else {
-            return Vec::new();
-        };
-        sessions
-            .threads
-            .iter()
-            .map(|t| {
-                if !t.run(sql, true) {
-                    return None;
-                }
-                match t.recv.recv_timeout(self.timing.long) {
-                    Ok(Ok(Some(rows))) => rows.first()?.first().map(value_text),
-                    _ => None,
-                }
-            })
-            .collect()
     }
 
     /// Whether some session's writes may take locks beyond their rows.
@@ -246,78 +227,6 @@ impl<'r, 'a> Driving<'r, 'a> {
                 None => self.wait_for_any(),
             }
         }
-    }
-
-    /// A statement not back in time: where the DBMS says whether its
-    /// session waits for a lock, one that does not (the server has not
-    /// started it yet, or it is slow) is awaited as long as a statement
-    /// may take, asking again every `block`; its reply, or `None` once it
-    /// is seen waiting (or the DBMS cannot say).
-    fn unless_waiting(&mut self, session: usize) -> Option<Reply> {
-        let deadline = Instant::now() + self.run.timing.long;
-        loop {
-            if self.waits_for_lock(session)? {
-                return None;
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            match self.sessions.threads[session]
-                .recv
-                .recv_timeout(self.run.timing.block)
-            {
-                Ok(reply) => return Some(reply),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return None,
-            }
-        }
-    }
-
-    /// Whether the server shows `session` waiting for a lock; `None`
-    /// where it cannot say.
-    fn waits_for_lock(&mut self, session: usize) -> Option<bool> {
-        let id = self.ids.get(session)?.as_ref()?;
-        let sql = self.run.tx.lock_wait_sql(id)?;
-        let rows = self.observer.query(&sql).ok()?;
-        let first = rows.first()?.first()?;
-        Some(value_text(first) != "0")
-    }
-
-    /// Every session waits: the next to return is awaited as long as a
-    /// statement may take, then the schedule is given up.
-    fn wait_for_any(&mut self) {
-        let deadline = Instant::now() + self.run.timing.long;
-        while Instant::now() < deadline {
-            for s in 0..self.inflight.len() {
-                if let Some(f) = self.inflight[s] {
-                    if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
-                        self.inflight[s] = None;
-                        self.returned(f, reply, true, true);
-                        return;
-                    }
-                }
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let waiting: Vec<bool> = self.inflight.iter().map(Option::is_some).collect();
-        if let Some((s, f)) = self
-            .inflight
-            .iter()
-            .enumerate()
-            .find_map(|(s, f)| f.map(|f| (s, f)))
-        {
-            if let Some(cycle) = self.model.deadlock_cycle(s, &waiting) {
-                let how = format!(
-                    "nothing ended the wait in {} s",
-                    self.run.timing.long.as_secs()
-                );
-                self.model.undetected_deadlock(f.step, &cycle, &how);
-            }
-        }
-        self.undetermined(format!(
-            "every session with steps left waited for a lock for {} s",
-            self.run.timing.long.as_secs()
-        ));
     }
 
     /// Collects statements that returned while the driver did other things.
@@ -549,76 +458,6 @@ impl<'r, 'a> Driving<'r, 'a> {
         self.ended();
     }
 
-    /// A transaction ended: statements that waited for its locks return
-    /// now, and the driver waits for those the model says must.
-    ///
-    /// The statements the model sees free are awaited together, and each
-    /// reply goes to the model before the others are judged again: of
-    /// two statements that waited for one row, the DBMS lets one through
-    /// and the other then waits for its transaction. Awaited one by one
-    /// in session order, the second would be waited for while the first
-    /// one's transaction, which only lancet moves on, held the row: until
-    /// the lock timeout, seconds per schedule with three or four sessions.
-    fn ended(&mut self) {
-        self.ends += 1;
-        let patience = if self.run.extra_write_locks() {
-            self.run.timing.settle
-        } else {
-            self.run.timing.long
-        };
-        let every: Vec<usize> = (0..self.inflight.len()).collect();
-        'judge: while !self.stopped() {
-            // Replies already in, from sessions the model sees blocked
-            // too: they change what the model sees.
-            if self.take_reply(&every) {
-                continue 'judge;
-            }
-            let free: Vec<usize> = (0..self.inflight.len())
-                .filter(|&s| self.inflight[s].is_some() && self.model.blocked_by(s).is_none())
-                .collect();
-            if free.is_empty() {
-                break;
-            }
-            let deadline = Instant::now() + patience;
-            while Instant::now() < deadline {
-                if self.take_reply(&free) {
-                    continue 'judge;
-                }
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            if !self.run.extra_write_locks() {
-                let s = free[0];
-                if let Some(f) = self.inflight[s] {
-                    self.undetermined(format!(
-                        "step {} still waits after the lock it waited for went",
-                        f.step + 1
-                    ));
-                }
-            }
-            break;
-        }
-        // Still waiting, watched across this end.
-        for f in self.inflight.iter_mut().flatten() {
-            f.watched_at = self.ends;
-        }
-    }
-
-    /// Gives the model the first reply already in from one of `sessions`
-    /// (statements in flight, returned late); whether there was one.
-    fn take_reply(&mut self, sessions: &[usize]) -> bool {
-        for &s in sessions {
-            let Some(f) = self.inflight[s] else {
-                continue;
-            };
-            if let Ok(reply) = self.sessions.threads[s].recv.try_recv() {
-                self.inflight[s] = None;
-                self.returned(f, reply, true, true);
-                return true;
-            }
-        }
-        false
-    }
-
     fn trace(&mut self, step: usize, result: String, waited: bool) {
         let (sql, _) = self.sql(step);
         let session = self.run.schedule.steps[step].session;
@@ -691,13 +530,4 @@ fn lost(why: &str) -> DbError {
 /// Whether a step is a plain read.
 fn st_is_read(action: Action) -> bool {
     matches!(action, Action::Stmt(op) if op.is_read())
-}
-
-/// A value as plain text: a backend id, a count.
-fn value_text(v: &lancet_core::Value) -> String {
-    match v {
-        lancet_core::Value::Integer(i) => i.to_string(),
-        lancet_core::Value::Decimal(s) | lancet_core::Value::Text(s) => s.clone(),
-        other => format!("{other:?}"),
-    }
 }
