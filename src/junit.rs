@@ -126,7 +126,7 @@ fn oracle_case(summary: &Summary, oracle: &str) -> TestCase {
     let status = if !new.is_empty() {
         let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
         s.set_message(format!(
-            "{} new bug(s), {} finding(s): see the test cases `{oracle}: <signature>`",
+            "{} new signature(s), {} finding(s): see the test cases `{oracle}: <signature>`",
             new.len(),
             new.iter().map(|b| b.count).sum::<u64>()
         ));

@@ -44,13 +44,13 @@ enum Command {
     /// Feed a findings store from run directories (runs made without
     /// --store, or whose store was away at their end).
     Push(PushArgs),
-    /// List the unique bugs in a findings store (or run directories), with
-    /// counts across runs and shards, first and last seen, and the smallest
-    /// reproducer.
+    /// List the bugs in a findings store (or run directories), each with
+    /// its signatures, counts across runs and shards, first and last seen,
+    /// and the smallest reproducer.
     Findings(FindingsArgs),
     /// Write a campaign report: one self-contained HTML file with plots
     /// (throughput and findings over time per shard, oracles, groups) and
-    /// the unique bugs with their reproducers.
+    /// the bugs, each with its signatures and their reproducers.
     Report(ReportArgs),
     /// Internal: serve one SQLite database at a time over stdin/stdout, for
     /// the crash isolation of engines that run inside lancet.

@@ -130,3 +130,59 @@ fn every_documented_command_line_parses() {
         problems.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// The files and folders a layout table's row names under its directory
+/// (backticked names ending in `.rs` or `/`), which must exist there: a
+/// layout page that names moved files sends newcomers to nothing.
+fn missing_layout_paths(page: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(page).expect("the page reads");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut missing = Vec::new();
+    for row in text.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let Some(dir) = cells.get(1).map(|c| c.trim_matches('`')) else {
+            continue;
+        };
+        if !dir.ends_with('/') || !root.join(dir).is_dir() {
+            missing.push(format!("{dir} (the row's directory)"));
+            continue;
+        }
+        let names = row.split('`').skip(1).step_by(2).skip(1);
+        for name in names.filter(|n| n.ends_with(".rs") || n.ends_with('/')) {
+            let candidates = [root.join(dir).join(name), root.join(name)];
+            if !candidates.iter().any(|c| c.exists()) && !found_below(&root.join(dir), name) {
+                missing.push(format!("{name} under {dir}"));
+            }
+        }
+    }
+    missing
+}
+
+/// Whether `name` (a file, or a folder when it ends in `/`) is somewhere
+/// below `dir`.
+fn found_below(dir: &Path, name: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let (want, folder) = match name.strip_suffix('/') {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let want = want.rsplit('/').next().unwrap_or(want);
+    entries.flatten().any(|e| {
+        let path = e.path();
+        let is_dir = path.is_dir();
+        (e.file_name().to_str() == Some(want) && is_dir == folder)
+            || (is_dir && e.file_name() != "target" && found_below(&path, name))
+    })
+}
+
+#[test]
+fn the_layout_table_names_files_that_exist() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tests.md");
+    let missing = missing_layout_paths(&page);
+    assert!(
+        missing.is_empty(),
+        "docs/tests.md's layout table names what is not there: {missing:?}"
+    );
+}

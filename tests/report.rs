@@ -54,6 +54,26 @@ fn the_report_renders_in_a_real_browser() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(&html).unwrap();
+    // One vocabulary: the command's line counts bugs and signatures as the
+    // page and `lancet findings` do.
+    let said = String::from_utf8_lossy(&o.stdout);
+    let heading = text
+        .split("<h2>Bugs (")
+        .nth(1)
+        .and_then(|rest| rest.split(" signatures)").next())
+        .expect("the page's bug heading");
+    let (bugs, signatures) = heading.split_once(", under ").expect("N, under M");
+    assert!(
+        said.contains(&format!("{bugs} bug(s) under {signatures} signature(s)")),
+        "the report's line says what the page says ({heading}): {said}"
+    );
+    let listed = run(&["findings", out.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout)
+            .contains(&format!("{bugs} bug(s) under {signatures} signature(s)")),
+        "lancet findings says what the page says: {}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
     // Self-contained: no script, nothing loaded from elsewhere.
     for banned in ["<script", "http://", "https://", "src=", "<link"] {
         let outside_svg_namespace = text.replace("http://www.w3.org/2000/svg", "");

@@ -226,9 +226,10 @@ pub fn report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let html = lancet::report::render(&data, lancet::run_files::unix_now())?;
     lancet::reproducer::write_synced(out, html.as_bytes())?;
     println!(
-        "lancet report: {} ({} run(s), {} unique bug(s), {} KiB)",
+        "lancet report: {} ({} run(s), {} bug(s) under {} signature(s), {} KiB)",
         out.display(),
         data.runs.len(),
+        lancet::store::read::group_into_bugs(&data.bugs).len(),
         data.bugs.len(),
         html.len() / 1024
     );

@@ -2,7 +2,7 @@
 //! findings store (or run directories read into one): throughput and
 //! findings over time per shard, findings per oracle and per root-cause
 //! group, the oracle mix, plan coverage, the expected-error share, and
-//! the unique bugs with their reproducers inlined. No script and nothing
+//! the bugs with their signatures and reproducers inlined. No script and nothing
 //! fetched: the file can be mailed, archived or opened offline.
 
 mod plots;

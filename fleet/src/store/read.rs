@@ -1,4 +1,4 @@
-//! Reading a store: its runs, their samples, and the unique bugs across
+//! Reading a store: its runs, their samples, and the signatures and bugs across
 //! all of them (what `lancet findings --store` lists and `lancet report`
 //! shows).
 
@@ -60,7 +60,7 @@ impl FindingRef {
     }
 }
 
-/// A unique bug across every run in the store.
+/// One signature across every run in the store (a bug groups several).
 #[derive(Clone, Debug)]
 pub struct BugSummary {
     pub signature: String,
