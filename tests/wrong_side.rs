@@ -119,3 +119,15 @@ fn stepwise_cannot_tell_for_every_optimization_off_is_no_witness() {
         "every optimization off is no witness for stepwise",
     );
 }
+
+/// The knob differential's knobs side already runs with switches off, so
+/// every switch off is no witness of which side is wrong either.
+#[test]
+fn the_knob_differential_cannot_tell_for_every_optimization_off_is_no_witness() {
+    assert_cannot_tell(
+        "knobs",
+        "drop-row-under-default-knobs",
+        "11",
+        "every optimization off is no witness for knobs",
+    );
+}
