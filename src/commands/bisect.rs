@@ -190,15 +190,16 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
         }
         println!("{}: [{marks}] {said}", file.display());
         if let (Some((i, j)), FindingKind::Logic) = (fix(&outcomes), finding.kind) {
+            let fixed = databases_of(&builds[j])?;
             let truth = wrong_side::by_fixed_release(
                 finding,
                 &databases_of(&builds[i])?,
-                &databases_of(&builds[j])?,
+                &fixed,
                 (&builds[i].version.text, &builds[j].version.text),
             );
             println!("  {}", compare_sides(finding.wrong_side.as_ref(), &truth));
             if args.update_records {
-                record_truth(file, truth, &databases_of(&builds[j])?)?;
+                record_truth(file, truth, &fixed)?;
             }
         }
         if let (true, Some(g)) = (args.update_index, &group) {
