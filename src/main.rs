@@ -86,6 +86,11 @@ struct BisectArgs {
     /// fixed each bug.
     #[arg(long)]
     update_index: bool,
+    /// Write into the record and the header of each reproducer of a logic
+    /// bug a release fixed the wrong side that release shows: the queries
+    /// whose rows the fix changed.
+    #[arg(long)]
+    update_records: bool,
     #[command(flatten)]
     isolation: IsolationArgs,
 }

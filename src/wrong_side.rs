@@ -6,17 +6,26 @@
 //!   ([`lancet_core::Oracle::wrong_by_relation`]: PQS, whose pivot row
 //!   lancet's own evaluator put in the result; dist-vs-local, whose twins
 //!   are plain local tables);
-//! - otherwise by the DBMS itself with every optimization off: the case
-//!   runs again on a fresh database with every optimizer switch of the
-//!   provider turned off. If the relation holds then, the queries whose
-//!   rows changed are the wrong ones (an optimization broke them), and what
-//!   they return with every switch off is what they should return;
+//! - otherwise by the DBMS itself with every optimization off, where that
+//!   run is an independent witness
+//!   ([`lancet_core::Oracle::all_off_is_no_witness`] says where it is not:
+//!   stepwise, knobs): the case runs again on a fresh database with every
+//!   optimizer switch of the provider turned off. If the relation holds
+//!   then, the queries whose rows changed are the wrong ones (an
+//!   optimization broke them), and what they return with every switch off
+//!   is what they should return;
 //! - otherwise lancet says that it cannot tell, and why.
+//!
+//! Where a ladder of releases is at hand, `lancet bisect` replaces the
+//! verdict with the truth ([`by_fixed_release`]): the rows of the release
+//! that fixed the bug.
 
+use crate::databases::{Databases, Purpose};
 use crate::findings::Finding;
 use crate::replay::oracle_and_case;
+use anyhow::{bail, Context};
 use lancet_core::compare::multiset_diff;
-use lancet_core::{run_check, run_check_with_knobs_off, CheckOutcome, Provider, Session};
+use lancet_core::{run_check, run_check_with_knobs_off, CheckOutcome, Provider, RanQuery, Session};
 use serde::{Deserialize, Serialize};
 
 /// Rows of the right result shown in a reproducer, at most.
@@ -65,6 +74,12 @@ pub fn judge(finding: &Finding, provider: &dyn Provider, session: &mut Session) 
             expected_rows: None,
             expected: Vec::new(),
         };
+    }
+    if let Some(why) = oracle.all_off_is_no_witness() {
+        return WrongSide::cannot_tell(format!(
+            "either query may be wrong, and every optimization off is no witness for {}: {why}",
+            oracle.name()
+        ));
     }
     let all_off = provider.every_optimization_off();
     if all_off.is_default() {
@@ -115,22 +130,37 @@ fn compare_runs(
         }
         Err(e) => return WrongSide::cannot_tell(format!("{e}")),
     };
-    let changed: Vec<(&lancet_core::RanQuery, &lancet_core::RanQuery)> = by_default
-        .iter()
-        .zip(&off)
-        .filter(|(d, o)| !d.statement && !multiset_diff(&d.result, &o.result).is_empty())
-        .collect();
-    let Some((_, right)) = changed.first() else {
-        return WrongSide::cannot_tell(
-            "with every optimization off the relation holds, yet no query returns other rows",
-        );
-    };
-    WrongSide {
-        wrong: changed.iter().map(|(d, _)| d.role.clone()).collect(),
-        how: format!(
+    named_by_changed_rows(
+        &by_default,
+        &off,
+        "with every optimization off the relation holds, yet no query returns other rows",
+        format!(
             "with every optimization off ({switches} switches) the relation holds, and only \
              these queries return other rows: an optimization broke them"
         ),
+    )
+}
+
+/// The queries of `seen` whose rows differ in `right`, a run of the same
+/// check known to be right, named as the wrong ones (`how`), with what the
+/// first should return; `none_changed` when no query's rows differ.
+fn named_by_changed_rows(
+    seen: &[RanQuery],
+    right: &[RanQuery],
+    none_changed: &str,
+    how: String,
+) -> WrongSide {
+    let changed: Vec<(&RanQuery, &RanQuery)> = seen
+        .iter()
+        .zip(right)
+        .filter(|(s, r)| !s.statement && !multiset_diff(&s.result, &r.result).is_empty())
+        .collect();
+    let Some((_, right)) = changed.first() else {
+        return WrongSide::cannot_tell(none_changed);
+    };
+    WrongSide {
+        wrong: changed.iter().map(|(s, _)| s.role.clone()).collect(),
+        how,
         expected_rows: Some(right.result.len()),
         expected: right
             .result
@@ -138,5 +168,65 @@ fn compare_runs(
             .take(SHOWN_ROWS)
             .map(|r| lancet_core::value::format_row(r))
             .collect(),
+    }
+}
+
+/// The wrong side as the release that fixed the bug shows it, the truth
+/// where a ladder of releases is at hand (`lancet bisect`): the case runs
+/// on a fresh database of the last release it fails on (`failing`) and of
+/// the first it passes on (`fixed`), and the queries whose rows the fix
+/// changed are the wrong ones; what they return on the fixed release is
+/// what they should return. `releases`: the two releases' names.
+pub fn by_fixed_release(
+    finding: &Finding,
+    failing: &Databases,
+    fixed: &Databases,
+    releases: (&str, &str),
+) -> WrongSide {
+    let (last_failing, first_fixed) = releases;
+    let runs = rows_on(finding, failing, false)
+        .with_context(|| format!("on {last_failing}"))
+        .and_then(|before| {
+            let after =
+                rows_on(finding, fixed, true).with_context(|| format!("on {first_fixed}"))?;
+            Ok((before, after))
+        });
+    match runs {
+        Ok((before, after)) => named_by_changed_rows(
+            &before,
+            &after,
+            &format!("{first_fixed} fixed the relation, yet no query returns other rows there"),
+            format!(
+                "by the release that fixed it: only these queries return other rows on \
+                 {first_fixed} than on {last_failing}"
+            ),
+        ),
+        Err(e) => WrongSide::cannot_tell(format!(
+            "the release that fixed it could not be compared: {e:#}"
+        )),
+    }
+}
+
+/// The queries of `finding`'s check as they run on a fresh database of
+/// `databases` after its setup; the relation must hold there if `holds`,
+/// and break otherwise.
+fn rows_on(finding: &Finding, databases: &Databases, holds: bool) -> anyhow::Result<Vec<RanQuery>> {
+    let (oracle, case) = oracle_and_case(finding)?;
+    let mut scratch = databases
+        .create(Purpose::Replay, 0, databases.next_index())
+        .context("cannot create a database to run the case in")?;
+    let session = scratch.session();
+    for (i, stmt) in finding.setup.iter().enumerate() {
+        if let Err(e) = session.connection().execute(stmt) {
+            bail!("setup statement {} fails: {e}", i + 1);
+        }
+    }
+    match run_check(session, &*oracle, case)? {
+        CheckOutcome::Agreed { queries, .. } if holds => Ok(queries),
+        CheckOutcome::Disagreed { queries, .. } if !holds => Ok(queries),
+        CheckOutcome::Agreed { .. } => bail!("the relation holds there"),
+        CheckOutcome::Disagreed { .. } => bail!("the relation breaks there"),
+        CheckOutcome::Skipped(e) => bail!("a query fails: {}", e.message),
+        CheckOutcome::Failed(e) => bail!("a query fails: {e}"),
     }
 }

@@ -2,7 +2,8 @@
 //! `libsqlite3-sys` crates by `tests/sqlite-ladder.sh`: on each release
 //! the generators produce nothing that release rejects (no unexpected
 //! errors in 5,000 checks), and `lancet bisect` places a bug found on an
-//! old release at the release that fixed it.
+//! old release at the release that fixed it; wherever lancet names the
+//! wrong side of a finding there, the release that fixed it agrees.
 
 mod common;
 use common::*;
@@ -42,6 +43,19 @@ fn lib(dir: &Path, version: &str) -> String {
     dir.join(format!("libsqlite3-{version}.so"))
         .to_string_lossy()
         .into_owned()
+}
+
+/// `lancet bisect` of `files` on the ladder in `dir`, with `flag`.
+fn bisect(files: &[PathBuf], dir: &Path, flag: &str) -> std::process::Output {
+    let mut args = vec!["bisect".to_string()];
+    args.extend(files.iter().map(|p| p.to_string_lossy().into_owned()));
+    args.extend([
+        "--libs".to_string(),
+        dir.to_string_lossy().into_owned(),
+        flag.to_string(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::run(&args)
 }
 
 /// Unexpected-error findings of a run directory, with their messages.
@@ -125,15 +139,7 @@ fn releases_from_3_35_run_5000_checks_without_unexpected_errors_and_bisect_place
         !logic.is_empty(),
         "SQLite {OLD} has TLP-HAVING bugs this seed meets; none found, so bisect would go untested"
     );
-    let mut args = vec!["bisect".to_string()];
-    args.extend(logic.iter().map(|p| p.to_string_lossy().into_owned()));
-    args.extend([
-        "--libs".to_string(),
-        dir.to_string_lossy().into_owned(),
-        "--update-index".to_string(),
-    ]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = common::run(&args);
+    let out = bisect(&logic, &dir, "--update-index");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("3.26.0, 3.35.4, 3.41.2, 3.46.0"), "{text}");
     assert!(text.contains("groups (likely one bug each)"), "{text}");
@@ -155,6 +161,88 @@ fn releases_from_3_35_run_5000_checks_without_unexpected_errors_and_bisect_place
     assert!(!err.contains("is not in the index"), "{err}");
     let index = std::fs::read_to_string(run.join("findings/index.md")).unwrap();
     assert!(index.contains("## Groups (likely one bug each)"), "{index}");
+}
+
+/// Wherever lancet names the wrong side of a finding on an old release,
+/// the release that fixed the bug agrees: the named queries are among
+/// those whose rows the fix changed, which `lancet bisect
+/// --update-records` writes into the records as the truth. Bounded: one
+/// thread, 20,000 checks of every oracle (seconds on this release), 20 s
+/// of reduction per finding.
+#[test]
+fn wherever_lancet_names_the_wrong_side_the_release_that_fixed_it_agrees() {
+    let Some(dir) = ladder() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    fuzz_into(
+        out_dir.path(),
+        &[
+            "--sqlite-lib",
+            &lib(&dir, OLD),
+            "--threads",
+            "1",
+            "--seed",
+            "1",
+            "--queries",
+            "20000",
+            "--reduce-time",
+            "20",
+        ],
+    );
+    let run = run_dir(out_dir.path());
+    let reduced: Vec<PathBuf> = finding_files(&run.join("findings"), "json")
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".reduced.json"))
+        .filter(|p| read_json(p)["kind"] == "logic")
+        .collect();
+    assert!(
+        !reduced.is_empty(),
+        "SQLite {OLD} has logic bugs this seed meets; none was reduced"
+    );
+    let said: Vec<serde_json::Value> = reduced.iter().map(|p| read_json(p)).collect();
+    let sql: Vec<PathBuf> = reduced.iter().map(|p| p.with_extension("sql")).collect();
+    let out = bisect(&sql, &dir, "--update-records");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let roles = |side: &serde_json::Value| -> Vec<String> {
+        side["wrong"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| r.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (mut named, mut cannot_tell) = (0, 0);
+    for (path, said) in reduced.iter().zip(&said) {
+        let truth = &read_json(path)["wrong_side"];
+        let by_fix = truth["how"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("by the release that fixed it"));
+        if !by_fix {
+            continue;
+        }
+        let (said, truth) = (roles(&said["wrong_side"]), roles(truth));
+        if said.is_empty() {
+            cannot_tell += 1;
+            continue;
+        }
+        named += 1;
+        assert!(
+            said.iter().all(|r| truth.contains(r)),
+            "{}: lancet named {said:?}, the release that fixed it changed {truth:?}\n{text}",
+            path.display()
+        );
+        let sql = std::fs::read_to_string(path.with_extension("sql")).unwrap();
+        assert!(sql.contains("; by the release that fixed it: "), "{sql}");
+    }
+    eprintln!(
+        "{} reduced logic findings; fixed on the ladder: {named} named (each agrees), {cannot_tell} cannot tell",
+        reduced.len()
+    );
+    assert!(
+        named > 0,
+        "SQLite {OLD}: no named verdict a release fixed, so agreement went untested\n{text}"
+    );
 }
 
 /// The transaction oracle on old releases: each session in a worker

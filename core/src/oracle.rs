@@ -243,6 +243,16 @@ pub trait Oracle: Send + Sync {
     fn wrong_by_relation(&self) -> Option<(&'static str, &'static str)> {
         None
     }
+    /// Why this oracle's check run again with every optimization off is
+    /// no independent witness of which side is wrong, if it is not: when
+    /// one side is built to run as it would unoptimized (stepwise's
+    /// materialized steps, the knob differential's switches off), the
+    /// other side takes its path then, and the relation holds with both
+    /// sides wrong. `None`: the run is a witness (see the binary's
+    /// `wrong_side`).
+    fn all_off_is_no_witness(&self) -> Option<&'static str> {
+        None
+    }
     /// The provider features this oracle cannot draw a case without.
     fn requires(&self) -> &'static [crate::provider::Feature] {
         &[]

@@ -135,6 +135,10 @@ impl Oracle for Perf {
     fn planted_fault(&self) -> lancet_core::fault::Fault {
         std::sync::Arc::new(SlowUnderDefaultKnobs { period: 3 })
     }
+
+    fn all_off_is_no_witness(&self) -> Option<&'static str> {
+        Some(crate::knobs::KNOBS_OFF_IS_NO_WITNESS)
+    }
 }
 
 /// How much slower [`SlowUnderDefaultKnobs`] makes a query.

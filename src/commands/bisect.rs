@@ -5,9 +5,10 @@
 use super::provider_for;
 use crate::{BisectArgs, ConnectArgs, IsolationArgs};
 use anyhow::{bail, Context};
-use lancet::findings::Finding;
+use lancet::findings::{Finding, FindingKind};
 use lancet::registry;
 use lancet::replay::{replay, Replayed};
+use lancet::wrong_side::{self, WrongSide};
 use lancet_engine::{BuildVersion, DbmsDescription};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -71,6 +72,16 @@ enum Outcome {
     DoesNotRun,
 }
 
+/// The builds, by index, a reproducer last fails on and first passes on
+/// after that: the release that fixed its bug.
+fn fix(outcomes: &[Outcome]) -> Option<(usize, usize)> {
+    let i = outcomes.iter().rposition(|o| *o == Outcome::Fails)?;
+    let j = outcomes[i + 1..]
+        .iter()
+        .position(|o| *o == Outcome::Passes)?;
+    Some((i, i + 1 + j))
+}
+
 /// Where a reproducer's bug went away along the ladder.
 fn verdict(builds: &[Build], outcomes: &[Outcome]) -> (String, Option<String>) {
     let last_fail = outcomes.iter().rposition(|o| *o == Outcome::Fails);
@@ -83,9 +94,9 @@ fn verdict(builds: &[Build], outcomes: &[Outcome]) -> (String, Option<String>) {
             ),
             Some("still open".to_string()),
         ),
-        Some(i) => match outcomes[i + 1..].iter().position(|o| *o == Outcome::Passes) {
-            Some(j) => {
-                let fixed = &builds[i + 1 + j].version.text;
+        Some(i) => match fix(outcomes) {
+            Some((_, j)) => {
+                let fixed = &builds[j].version.text;
                 (
                     format!(
                         "last fails on {}, first passes on {fixed}",
@@ -139,25 +150,28 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    let databases_of = |build: &Build| {
+        let connect = ConnectArgs {
+            library: super::library::LibraryArgs::new(
+                dbms.library_option.unwrap_or_default(),
+                build.path.clone(),
+            ),
+            url: None,
+            no_fault: true,
+            isolation: IsolationArgs {
+                in_process: args.isolation.in_process,
+                worker_memory_mib: args.isolation.worker_memory_mib,
+            },
+        };
+        provider_for(dbms.name, &connect)
+    };
     let mut still_open = 0;
     let mut groups: BTreeMap<String, Vec<&Path>> = BTreeMap::new();
     for (file, finding) in args.files.iter().zip(&findings) {
         let mut outcomes = Vec::new();
         let mut marks = String::new();
         for build in &builds {
-            let connect = ConnectArgs {
-                library: super::library::LibraryArgs::new(
-                    dbms.library_option.unwrap_or_default(),
-                    build.path.clone(),
-                ),
-                url: None,
-                no_fault: true,
-                isolation: IsolationArgs {
-                    in_process: args.isolation.in_process,
-                    worker_memory_mib: args.isolation.worker_memory_mib,
-                },
-            };
-            let databases = provider_for(dbms.name, &connect)?;
+            let databases = databases_of(build)?;
             let outcome = match replay(finding, &databases) {
                 Ok(Replayed::StillFails { .. }) => Outcome::Fails,
                 Ok(Replayed::Passes(_)) => Outcome::Passes,
@@ -175,6 +189,19 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
             still_open += 1;
         }
         println!("{}: [{marks}] {said}", file.display());
+        if let (Some((i, j)), FindingKind::Logic) = (fix(&outcomes), finding.kind) {
+            let fixed = databases_of(&builds[j])?;
+            let truth = wrong_side::by_fixed_release(
+                finding,
+                &databases_of(&builds[i])?,
+                &fixed,
+                (&builds[i].version.text, &builds[j].version.text),
+            );
+            println!("  {}", compare_sides(finding.wrong_side.as_ref(), &truth));
+            if args.update_records {
+                record_truth(file, truth, &fixed)?;
+            }
+        }
         if let (true, Some(g)) = (args.update_index, &group) {
             let dir = file
                 .parent()
@@ -208,4 +235,65 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The wrong side the fixed release shows, and whether the record's
+/// verdict (`said`) agrees with it: one line.
+fn compare_sides(said: Option<&WrongSide>, truth: &WrongSide) -> String {
+    let named = |w: &WrongSide| w.wrong.join(" and ");
+    let truth_text = if truth.wrong.is_empty() {
+        format!("wrong side: the fixed release cannot tell: {}", truth.how)
+    } else {
+        format!("wrong side by the fixed release: {}", named(truth))
+    };
+    let said_text = match said {
+        None => "the record has no verdict".to_string(),
+        Some(w) if w.wrong.is_empty() => "the record said: cannot tell".to_string(),
+        Some(w) if truth.wrong.is_empty() => format!("the record said: {}", named(w)),
+        Some(w) if w.wrong == truth.wrong => format!("the record said the same: {}", named(w)),
+        Some(w) if w.wrong.iter().all(|r| truth.wrong.contains(r)) => {
+            format!("the record said a part of it: {}", named(w))
+        }
+        Some(w) => format!("the record said otherwise: {}", named(w)),
+    };
+    format!("{truth_text} ({said_text})")
+}
+
+/// Writes the fixed release's verdict into `file`'s record and header,
+/// unless the reproducer is not as lancet wrote it from its record (an
+/// edit, or another lancet version): then it stays and a warning says so.
+fn record_truth(
+    file: &Path,
+    truth: WrongSide,
+    databases: &lancet::databases::Databases,
+) -> anyhow::Result<()> {
+    if truth.wrong.is_empty() {
+        return Ok(());
+    }
+    let written = lancet::reproducer::WrittenFinding {
+        sql: file.with_extension("sql"),
+        json: file.with_extension("json"),
+    };
+    let provider = databases.provider();
+    let (comment, client) = (provider.comment_prefix(), provider.client_command());
+    let name = written
+        .sql
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut recorded = Finding::load_record(file)?;
+    let as_written = lancet::reproducer::render(&recorded, comment, &client, &name);
+    if std::fs::read_to_string(&written.sql).ok().as_deref() != Some(as_written.as_str()) {
+        eprintln!(
+            "lancet: {} is not as lancet wrote it from its record; it keeps its verdict",
+            written.sql.display()
+        );
+        return Ok(());
+    }
+    recorded.wrong_side = Some(truth);
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    lancet::reproducer::FindingWriter::new(dir)?.update(&written, &recorded, comment, &client)
 }
