@@ -246,7 +246,7 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
         // signature (counting unreduced findings waiting under it, each
         // would see the others and go, and the bug would be lost).
         if let Some(limit) = shared.options.flood_limit {
-            let sig = crate::dedup::signature(&f, dialect);
+            let sig = crate::signature::signature(&f, dialect);
             let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
             if index.count_besides(&sig, &work.written.sql) >= limit
                 && index.reduced_count(&sig) > 0
