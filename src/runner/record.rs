@@ -194,7 +194,7 @@ fn confirm(shared: &Shared, thread: u32, finding: &Finding) -> anyhow::Result<bo
             Ok(Replayed::StillFails { same, .. }) => return Ok(same),
             Ok(Replayed::Passes(_)) => return Ok(false),
             Err(e) => match e.downcast_ref::<LostInReplay>() {
-                Some(lost) => record(shared, thread, finding.lost_in_replay(lost))?,
+                Some(lost) => record(shared, thread, lost.finding(finding))?,
                 None => return Ok(false),
             },
         }
