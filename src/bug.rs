@@ -1,4 +1,4 @@
-//! Which findings are one bug. A signature ([`crate::dedup::signature`])
+//! Which findings are one bug. A signature ([`crate::signature`])
 //! tells findings apart by the whole shape of their case and by oracle, so
 //! one bug reached through two oracles, two table engines or two query
 //! shapes is several signatures. A bug is what stays the same among them
@@ -35,7 +35,7 @@ pub struct BugCore {
 }
 
 /// The core of `f`, which `signature` (its signature, as
-/// [`crate::dedup::signature`] computed it) stands for where the case says
+/// [`crate::signature`] computed it) stands for where the case says
 /// nothing more (crashes and hangs are known by how the DBMS died).
 pub fn core_of(f: &Finding, signature: &str, dialect: Dialect) -> BugCore {
     match (&f.case, f.kind) {
@@ -115,7 +115,7 @@ pub fn core_of(f: &Finding, signature: &str, dialect: Dialect) -> BugCore {
             let shape = f
                 .queries
                 .first()
-                .map(|q| crate::dedup::statement_shape(&q.sql, dialect))
+                .map(|q| crate::signature::statement_shape(&q.sql, dialect))
                 .unwrap_or_default();
             BugCore {
                 key: hash(&format!("{}|{code}|{message}", f.kind.name())),
@@ -229,7 +229,7 @@ pub fn bug_id(core_key: &str, hiding_knob: Option<&str>, fixed_in: Option<&str>)
 }
 
 fn hash(text: &str) -> String {
-    format!("{:016x}", crate::dedup::fnv(text))
+    format!("{:016x}", crate::signature::fnv(text))
 }
 
 /// The key of a relation finding's case: the set of SQL constructs its

@@ -160,11 +160,11 @@ pub struct Finding {
     /// Reduced logic findings: which query is wrong, or why lancet cannot
     /// tell (see `wrong_side`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wrong_side: Option<crate::wrong_side::WrongSide>,
+    pub wrong_side: Option<WrongSide>,
     /// Reduced logic findings: what the tables the queries read hold after
     /// the setup (see `stored_rows`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stored: Vec<crate::stored_rows::StoredTable>,
+    pub stored: Vec<StoredTable>,
     /// Crash findings: what replaying it on a fresh database showed once
     /// the workers were done (see `runner::crash_triage`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,6 +194,46 @@ pub struct RunningStatement {
     pub sql: String,
     /// The file that keeps that session's statements.
     pub file: String,
+}
+
+/// What lancet could decide about which query of a finding is wrong
+/// ([`crate::wrong_side`] decides it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WrongSide {
+    /// The roles of the wrong queries (`partitioned`, `pivot query`);
+    /// empty when lancet cannot tell.
+    pub wrong: Vec<String>,
+    /// How lancet knows, or why it cannot tell.
+    pub how: String,
+    /// What the (first) wrong query should return, when known: its row
+    /// count and its first rows as the client prints values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_rows: Option<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expected: Vec<String>,
+}
+
+impl WrongSide {
+    /// lancet cannot tell which side is wrong, for `why`.
+    pub fn cannot_tell(why: impl Into<String>) -> WrongSide {
+        WrongSide {
+            wrong: Vec::new(),
+            how: why.into(),
+            expected_rows: None,
+            expected: Vec::new(),
+        }
+    }
+}
+
+/// One table's rows after a finding's setup ([`crate::stored_rows`]
+/// reads them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredTable {
+    /// As the queries name it.
+    pub table: String,
+    pub rows: usize,
+    /// The first rows, as lancet prints values.
+    pub shown: Vec<String>,
 }
 
 /// How a reduced finding came about.
@@ -307,44 +347,6 @@ impl Finding {
             queries: vec![FoundQuery::failing(sql)],
             error: Some(error),
             ..Finding::new(source, kind, origin, setup)
-        }
-    }
-
-    /// The crash (or hang) met while this finding was replayed: the
-    /// setup statements that had run, then the statement that lost the
-    /// connection, in the context it ran in if it was one of the check's
-    /// queries.
-    pub fn lost_in_replay(&self, lost: &crate::replay::LostInReplay) -> Finding {
-        let kind = if lost.error.kind == FailureKind::Hang {
-            FindingKind::Hang
-        } else {
-            FindingKind::Crash
-        };
-        let failing = match self.queries.iter().find(|q| q.sql == lost.sql) {
-            Some(q) if self.kind.is_relation() => FoundQuery {
-                role: FoundQuery::failing(String::new()).role,
-                row_count: None,
-                ..q.clone()
-            },
-            _ => FoundQuery::failing(lost.sql.clone()),
-        };
-        Finding {
-            kind,
-            relation: None,
-            setup: self.setup[..lost.setup_run.min(self.setup.len())].to_vec(),
-            queries: vec![failing],
-            diff: None,
-            error: Some(lost.error.clone()),
-            case: None,
-            confirmed: false,
-            reduction: None,
-            signature: None,
-            hidden_by_knobs: Vec::new(),
-            flipped_by_knobs: Vec::new(),
-            wrong_side: None,
-            stored: Vec::new(),
-            timing: None,
-            ..self.clone()
         }
     }
 

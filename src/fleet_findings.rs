@@ -105,7 +105,7 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
                 let signature = finding
                     .signature
                     .clone()
-                    .unwrap_or_else(|| crate::dedup::signature(&finding, dialect));
+                    .unwrap_or_else(|| crate::signature::signature(&finding, dialect));
                 crate::dedup::Indexed {
                     core: crate::bug::core_of(&finding, &signature, dialect),
                     signature,

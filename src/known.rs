@@ -98,7 +98,7 @@ pub fn load(dir: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Vec<Know
                 .map(|(_, f)| {
                     f.signature
                         .clone()
-                        .unwrap_or_else(|| crate::dedup::signature(f, dialect))
+                        .unwrap_or_else(|| crate::signature::signature(f, dialect))
                 })
                 .collect();
             let (reproducer, finding) = loaded.swap_remove(0);

@@ -31,6 +31,7 @@ pub mod replay;
 pub mod reproducer;
 pub mod runner;
 pub mod script;
+pub mod signature;
 pub mod stored_rows;
 pub mod summary;
 pub mod txn;

@@ -3,7 +3,7 @@
 //! fixed bug's reproducer becomes a regression test that must pass.
 
 use crate::databases::{Databases, Purpose};
-use crate::findings::{Finding, FindingKind};
+use crate::findings::{Finding, FindingKind, FoundQuery};
 use crate::judge::{Judgment, Symptom};
 use anyhow::{bail, Context};
 use lancet_core::fault::Fault;
@@ -39,6 +39,44 @@ impl LostInReplay {
     /// Whether a failure of `error`'s kind is a lost session.
     fn is_lost(error: &DbError) -> bool {
         matches!(error.kind, FailureKind::ConnectionLost | FailureKind::Hang)
+    }
+
+    /// The crash (or hang) met while `replayed` was replayed, as a
+    /// finding: the setup statements that had run, then the statement
+    /// that lost the connection, in the context it ran in if it was one of
+    /// the check's queries.
+    pub fn finding(&self, replayed: &Finding) -> Finding {
+        let kind = if self.error.kind == FailureKind::Hang {
+            FindingKind::Hang
+        } else {
+            FindingKind::Crash
+        };
+        let failing = match replayed.queries.iter().find(|q| q.sql == self.sql) {
+            Some(q) if replayed.kind.is_relation() => FoundQuery {
+                role: FoundQuery::failing(String::new()).role,
+                row_count: None,
+                ..q.clone()
+            },
+            _ => FoundQuery::failing(self.sql.clone()),
+        };
+        Finding {
+            kind,
+            relation: None,
+            setup: replayed.setup[..self.setup_run.min(replayed.setup.len())].to_vec(),
+            queries: vec![failing],
+            diff: None,
+            error: Some(self.error.clone()),
+            case: None,
+            confirmed: false,
+            reduction: None,
+            signature: None,
+            hidden_by_knobs: Vec::new(),
+            flipped_by_knobs: Vec::new(),
+            wrong_side: None,
+            stored: Vec::new(),
+            timing: None,
+            ..replayed.clone()
+        }
     }
 }
 

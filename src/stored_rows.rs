@@ -6,22 +6,11 @@
 //! reproducer shows, after the setup, a `SELECT * FROM t` per table the
 //! queries read, with the rows lancet read as a comment.
 
-use crate::findings::Finding;
+use crate::findings::{Finding, StoredTable};
 use lancet_core::Session;
-use serde::{Deserialize, Serialize};
 
 /// Rows shown per table, at most.
 const SHOWN_ROWS: usize = 20;
-
-/// One table's rows after a finding's setup.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StoredTable {
-    /// As the queries name it.
-    pub table: String,
-    pub rows: usize,
-    /// The first rows, as lancet prints values.
-    pub shown: Vec<String>,
-}
 
 /// The rows of every table a logic finding's case reads, in `session`,
 /// a fresh database its setup just ran in. A name that is not a table one

@@ -21,43 +21,14 @@
 //! that fixed the bug.
 
 use crate::databases::{Databases, Purpose};
-use crate::findings::Finding;
+use crate::findings::{Finding, WrongSide};
 use crate::replay::oracle_and_case;
 use anyhow::{bail, Context};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{run_check, run_check_with_knobs_off, CheckOutcome, Provider, RanQuery, Session};
-use serde::{Deserialize, Serialize};
 
 /// Rows of the right result shown in a reproducer, at most.
 const SHOWN_ROWS: usize = 20;
-
-/// What lancet could decide about which query of a finding is wrong.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WrongSide {
-    /// The roles of the wrong queries (`partitioned`, `pivot query`);
-    /// empty when lancet cannot tell.
-    pub wrong: Vec<String>,
-    /// How lancet knows, or why it cannot tell.
-    pub how: String,
-    /// What the (first) wrong query should return, when known: its row
-    /// count and its first rows as the client prints values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_rows: Option<usize>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub expected: Vec<String>,
-}
-
-impl WrongSide {
-    /// lancet cannot tell which side is wrong, for `why`.
-    pub fn cannot_tell(why: impl Into<String>) -> WrongSide {
-        WrongSide {
-            wrong: Vec::new(),
-            how: why.into(),
-            expected_rows: None,
-            expected: Vec::new(),
-        }
-    }
-}
 
 /// Decides the wrong side of a logic finding, running its case in
 /// `session`, a fresh database its setup just ran in, where the relation

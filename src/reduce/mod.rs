@@ -279,7 +279,7 @@ pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
     let mut scratch = match databases.create_reusable(Purpose::Reduce, 0, databases.next_index()) {
         Ok(s) => s,
         Err(e) => {
-            f.wrong_side = Some(crate::wrong_side::WrongSide::cannot_tell(format!(
+            f.wrong_side = Some(crate::findings::WrongSide::cannot_tell(format!(
                 "no scratch database: {e:#}"
             )));
             return;
@@ -292,7 +292,7 @@ pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
         .enumerate()
         .find_map(|(i, stmt)| session.connection().execute(stmt).err().map(|e| (i, e)))
     {
-        f.wrong_side = Some(crate::wrong_side::WrongSide::cannot_tell(format!(
+        f.wrong_side = Some(crate::findings::WrongSide::cannot_tell(format!(
             "setup statement {} fails on a fresh database: {e}",
             i + 1
         )));

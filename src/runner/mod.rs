@@ -17,6 +17,7 @@ mod dbms_wait;
 mod record;
 pub mod recorder;
 mod reduce_queue;
+mod reducers;
 mod report;
 mod worker;
 
@@ -444,7 +445,7 @@ fn spawn_reducers(shared: &Arc<Shared>) -> anyhow::Result<()> {
             let spawned = std::thread::Builder::new()
                 .name(format!("lancet-reducer-{i}"))
                 .spawn(move || {
-                    reduce_queue::reduce_loop(&s, reduce.per_finding);
+                    reducers::reduce_loop(&s, reduce.per_finding);
                     s.live_reducers.fetch_sub(1, Ordering::SeqCst);
                 });
             if let Err(e) = spawned {

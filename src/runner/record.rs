@@ -32,7 +32,7 @@ pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyh
         return keep_collateral(shared, thread, &finding);
     }
     // Signed once here: the index reads the signature from the finding.
-    let sig = crate::dedup::signature(&finding, shared.provider.dialect());
+    let sig = crate::signature::signature(&finding, shared.provider.dialect());
     finding.signature = Some(sig.clone());
     if let Some(limit) = shared.options.flood_limit {
         let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
@@ -194,7 +194,7 @@ fn confirm(shared: &Shared, thread: u32, finding: &Finding) -> anyhow::Result<bo
             Ok(Replayed::StillFails { same, .. }) => return Ok(same),
             Ok(Replayed::Passes(_)) => return Ok(false),
             Err(e) => match e.downcast_ref::<LostInReplay>() {
-                Some(lost) => record(shared, thread, finding.lost_in_replay(lost))?,
+                Some(lost) => record(shared, thread, lost.finding(finding))?,
                 None => return Ok(false),
             },
         }
