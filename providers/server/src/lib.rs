@@ -22,6 +22,7 @@
 //! [`ExactAggregates`] (aggregates and window calls whose value the rows
 //! determine),
 //! [`dml`] (DELETE, UPDATE, constants sampled from the data),
+//! [`pivot`] (PQS's evaluator),
 //! [`literals`] (edge values shared by every DBMS), [`read_plain`] (PQS
 //! values), [`to_core`] and [`ServerDatabase`]. Dependencies point one
 //! way: this crate knows lancet-core, never a provider.
@@ -33,6 +34,7 @@ mod from;
 mod grouped;
 pub mod literals;
 mod model;
+pub mod pivot;
 mod query;
 mod window;
 
@@ -42,9 +44,9 @@ pub use model::{to_core, Sampled, ServerDatabase, TypedColumn};
 pub use query::{equal_pair, one_table_from, table_factor, QueryCore};
 pub use window::ExactAggregates;
 
-use lancet_core::pivot::{Kind, Semantics, V};
 use lancet_core::schema::{Column, Index, RelationKind};
 use lancet_core::{Expr, QueryGenerator, Rng, TypeName, Value};
+use pivot::{Kind, Semantics, V};
 use std::fmt::Debug;
 
 /// What an expression's value is, for the generator: which operators and
@@ -151,7 +153,7 @@ pub struct Menu<S: ServerSchema> {
     pub selective: fn(&mut ExprGen<'_, S>, &mut Rng, &Cols<S>) -> Expr,
 }
 
-/// What the PQS evaluator ([`lancet_core::pivot`]) can read of a
+/// What the PQS evaluator ([`pivot`]) can read of a
 /// provider's columns (`T`, its column type) and values.
 pub struct Pqs<T> {
     /// The largest magnitudes it keeps integers within.
