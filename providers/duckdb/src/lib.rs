@@ -8,7 +8,8 @@
 //! how DuckDB spells SQL; [`types`] its column types, categories and
 //! literals; [`schema`] the model of a generated database; [`expr`] the
 //! expression menus over the server toolkit ([`lancet_server`]), with
-//! [`lists`]' list functions;
+//! [`lists`]', [`structs`]' and [`maps`]' expressions (their types and
+//! literals are in [`nested`]);
 //! [`query`] FROM clauses and the oracles' [`lancet_core::QueryGenerator`];
 //! [`populate`] the DDL and DML; [`knobs`] the optimizer passes; [`pqs`]
 //! what PQS's evaluator reads.
@@ -27,6 +28,7 @@ pub mod library;
 pub mod lists;
 pub mod locate;
 pub mod maps;
+pub mod nested;
 pub mod populate;
 pub mod pqs;
 pub mod query;

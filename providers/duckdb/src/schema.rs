@@ -10,6 +10,10 @@ use lancet_core::TypeName;
 /// A column and the category of its type.
 pub type TypedColumn = lancet_server::TypedColumn<Category>;
 
+/// Generates expressions over some columns (and, for subqueries, the
+/// schema), with the menus of [`crate::expr`].
+pub type ExprGen<'s> = lancet_server::ExprGen<'s, DuckSchema>;
+
 /// Values read from the tables after they were filled, by category.
 pub type Sampled = lancet_server::Sampled<Category>;
 
