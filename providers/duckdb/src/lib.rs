@@ -11,8 +11,9 @@
 //! [`lists`]', [`structs`]' and [`maps`]' expressions (their types and
 //! literals are in [`nested`]);
 //! [`query`] FROM clauses and the oracles' [`lancet_core::QueryGenerator`];
-//! [`populate`] the DDL and DML; [`knobs`] the optimizer passes; [`pqs`]
-//! what PQS's evaluator reads.
+//! [`populate`] DuckDB's tables and statement forms for the toolkit's
+//! population pipeline; [`knobs`] the optimizer passes; [`pqs`] what
+//! PQS's evaluator reads.
 //!
 //! Owns everything DuckDB-specific; depends on lancet-core, lancet-engine
 //! and lancet-server only. May not touch: the oracles, another provider,

@@ -22,7 +22,8 @@
 //! [`ExactAggregates`] (aggregates and window calls whose value the rows
 //! determine),
 //! [`dml`] (DELETE, UPDATE, constants sampled from the data),
-//! [`pivot`] (PQS's evaluator),
+//! [`populate`] (the pipeline that fills a database, for providers that
+//! implement [`populate::Population`]), [`pivot`] (PQS's evaluator),
 //! [`literals`] (edge values shared by every DBMS), [`read_plain`] (PQS
 //! values), [`to_core`] and [`ServerDatabase`]. Dependencies point one
 //! way: this crate knows lancet-core, never a provider.
@@ -35,6 +36,7 @@ mod grouped;
 pub mod literals;
 mod model;
 pub mod pivot;
+pub mod populate;
 mod query;
 mod window;
 
@@ -74,7 +76,7 @@ pub trait ServerCategory: Copy + Eq + Debug + Send + Sync + 'static {
 }
 
 /// A column type as the provider declares it.
-pub trait ColumnType {
+pub trait ColumnType: Clone {
     type Category: ServerCategory;
     /// The type as CREATE TABLE writes it, and its category.
     fn declared(&self) -> (&str, Self::Category);
@@ -94,6 +96,10 @@ pub trait ServerTable: Clone {
     /// Whether rows may be inserted directly (not a view): PQS pivots
     /// and the populating statements read only these.
     fn writable(&self) -> bool;
+    /// Its generated columns, which no statement writes; none by default.
+    fn generated(&self) -> &[String] {
+        &[]
+    }
     /// The core schema's column: its type name, and what the DDL
     /// promises where the provider records it.
     fn core_column(&self, name: &str, ty: &Self::Type) -> Column {
