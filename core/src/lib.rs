@@ -33,7 +33,6 @@ pub mod feedback;
 pub mod knobs;
 pub mod oracle;
 pub mod patterns;
-pub mod pivot;
 pub mod plans;
 pub mod print;
 pub mod provider;

@@ -12,8 +12,7 @@ use lancet_server::{Menu, Pqs, ServerSchema};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
-/// Generates expressions over some columns (and, for subqueries, the schema).
-pub type ExprGen<'s> = lancet_server::ExprGen<'s, DuckSchema>;
+pub use crate::schema::ExprGen;
 
 /// The columns an expression may read.
 type Cols = [TypedColumn];

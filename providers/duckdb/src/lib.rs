@@ -8,10 +8,12 @@
 //! how DuckDB spells SQL; [`types`] its column types, categories and
 //! literals; [`schema`] the model of a generated database; [`expr`] the
 //! expression menus over the server toolkit ([`lancet_server`]), with
-//! [`lists`]' list functions;
+//! [`lists`]', [`structs`]' and [`maps`]' expressions (their types and
+//! literals are in [`nested`]);
 //! [`query`] FROM clauses and the oracles' [`lancet_core::QueryGenerator`];
-//! [`populate`] the DDL and DML; [`knobs`] the optimizer passes; [`pqs`]
-//! what PQS's evaluator reads.
+//! [`populate`] DuckDB's tables and statement forms for the toolkit's
+//! population pipeline; [`knobs`] the optimizer passes; [`pqs`] what
+//! PQS's evaluator reads.
 //!
 //! Owns everything DuckDB-specific; depends on lancet-core, lancet-engine
 //! and lancet-server only. May not touch: the oracles, another provider,
@@ -27,6 +29,7 @@ pub mod library;
 pub mod lists;
 pub mod locate;
 pub mod maps;
+pub mod nested;
 pub mod populate;
 pub mod pqs;
 pub mod query;

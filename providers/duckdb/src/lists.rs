@@ -26,10 +26,9 @@
 //! `list_position` finds a NULL; `list_extract` is NULL past either end
 //! and at 0, and counts from the end below 0.
 
-use crate::expr::ExprGen;
-use crate::schema::TypedColumn;
+use crate::schema::{ExprGen, TypedColumn};
 use crate::types::Category;
-use lancet_core::{Expr, Rng, TypeName, Value};
+use lancet_core::{Expr, Rng};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -56,22 +55,6 @@ fn list(
     }
     let n = rng.random_range(2..=3);
     g.call(rng, cols, "list_value", &vec![category; n], d)
-}
-
-/// An integer list literal: zero to three small integers or NULLs, cast
-/// so that an empty list or one of NULLs is typed.
-pub fn literal(rng: &mut Rng) -> Expr {
-    let n = rng.random_range(0..=3);
-    let elements = (0..n)
-        .map(|_| match rng.random_range(0..8) {
-            0 => Expr::Literal(Value::Null),
-            _ => Expr::int(rng.random_range(-2..=3)),
-        })
-        .collect();
-    Expr::Cast {
-        expr: Box::new(Expr::func("list_value", elements)),
-        ty: TypeName("INTEGER[]".into()),
-    }
 }
 
 /// An integer list expression that is not a leaf (see the module's doc).

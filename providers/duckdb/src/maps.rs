@@ -1,4 +1,5 @@
-//! Maps from integers to integers, [`MAP`]: columns, literals
+//! Maps from integers to integers, [`MAP`](crate::nested::MAP) (its
+//! literals in [`crate::nested`]): columns, literals
 //! (`CAST(map(list_value(1, 3), list_value(2, NULL)) AS MAP(INTEGER,
 //! BIGINT))`), maps of constant keys and integer values computed over the
 //! row, and what reads a map back: its size, its keys and its values as
@@ -16,58 +17,11 @@
 //! releases, and no `map_concat`, whose order of entries is the
 //! release's choice.
 
-use crate::expr::ExprGen;
-use crate::schema::TypedColumn;
+use crate::nested::{cast_map, keys, KEYS};
+use crate::schema::{ExprGen, TypedColumn};
 use crate::types::Category;
-use lancet_core::{Expr, Rng, TypeName, Value};
-use rand::seq::SliceRandom;
+use lancet_core::{Expr, Rng, TypeName};
 use rand::Rng as _;
-
-/// The map type every map column and expression has.
-pub const MAP: &str = "MAP(INTEGER, BIGINT)";
-
-/// The keys maps draw from: small, so that maps share some.
-const KEYS: [i64; 5] = [-1, 0, 1, 2, 3];
-
-/// `n` distinct keys, in a random order (the order is part of the map).
-fn keys(rng: &mut Rng, n: usize) -> Vec<Expr> {
-    let mut keys = KEYS.to_vec();
-    keys.shuffle(rng);
-    keys.into_iter().take(n).map(Expr::int).collect()
-}
-
-/// `CAST(map(list_value(keys), list_value(values)) AS MAP(...))`; with no
-/// entries `CAST(map() AS MAP(...))`.
-fn cast_map(keys: Vec<Expr>, values: Vec<Expr>) -> Expr {
-    let map = if keys.is_empty() {
-        Expr::func("map", Vec::new())
-    } else {
-        Expr::func(
-            "map",
-            vec![
-                Expr::func("list_value", keys),
-                Expr::func("list_value", values),
-            ],
-        )
-    };
-    Expr::Cast {
-        expr: Box::new(map),
-        ty: TypeName(MAP.into()),
-    }
-}
-
-/// A map literal: zero to three entries of small integers or NULLs.
-pub fn literal(rng: &mut Rng) -> Expr {
-    let n = rng.random_range(0..=3);
-    let keys = keys(rng, n);
-    let values = (0..n)
-        .map(|_| match rng.random_range(0..6) {
-            0 => Expr::Literal(Value::Null),
-            _ => Expr::int(rng.random_range(-2..=3)),
-        })
-        .collect();
-    cast_map(keys, values)
-}
 
 /// A map expression that is not a leaf: one or two constant keys whose
 /// values are integer expressions over the row (a value too wide for

@@ -2,15 +2,16 @@
 //! generator knows, with NOT NULL, UNIQUE, PRIMARY KEY, CHECK, DEFAULT and
 //! generated (virtual) columns; ART indexes (unique, multi-column); views;
 //! rows through INSERT, INSERT OR IGNORE and INSERT OR REPLACE; UPDATE,
-//! DELETE, ANALYZE and CHECKPOINT. Every expression comes from
-//! [`ExprGen`].
+//! DELETE, ANALYZE and CHECKPOINT. The steps are the server toolkit's
+//! pipeline ([`lancet_server::populate`]); here are DuckDB's tables and
+//! the forms of its statements. Every expression comes from [`ExprGen`].
 
 use crate::dialect::DIALECT;
-use crate::expr::ExprGen;
-use crate::schema::{DuckSchema, DuckTable, TypedColumn};
+use crate::schema::{DuckSchema, DuckTable, ExprGen, Sampled, TypedColumn};
 use crate::types::{literal, Category, DuckType};
 use lancet_core::schema::{Index, RelationKind};
 use lancet_core::{ExecError, Expr, Rng, Session, StatementKind, ToSql, Value};
+use lancet_server::populate::{writable_columns, Population};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -20,43 +21,160 @@ fn sql(e: &Expr) -> String {
 
 /// Fills the database behind `session` and returns the model of what it made.
 pub fn populate(rng: &mut Rng, session: &mut Session) -> Result<DuckSchema, ExecError> {
-    let mut schema = DuckSchema::default();
-    for t in 0..rng.random_range(1..=3) {
-        create_table(rng, session, &mut schema, t)?;
+    lancet_server::populate::populate(&DuckPopulation, rng, session, DuckSchema::default())
+}
+
+/// DuckDB's part of the pipeline.
+struct DuckPopulation;
+
+impl Population for DuckPopulation {
+    type Schema = DuckSchema;
+    const DIALECT: lancet_core::Dialect = DIALECT;
+    const INDEXES: std::ops::RangeInclusive<i32> = 0..=2;
+    /// ANALYZE of the table, or CHECKPOINT.
+    const MAINTENANCE: i32 = 2;
+
+    fn parts_mut(schema: &mut DuckSchema) -> (&mut Vec<DuckTable>, &mut Vec<Index>, &mut Sampled) {
+        (
+            &mut schema.relations,
+            &mut schema.indexes,
+            &mut schema.sampled,
+        )
     }
-    for _ in 0..rng.random_range(0..=2) {
-        create_index(rng, session, &mut schema)?;
+
+    fn create_table(
+        &self,
+        rng: &mut Rng,
+        session: &mut Session,
+        schema: &mut DuckSchema,
+        t: usize,
+    ) -> Result<(), ExecError> {
+        create_table(rng, session, schema, t)
     }
-    let writable: Vec<DuckTable> = schema.tables().cloned().collect();
-    for table in &writable {
-        for _ in 0..rng.random_range(2..=5) {
-            insert(rng, session, &schema, table)?;
+
+    /// The stored columns of a type an ART index takes.
+    fn index_columns(&self, table: &DuckTable) -> Vec<(String, DuckType)> {
+        writable_columns(table)
+            .into_iter()
+            .filter(|(_, t)| t.category.keyable())
+            .collect()
+    }
+
+    fn index_part(&self, _rng: &mut Rng, _schema: &DuckSchema, c: &str, _ty: &DuckType) -> String {
+        c.to_string()
+    }
+
+    /// A unique index is one more key an INSERT may conflict on.
+    fn index_created(&self, schema: &mut DuckSchema, table: &str, unique: bool) {
+        if unique {
+            if let Some(t) = schema.relations.iter_mut().find(|t| t.name == table) {
+                t.keys += 1;
+            }
         }
     }
-    for _ in 0..rng.random_range(0..=3) {
-        let Some(table) = writable.choose(rng) else {
-            break;
+
+    fn stored_value(&self, g: &mut ExprGen<'_>, rng: &mut Rng, ty: &DuckType) -> Expr {
+        stored_value(g, rng, ty)
+    }
+
+    /// OR IGNORE needs a key to conflict on, OR REPLACE exactly one.
+    fn insert_form(
+        &self,
+        _g: &mut ExprGen<'_>,
+        rng: &mut Rng,
+        table: &DuckTable,
+        _cols: &[(String, DuckType)],
+    ) -> (&'static str, String) {
+        let verb = match rng.random_range(0..6) {
+            0 if table.keys > 0 => "INSERT OR IGNORE INTO",
+            1 if table.keys == 1 => "INSERT OR REPLACE INTO",
+            _ => "INSERT INTO",
         };
-        match rng.random_range(0..5) {
-            0 => update(rng, session, &schema, table)?,
-            1 => lancet_server::dml::delete(rng, session, &schema, table, DIALECT)?,
-            2 => insert(rng, session, &schema, table)?,
-            3 => {
-                session.execute_sql(
-                    StatementKind::Maintenance,
-                    format!("ANALYZE {}", table.name),
-                )?;
-            }
-            _ => {
-                session.execute_sql(StatementKind::Maintenance, "CHECKPOINT".to_string())?;
-            }
+        (verb, String::new())
+    }
+
+    /// An ENUM takes its members only.
+    fn update_value(&self, schema: &DuckSchema, rng: &mut Rng, ty: &DuckType) -> Option<Expr> {
+        ty.fixed_domain
+            .then(|| stored_value(&mut ExprGen::new(schema, false), rng, ty))
+    }
+
+    fn maintenance(
+        &self,
+        _rng: &mut Rng,
+        session: &mut Session,
+        table: &DuckTable,
+        which: i32,
+    ) -> Result<(), ExecError> {
+        let text = match which {
+            0 => format!("ANALYZE {}", table.name),
+            _ => "CHECKPOINT".to_string(),
+        };
+        session.execute_sql(StatementKind::Maintenance, text)?;
+        Ok(())
+    }
+
+    /// Mostly one of the base's columns, else an expression of a
+    /// column's category.
+    fn view_item(
+        &self,
+        g: &mut ExprGen<'_>,
+        rng: &mut Rng,
+        typed: &[TypedColumn],
+    ) -> (Expr, Category) {
+        let source = typed.choose(rng).cloned();
+        match source {
+            Some(c) if rng.random_bool(0.6) => (c.expr, c.category),
+            Some(c) => (g.expr(rng, typed, c.category, 1), c.category),
+            None => (literal(rng, Category::Int), Category::Int),
         }
     }
-    for v in 0..rng.random_range(0..=2) {
-        create_view(rng, session, &mut schema, v)?;
+
+    /// The category's type, with a collation any of the base's (see
+    /// `inherited_collation`).
+    fn view_column(&self, category: Category, base: &DuckTable) -> DuckType {
+        let collation = match category {
+            Category::Text => inherited_collation(&base.columns),
+            _ => None,
+        };
+        DuckType {
+            collation,
+            ..DuckType::new(&DuckType::cast_target(category).0, category)
+        }
     }
-    sample_values(session, &mut schema)?;
-    Ok(schema)
+
+    /// Not text ('b' and 'B' under NOCASE), floats or intervals ('1
+    /// month' and '30 days').
+    fn exact(&self, category: Category) -> bool {
+        !matches!(
+            category,
+            Category::Text | Category::Float | Category::Interval
+        )
+    }
+
+    fn view(&self, name: String, columns: Vec<(String, DuckType)>) -> DuckTable {
+        DuckTable {
+            name,
+            kind: RelationKind::View,
+            columns,
+            writable: false,
+            generated: Vec::new(),
+            keys: 0,
+        }
+    }
+
+    fn sampled(&self, category: Category) -> bool {
+        matches!(category, Category::Int | Category::Decimal | Category::Text)
+    }
+
+    /// Text under NOCASE by its bytes ('a' and 'A' sort either way
+    /// otherwise).
+    fn sample_order(&self, _position: usize, name: &str, ty: &DuckType) -> String {
+        match ty.collation {
+            Some(_) => format!("{name} COLLATE \"binary\""),
+            None => name.to_string(),
+        }
+    }
 }
 
 /// The earlier columns of a table as bare names, for CHECK constraints
@@ -167,59 +285,6 @@ fn column_name(e: &Expr) -> String {
     }
 }
 
-fn create_index(
-    rng: &mut Rng,
-    session: &mut Session,
-    schema: &mut DuckSchema,
-) -> Result<(), ExecError> {
-    let Some(table) = schema.random_table(rng) else {
-        return Ok(());
-    };
-    let stored: Vec<(String, DuckType)> = writable_columns(&table)
-        .into_iter()
-        .filter(|(_, t)| t.category.keyable())
-        .collect();
-    if stored.is_empty() {
-        return Ok(());
-    }
-    let name = format!("i{}", schema.indexes.len());
-    let n = rng.random_range(1..=stored.len().min(3));
-    let parts: Vec<&str> = stored
-        .choose_multiple(rng, n)
-        .map(|(c, _)| c.as_str())
-        .collect();
-    let unique = rng.random_bool(0.2);
-    let text = format!(
-        "CREATE {}INDEX {name} ON {} ({})",
-        if unique { "UNIQUE " } else { "" },
-        table.name,
-        parts.join(", ")
-    );
-    if session.execute_sql(StatementKind::CreateIndex, text)? {
-        if unique {
-            if let Some(t) = schema.relations.iter_mut().find(|t| t.name == table.name) {
-                t.keys += 1;
-            }
-        }
-        schema.indexes.push(Index {
-            name,
-            table: table.name.clone(),
-            unique,
-        });
-    }
-    Ok(())
-}
-
-/// The columns a statement may write: all but generated ones.
-fn writable_columns(table: &DuckTable) -> Vec<(String, DuckType)> {
-    table
-        .columns
-        .iter()
-        .filter(|(c, _)| !table.generated.contains(c))
-        .cloned()
-        .collect()
-}
-
 /// A value to store in a column of `ty`: mostly a literal (an ENUM's
 /// member for most of its values), sometimes an expression.
 fn stored_value(g: &mut ExprGen<'_>, rng: &mut Rng, ty: &DuckType) -> Expr {
@@ -232,164 +297,6 @@ fn stored_value(g: &mut ExprGen<'_>, rng: &mut Rng, ty: &DuckType) -> Expr {
     } else {
         g.expr(rng, &[], ty.category, 1)
     }
-}
-
-fn insert(
-    rng: &mut Rng,
-    session: &mut Session,
-    schema: &DuckSchema,
-    table: &DuckTable,
-) -> Result<(), ExecError> {
-    let cols = writable_columns(table);
-    if cols.is_empty() {
-        return Ok(());
-    }
-    let mut g = ExprGen::new(schema, false);
-    let values: Vec<String> = (0..rng.random_range(1..=4))
-        .map(|_| {
-            let row: Vec<String> = cols
-                .iter()
-                .map(|(_, ty)| sql(&stored_value(&mut g, rng, ty)))
-                .collect();
-            format!("({})", row.join(", "))
-        })
-        .collect();
-    let names: Vec<&str> = cols.iter().map(|(c, _)| c.as_str()).collect();
-    // OR IGNORE needs a key to conflict on, OR REPLACE exactly one.
-    let verb = match rng.random_range(0..6) {
-        0 if table.keys > 0 => "INSERT OR IGNORE INTO",
-        1 if table.keys == 1 => "INSERT OR REPLACE INTO",
-        _ => "INSERT INTO",
-    };
-    session.execute_sql(
-        StatementKind::Insert,
-        format!(
-            "{verb} {} ({}) VALUES {}",
-            table.name,
-            names.join(", "),
-            values.join(", ")
-        ),
-    )?;
-    Ok(())
-}
-
-fn update(
-    rng: &mut Rng,
-    session: &mut Session,
-    schema: &DuckSchema,
-    table: &DuckTable,
-) -> Result<(), ExecError> {
-    let cols = writable_columns(table);
-    let Some((c, ty)) = cols.choose(rng).cloned() else {
-        return Ok(());
-    };
-    // An ENUM takes its members only.
-    let value = ty
-        .fixed_domain
-        .then(|| stored_value(&mut ExprGen::new(schema, false), rng, &ty));
-    lancet_server::dml::update(rng, session, (schema, table), (&c, value), DIALECT)
-}
-
-fn create_view(
-    rng: &mut Rng,
-    session: &mut Session,
-    schema: &mut DuckSchema,
-    v: usize,
-) -> Result<(), ExecError> {
-    let Some(base) = schema.random_table(rng) else {
-        return Ok(());
-    };
-    let typed = base.typed_columns(&base.name);
-    let mut g = ExprGen::new(schema, true);
-    let mut items = Vec::new();
-    let mut columns = Vec::new();
-    for i in 0..rng.random_range(1..=3) {
-        let source = typed.choose(rng).cloned();
-        let (e, category) = match source {
-            Some(c) if rng.random_bool(0.6) => (c.expr, c.category),
-            Some(c) => (g.expr(rng, &typed, c.category, 1), c.category),
-            None => (literal(rng, Category::Int), Category::Int),
-        };
-        items.push(format!("{} AS c{i}", sql(&e)));
-        // Its type is the category's, and its collation may be any of
-        // the base's (see `inherited_collation`).
-        let collation = match category {
-            Category::Text => inherited_collation(&base.columns),
-            _ => None,
-        };
-        columns.push((
-            format!("c{i}"),
-            DuckType {
-                collation,
-                ..DuckType::new(&DuckType::cast_target(category).0, category)
-            },
-        ));
-    }
-    // DISTINCT only over columns whose equal values are identical: of 'b'
-    // and 'B' under NOCASE (or '1 month' and '30 days') it keeps either,
-    // depending on the plan.
-    let exact = columns.iter().all(|(_, t)| {
-        !matches!(
-            t.category,
-            Category::Text | Category::Float | Category::Interval
-        )
-    });
-    let mut text = format!(
-        "CREATE VIEW v{v} AS SELECT {}{} FROM {}",
-        if exact && rng.random_bool(0.2) {
-            "DISTINCT "
-        } else {
-            ""
-        },
-        items.join(", "),
-        base.name
-    );
-    if rng.random_bool(0.5) {
-        let p = g.predicate(rng, &typed, 1);
-        text.push_str(&format!(" WHERE {}", sql(&p)));
-    }
-    if session.execute_sql(StatementKind::CreateView, text)? {
-        schema.relations.push(DuckTable {
-            name: format!("v{v}"),
-            kind: RelationKind::View,
-            columns,
-            writable: false,
-            generated: Vec::new(),
-            keys: 0,
-        });
-    }
-    Ok(())
-}
-
-/// Samples constants from every table, ordered so that a database
-/// regenerated on the same library samples the same values: text under
-/// NOCASE by its bytes ('a' and 'A' sort either way otherwise).
-fn sample_values(session: &mut Session, schema: &mut DuckSchema) -> Result<(), ExecError> {
-    let tables = schema
-        .tables()
-        .map(|table| lancet_server::dml::SampleOf {
-            table: &table.name,
-            columns: table
-                .columns
-                .iter()
-                .filter(|(_, t)| {
-                    matches!(
-                        t.category,
-                        Category::Int | Category::Decimal | Category::Text
-                    )
-                })
-                .map(|(c, t)| {
-                    let order = match t.collation {
-                        Some(_) => format!("{c} COLLATE \"binary\""),
-                        None => c.clone(),
-                    };
-                    (c.clone(), order, t.category)
-                })
-                .collect(),
-        })
-        .collect();
-    schema.sampled = lancet_server::dml::sample(session, tables)?;
-    Ok(())
 }
 
 /// The collation a text column computed from `columns` may compare under:

@@ -1,5 +1,5 @@
 //! PQS on DuckDB: which pivot columns and values the core evaluator
-//! ([`lancet_core::pivot`]) can read, under DuckDB's semantics.
+//! ([`lancet_server::pivot`]) can read, under DuckDB's semantics.
 //!
 //! Signed integer columns (operands and results kept within TINYINT's
 //! range, so no column type overflows; unsigned columns are left out, as
@@ -9,7 +9,7 @@
 //! are left out (they order by member index and refuse non-members).
 
 use crate::types::{Category, DuckType};
-use lancet_core::pivot::{Kind, Semantics};
+use lancet_server::pivot::{Kind, Semantics};
 
 /// The evaluator's kind for a column type, if it supports it.
 pub fn kind_of(ty: &DuckType) -> Option<Kind> {

@@ -10,6 +10,10 @@ use lancet_core::TypeName;
 /// A column and the category of its type.
 pub type TypedColumn = lancet_server::TypedColumn<Category>;
 
+/// Generates expressions over some columns (and, for subqueries, the
+/// schema), with the menus of [`crate::expr`].
+pub type ExprGen<'s> = lancet_server::ExprGen<'s, DuckSchema>;
+
 /// Values read from the tables after they were filled, by category.
 pub type Sampled = lancet_server::Sampled<Category>;
 
@@ -52,6 +56,10 @@ impl lancet_server::ServerTable for DuckTable {
         self.writable
     }
 
+    fn generated(&self) -> &[String] {
+        &self.generated
+    }
+
     /// The column's collation goes into the core schema: oracles that
     /// compare values of a collated column know they are not exact.
     fn core_column(&self, name: &str, ty: &DuckType) -> Column {
@@ -72,19 +80,4 @@ pub struct DuckSchema {
     pub relations: Vec<DuckTable>,
     pub indexes: Vec<Index>,
     pub sampled: Sampled,
-}
-
-impl DuckSchema {
-    pub fn tables(&self) -> impl Iterator<Item = &DuckTable> {
-        self.relations.iter().filter(|t| t.writable)
-    }
-
-    /// A base table, drawn from `rng`; `None` if there is none.
-    pub fn random_table(&self, rng: &mut lancet_core::Rng) -> Option<DuckTable> {
-        use rand::seq::IndexedRandom;
-        self.tables()
-            .collect::<Vec<_>>()
-            .choose(rng)
-            .map(|t| (*t).clone())
-    }
 }

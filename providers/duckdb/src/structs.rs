@@ -1,4 +1,5 @@
-//! Structs of two integer fields, [`STRUCT`]: columns, literals
+//! Structs of two integer fields, [`STRUCT`](crate::nested::STRUCT) (its
+//! literals in [`crate::nested`]): columns, literals
 //! (`CAST(row(1, NULL) AS STRUCT(a INTEGER, b BIGINT))`), structs built
 //! from two integer expressions, and `struct_extract(s, 'a')` back to an
 //! integer. DuckDB compares, orders and groups them field by field (a
@@ -7,33 +8,11 @@
 //! them as text (`{'a': 1, 'b': NULL}`, see the connection). One shape
 //! for every struct, so that any two compare and any cast fits.
 
-use crate::expr::ExprGen;
-use crate::schema::TypedColumn;
+use crate::nested::cast_row;
+use crate::schema::{ExprGen, TypedColumn};
 use crate::types::Category;
-use lancet_core::{Expr, Rng, TypeName, Value};
+use lancet_core::{Expr, Rng, Value};
 use rand::Rng as _;
-
-/// The struct type every struct column and expression has.
-pub const STRUCT: &str = "STRUCT(a INTEGER, b BIGINT)";
-
-/// `CAST(row(x, y) AS STRUCT(...))`.
-fn cast_row(a: Expr, b: Expr) -> Expr {
-    Expr::Cast {
-        expr: Box::new(Expr::func("row", vec![a, b])),
-        ty: TypeName(STRUCT.into()),
-    }
-}
-
-/// A struct literal: small integers or NULLs in its fields.
-pub fn literal(rng: &mut Rng) -> Expr {
-    let field = |rng: &mut Rng| match rng.random_range(0..6) {
-        0 => Expr::Literal(Value::Null),
-        _ => Expr::int(rng.random_range(-2..=3)),
-    };
-    let a = field(rng);
-    let b = field(rng);
-    cast_row(a, b)
-}
 
 /// A struct expression that is not a leaf: one built from two integer
 /// expressions (a value too wide for the field is a Conversion error,

@@ -26,10 +26,10 @@ pub enum Category {
     /// alike when equal, and DuckDB orders and compares them element by
     /// element (see [`crate::lists`]).
     List,
-    /// Structs of two integer fields, [`crate::structs::STRUCT`]: compared,
+    /// Structs of two integer fields, [`crate::nested::STRUCT`]: compared,
     /// ordered and printed field by field, like lists.
     Struct,
-    /// Maps from integers to integers, [`crate::maps::MAP`]: compared,
+    /// Maps from integers to integers, [`crate::nested::MAP`]: compared,
     /// ordered and printed as the list of their entries.
     Map,
 }
@@ -82,8 +82,8 @@ impl Category {
             Category::Time => "TIME",
             Category::Interval => "INTERVAL",
             Category::List => "INTEGER[]",
-            Category::Struct => crate::structs::STRUCT,
-            Category::Map => crate::maps::MAP,
+            Category::Struct => crate::nested::STRUCT,
+            Category::Map => crate::nested::MAP,
         }
     }
 }
@@ -244,8 +244,8 @@ impl DuckType {
                     .unwrap_or(&"INTEGER[]");
                 DuckType::new(name, Category::List)
             }
-            25 => DuckType::new(crate::structs::STRUCT, Category::Struct),
-            26 => DuckType::new(crate::maps::MAP, Category::Map),
+            25 => DuckType::new(crate::nested::STRUCT, Category::Struct),
+            26 => DuckType::new(crate::nested::MAP, Category::Map),
             _ => DuckType::new("BOOLEAN", Category::Bool),
         }
     }
@@ -321,8 +321,8 @@ pub fn literal(rng: &mut Rng, category: Category) -> Expr {
         Category::Timestamp => typed(pick(rng, TIMESTAMPS), "TIMESTAMP"),
         Category::Time => typed(pick(rng, TIMES), "TIME"),
         Category::Interval => typed(pick(rng, INTERVALS), "INTERVAL"),
-        Category::List => crate::lists::literal(rng),
-        Category::Struct => crate::structs::literal(rng),
-        Category::Map => crate::maps::literal(rng),
+        Category::List => crate::nested::list_literal(rng),
+        Category::Struct => crate::nested::struct_literal(rng),
+        Category::Map => crate::nested::map_literal(rng),
     }
 }

@@ -1,5 +1,5 @@
 //! PQS on MySQL and MariaDB: which pivot columns and values the core
-//! evaluator ([`lancet_core::pivot`]) can read, under MySQL's semantics.
+//! evaluator ([`lancet_server::pivot`]) can read, under MySQL's semantics.
 //!
 //! Signed integer columns (operands and results kept within TINYINT's
 //! range, so no column type overflows; UNSIGNED columns are left out, as
@@ -10,8 +10,8 @@
 //! every session sets `collation_connection` to `utf8mb4_bin`.
 
 use crate::types::{Category, MyType};
-use lancet_core::pivot::{Kind, Semantics, V};
 use lancet_core::Value;
+use lancet_server::pivot::{Kind, Semantics, V};
 
 /// The evaluator's kind for a column type, if it supports it.
 pub fn kind_of(ty: &MyType) -> Option<Kind> {

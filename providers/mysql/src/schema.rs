@@ -51,6 +51,10 @@ impl lancet_server::ServerTable for MyTable {
     fn writable(&self) -> bool {
         self.writable
     }
+
+    fn generated(&self) -> &[String] {
+        &self.generated
+    }
 }
 
 /// One generated database.
@@ -74,18 +78,5 @@ impl MySchema {
     /// under NOT and OR in HAVING (numbers are compared with 0 instead).
     pub fn avoids_known_bugs(&self) -> bool {
         self.server == Some(crate::ServerKind::MariaDb)
-    }
-
-    pub fn tables(&self) -> impl Iterator<Item = &MyTable> {
-        self.relations.iter().filter(|t| t.writable)
-    }
-
-    /// A base table, drawn from `rng`; `None` if there is none.
-    pub fn random_table(&self, rng: &mut lancet_core::Rng) -> Option<MyTable> {
-        use rand::seq::IndexedRandom;
-        self.tables()
-            .collect::<Vec<_>>()
-            .choose(rng)
-            .map(|t| (*t).clone())
     }
 }

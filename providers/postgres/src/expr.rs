@@ -12,8 +12,7 @@ use rand::Rng as _;
 
 pub use crate::types::TypedColumn;
 
-/// Generates expressions over some columns (and, for subqueries, the schema).
-pub type ExprGen<'s> = lancet_server::ExprGen<'s, PgSchema>;
+pub use crate::schema::ExprGen;
 
 impl ServerSchema for PgSchema {
     type Category = Category;

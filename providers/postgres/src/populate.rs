@@ -14,6 +14,7 @@ use crate::types::{literal, Category, PgType};
 use crate::Flavor;
 use lancet_core::schema::RelationKind;
 use lancet_core::{BinaryOp, ExecError, Expr, Rng, Session, StatementKind, ToSql, TWIN_SCHEMA};
+use lancet_server::populate::random_table;
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -110,7 +111,7 @@ pub fn populate(
                 view_no += 1;
             }
             82..86 => {
-                let t = writable(rng, &schema).map(|t| t.name.clone());
+                let t = random_table(rng, &schema).map(|t| t.name.clone());
                 if let Some(t) = t {
                     let stmt = if rng.random_bool(0.5) {
                         format!("ANALYZE {t}")
@@ -153,11 +154,6 @@ pub fn populate(
     Ok(schema)
 }
 
-fn writable<'a>(rng: &mut Rng, schema: &'a PgSchema) -> Option<&'a PgTable> {
-    let tables: Vec<&PgTable> = schema.relations.iter().filter(|t| t.writable).collect();
-    tables.choose(rng).copied()
-}
-
 /// Categories allowed in DDL expressions (CHECK, GENERATED, index
 /// expressions must be immutable: no dates, whose text form depends on
 /// settings).
@@ -174,7 +170,7 @@ fn create_index(
     schema: &PgSchema,
     i: usize,
 ) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
+    let Some(t) = random_table(rng, schema) else {
         return Ok(());
     };
     let name = format!("i{i}");
@@ -256,7 +252,7 @@ fn statistics(
     schema: &PgSchema,
     i: usize,
 ) -> Result<Option<String>, ExecError> {
-    let Some(t) = writable(rng, schema) else {
+    let Some(t) = random_table(rng, schema) else {
         return Ok(None);
     };
     let indexable = t.indexable_columns();

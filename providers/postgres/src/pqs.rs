@@ -1,5 +1,5 @@
 //! PQS on PostgreSQL: which pivot columns and values the core evaluator
-//! ([`lancet_core::pivot`]) can read, under PostgreSQL's semantics.
+//! ([`lancet_server::pivot`]) can read, under PostgreSQL's semantics.
 //!
 //! Integer columns (values kept within smallint's range, so no integer
 //! type overflows), text and varchar columns (the databases lancet creates
@@ -7,8 +7,8 @@
 //! trailing blanks do not count in comparisons.
 
 use crate::types::PgType;
-use lancet_core::pivot::{Kind, Semantics, V};
 use lancet_core::Value;
+use lancet_server::pivot::{Kind, Semantics, V};
 
 /// The evaluator's kind for a declared type, if it supports it.
 pub fn kind_of(ty: &PgType) -> Option<Kind> {

@@ -4,9 +4,9 @@
 //! Typing, predicates, expressions and PQS come from the server
 //! toolkit's [`QueryCore`].
 
-use crate::expr::TypedColumn;
 use crate::schema::PgSchema;
 use crate::types::Category;
+use crate::types::TypedColumn;
 use lancet_core::schema::RelationKind;
 use lancet_core::{
     BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind, Query, QueryGenerator,

@@ -121,6 +121,10 @@ pub struct PgSchema {
     pub features: crate::VersionFeatures,
 }
 
+/// Generates expressions over some columns (and, for subqueries, the
+/// schema), with the menus of [`crate::expr`].
+pub type ExprGen<'s> = lancet_server::ExprGen<'s, PgSchema>;
+
 /// Constants taken from the data: a comparison with one selects rows,
 /// where the generator's own constants mostly miss small tables.
 pub type Sampled = lancet_server::Sampled<Category>;

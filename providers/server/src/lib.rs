@@ -22,6 +22,8 @@
 //! [`ExactAggregates`] (aggregates and window calls whose value the rows
 //! determine),
 //! [`dml`] (DELETE, UPDATE, constants sampled from the data),
+//! [`populate`] (the pipeline that fills a database, for providers that
+//! implement [`populate::Population`]), [`pivot`] (PQS's evaluator),
 //! [`literals`] (edge values shared by every DBMS), [`read_plain`] (PQS
 //! values), [`to_core`] and [`ServerDatabase`]. Dependencies point one
 //! way: this crate knows lancet-core, never a provider.
@@ -33,6 +35,8 @@ mod from;
 mod grouped;
 pub mod literals;
 mod model;
+pub mod pivot;
+pub mod populate;
 mod query;
 mod window;
 
@@ -42,9 +46,9 @@ pub use model::{to_core, Sampled, ServerDatabase, TypedColumn};
 pub use query::{equal_pair, one_table_from, table_factor, QueryCore};
 pub use window::ExactAggregates;
 
-use lancet_core::pivot::{Kind, Semantics, V};
 use lancet_core::schema::{Column, Index, RelationKind};
 use lancet_core::{Expr, QueryGenerator, Rng, TypeName, Value};
+use pivot::{Kind, Semantics, V};
 use std::fmt::Debug;
 
 /// What an expression's value is, for the generator: which operators and
@@ -72,7 +76,7 @@ pub trait ServerCategory: Copy + Eq + Debug + Send + Sync + 'static {
 }
 
 /// A column type as the provider declares it.
-pub trait ColumnType {
+pub trait ColumnType: Clone {
     type Category: ServerCategory;
     /// The type as CREATE TABLE writes it, and its category.
     fn declared(&self) -> (&str, Self::Category);
@@ -92,6 +96,10 @@ pub trait ServerTable: Clone {
     /// Whether rows may be inserted directly (not a view): PQS pivots
     /// and the populating statements read only these.
     fn writable(&self) -> bool;
+    /// Its generated columns, which no statement writes; none by default.
+    fn generated(&self) -> &[String] {
+        &[]
+    }
     /// The core schema's column: its type name, and what the DDL
     /// promises where the provider records it.
     fn core_column(&self, name: &str, ty: &Self::Type) -> Column {
@@ -151,7 +159,7 @@ pub struct Menu<S: ServerSchema> {
     pub selective: fn(&mut ExprGen<'_, S>, &mut Rng, &Cols<S>) -> Expr,
 }
 
-/// What the PQS evaluator ([`lancet_core::pivot`]) can read of a
+/// What the PQS evaluator ([`pivot`]) can read of a
 /// provider's columns (`T`, its column type) and values.
 pub struct Pqs<T> {
     /// The largest magnitudes it keeps integers within.

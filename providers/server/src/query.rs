@@ -5,8 +5,8 @@
 //! and aggregate arguments. A provider's [`lancet_core::QueryGenerator`]
 //! holds a [`QueryCore`] and adds its FROM clauses and exact forms.
 
+use crate::pivot::PivotColumn;
 use crate::{Cols, ColumnType, ExprGen, ServerCategory, ServerSchema, ServerTable, TypedColumn};
-use lancet_core::pivot::PivotColumn;
 use lancet_core::{
     BinaryOp, DerivedForm, Expr, FromClause, ProductivePool, Query, Rng, Scope, ScopeColumn,
     Select, SelectItem, TableFactor, Truth, TypeName, Value,
@@ -237,7 +237,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
     }
 
     /// PQS: one or two base tables, by the pivot of
-    /// [`lancet_core::pivot::pivot_from`], noting which columns the
+    /// [`crate::pivot::pivot_from`], noting which columns the
     /// evaluator reads.
     pub fn pivot_tables(&mut self, rng: &mut Rng) -> Option<(FromClause, Scope)> {
         let writable: Vec<&S::Table> = self
@@ -265,7 +265,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
                 (t.name().to_string(), cols)
             })
             .collect();
-        let (from, scope, pivot_columns) = lancet_core::pivot::pivot_from(&tables)?;
+        let (from, scope, pivot_columns) = crate::pivot::pivot_from(&tables)?;
         self.pivot_columns = pivot_columns;
         Some((from, scope))
     }
@@ -281,7 +281,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         if scope.columns.len() != self.pivot_columns.len() {
             return None;
         }
-        lancet_core::pivot::predicate_on_pivot(
+        crate::pivot::predicate_on_pivot(
             rng,
             S::PQS.semantics,
             &self.pivot_columns,

@@ -35,7 +35,7 @@ pub(super) fn insert(
     out: &mut Out<'_, '_>,
     schema: &PgSchema,
 ) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
+    let Some(t) = random_table(rng, schema) else {
         return Ok(());
     };
     let cols = insertable_columns(t);
@@ -89,7 +89,7 @@ pub(super) fn update(
     out: &mut Out<'_, '_>,
     schema: &PgSchema,
 ) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
+    let Some(t) = random_table(rng, schema) else {
         return Ok(());
     };
     // Citus does not move rows between shards: the distribution column stays.
@@ -127,7 +127,7 @@ pub(super) fn insert_select(
     out: &mut Out<'_, '_>,
     schema: &PgSchema,
 ) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
+    let Some(t) = random_table(rng, schema) else {
         return Ok(());
     };
     let Some(source) = schema.relations.choose(rng) else {
@@ -190,7 +190,7 @@ pub(super) fn delete(
     out: &mut Out<'_, '_>,
     schema: &PgSchema,
 ) -> Result<(), ExecError> {
-    let Some(t) = writable(rng, schema) else {
+    let Some(t) = random_table(rng, schema) else {
         return Ok(());
     };
     let cols = t.bare_columns();

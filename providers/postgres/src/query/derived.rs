@@ -3,7 +3,7 @@
 //! values the window alone determines.
 
 use super::*;
-use crate::expr::ExprGen;
+use crate::schema::ExprGen;
 use lancet_server::ExactAggregates;
 
 impl PgQueryGenerator {

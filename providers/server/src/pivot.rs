@@ -11,12 +11,12 @@
 //! the evaluator answers only where it is sure. A provider decides which
 //! pivot columns and values it can read ([`PivotColumn`], [`V`]).
 
-use crate::ast::{
+use lancet_core::ast::{
     BinaryOp, Expr, FromClause, Join, JoinConstraint, JoinKind, TableFactor, TypeName, UnaryOp,
 };
-use crate::provider::{Scope, ScopeColumn, Truth};
-use crate::rng::Rng;
-use crate::value::Value;
+use lancet_core::provider::{Scope, ScopeColumn, Truth};
+use lancet_core::rng::Rng;
+use lancet_core::value::Value;
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -267,7 +267,7 @@ fn compare(op: BinaryOp, l: &V, r: &V) -> Option<V> {
 /// evaluator kind (`None`: not understood).
 pub type PivotTable = (String, Vec<(String, TypeName, Option<Kind>)>);
 
-/// The pivot tables of [`crate::QueryGenerator::pivot_tables`]: `tables`
+/// The pivot tables of [`lancet_core::QueryGenerator::pivot_tables`]: `tables`
 /// (name, and each column's name, type and evaluator kind) joined by
 /// commas as `p0, p1, ...`; the scope lists every column as `pI.column`,
 /// and the evaluator's view of each (`None`: not understood).
