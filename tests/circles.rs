@@ -32,8 +32,6 @@ const KNOWN_CIRCLES: &[&str] = &[
     "src/main.rs: commands::fuzz commands::txn",
     "core/src/lib.rs: fault oracle provider session txn",
     "oracles/src/lib.rs: txn::judge txn::model txn::serial",
-    "providers/server/src/lib.rs: derived from",
-    "providers/server/src/lib.rs: expr query",
 ];
 
 /// The workspace members listed in the root `Cargo.toml`.

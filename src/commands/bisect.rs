@@ -5,10 +5,10 @@
 use super::provider_for;
 use crate::{BisectArgs, ConnectArgs, IsolationArgs};
 use anyhow::{bail, Context};
+use lancet::findings::WrongSide;
 use lancet::findings::{Finding, FindingKind};
 use lancet::registry;
 use lancet::replay::{replay, Replayed};
-use lancet::findings::WrongSide;
 use lancet::wrong_side;
 use lancet_engine::{BuildVersion, DbmsDescription};
 use std::collections::BTreeMap;

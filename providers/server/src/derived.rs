@@ -3,9 +3,10 @@
 //! computed (`* REPLACE`), or groups (GROUP BY ALL), with the clauses the
 //! provider's [`JoinMenu`] allows.
 
-use crate::{one_table_from, CategoryOf, Cols, JoinMenu, QueryCore};
+use crate::factors::{derived_factor, one_table_from};
+use crate::{CategoryOf, Cols, JoinMenu, QueryCore};
 use crate::{ServerCategory, ServerSchema, ServerTable, TypedColumn};
-use lancet_core::{DerivedForm, Expr, Query, Rng, Select, SelectItem, TableFactor};
+use lancet_core::{Expr, Rng, Select, SelectItem, TableFactor};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
 
@@ -200,15 +201,4 @@ fn excluding<T: ServerTable>(
     let mut excluded: Vec<String> = left_out.iter().map(|&i| names[i].to_string()).collect();
     excluded.sort();
     Some((SelectItem::WildcardExcluding(excluded), kept))
-}
-
-/// `(select) AS alias`, written in place (a provider's menu may make it a
-/// common table expression).
-pub(crate) fn derived_factor(select: Select, alias: &str) -> TableFactor {
-    TableFactor::Derived {
-        query: Box::new(Query::select(select)),
-        alias: alias.to_string(),
-        lateral: false,
-        form: DerivedForm::Subquery,
-    }
 }

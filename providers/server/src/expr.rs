@@ -5,7 +5,8 @@
 //! one table of the schema. A provider's menus ([`ServerSchema::compound`],
 //! [`ServerSchema::predicate`]) choose among them.
 
-use crate::{one_table_from, Cols, ServerCategory, ServerSchema, ServerTable, TypedColumn};
+use crate::factors::one_table_from;
+use crate::{Cols, ServerCategory, ServerSchema, ServerTable, TypedColumn};
 use lancet_core::{BinaryOp, Expr, LikeKind, Query, Rng, Select, SelectItem, TypeName, Value};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;

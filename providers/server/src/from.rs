@@ -1,7 +1,8 @@
 //! FROM clauses of a first relation and up to two joined ones (a derived
 //! table for some), with the joins a provider's dialect has.
 
-use crate::{one_table_from, table_factor, ExactAggregates, QueryCore};
+use crate::factors::{derived_factor, one_table_from, table_factor};
+use crate::{ExactAggregates, QueryCore};
 use crate::{ServerSchema, ServerTable, TypedColumn};
 use lancet_core::{
     schema::RelationKind, BinaryOp, DerivedForm, Expr, FromClause, Join, JoinConstraint, JoinKind,
@@ -182,7 +183,7 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             from: Some(one_table_from(table.name(), &inner_alias)),
             ..Select::default()
         };
-        let factor = crate::derived::derived_factor(select, alias);
+        let factor = derived_factor(select, alias);
         let kind = if rng.random_bool(0.5) {
             JoinKind::AsOf
         } else {

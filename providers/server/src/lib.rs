@@ -31,6 +31,7 @@
 mod derived;
 pub mod dml;
 mod expr;
+mod factors;
 mod from;
 mod grouped;
 pub mod literals;
@@ -41,9 +42,10 @@ mod query;
 mod window;
 
 pub use expr::ExprGen;
+pub use factors::{one_table_from, table_factor};
 pub use from::JoinMenu;
 pub use model::{to_core, Sampled, ServerDatabase, TypedColumn};
-pub use query::{equal_pair, one_table_from, table_factor, QueryCore};
+pub use query::{equal_pair, QueryCore};
 pub use window::ExactAggregates;
 
 use lancet_core::schema::{Column, Index, RelationKind};

@@ -384,23 +384,6 @@ pub fn equal_pair<C: ServerCategory>(
         .map(|(l, r)| Expr::binary(BinaryOp::Eq, (*l).clone(), (*r).clone()))
 }
 
-/// `name AS alias` in FROM.
-pub fn table_factor(name: &str, alias: &str) -> TableFactor {
-    TableFactor::Table {
-        name: name.to_string(),
-        alias: Some(alias.to_string()),
-        indexed_by: None,
-    }
-}
-
-/// `FROM name AS alias`, alone.
-pub fn one_table_from(name: &str, alias: &str) -> FromClause {
-    FromClause {
-        first: table_factor(name, alias),
-        joins: vec![],
-    }
-}
-
 /// The `QueryGenerator` methods a server provider's generator hands to its
 /// [`QueryCore`] (its field `core`) as they are: FROM clauses reused or
 /// joined from `$joins`, predicates widened by `$widened`, the aggregate
