@@ -14,10 +14,12 @@ use std::sync::Arc;
 
 mod bisect;
 mod cleanup;
+mod feed;
 mod fuzz;
 pub mod library;
 mod reduce;
 mod selftest;
+mod shard;
 mod store;
 pub mod txn;
 
@@ -69,6 +71,13 @@ pub fn oracles_for(
         format!(" (not here: {})", why.join("; "))
     };
     Ok((set, note))
+}
+
+/// The run's `statements/` directory, made (`--log-statements`).
+pub fn statements_dir(run_dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    let dir = run_dir.join("statements");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
 }
 
 pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Provider>> {

@@ -3,10 +3,11 @@
 //! flood control), then reduced to the fewest sessions, statements and
 //! rows that still show the same anomaly at the same level.
 
-use super::campaign::{Bench, Shared};
-use super::driver::ScheduleRun;
-use super::finding::{ScheduleOrigin, TxnFinding};
-use lancet_oracles::txn::Schedule;
+use super::bench::Bench;
+use super::finding::TxnFindingFile;
+use super::shared::Shared;
+use lancet_core::fault::PlantedFault;
+use lancet_oracles::txn::{Schedule, ScheduleOrigin, ScheduleRun, TxnFinding};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,9 @@ pub(super) fn record(
     }
     let (id, sql) = written?;
     if let Some(budget) = shared.options.reduce {
-        if let Some((small, small_run)) = reduce(shared, bench, &schedule, &signature, budget) {
+        if let Some((small, small_run)) =
+            reduce_schedule(shared, bench, &schedule, &signature, budget)
+        {
             let reduced = make_finding(
                 shared,
                 signature,
@@ -71,11 +74,10 @@ fn confirm_and_write(
     signature: &str,
     origin: ScheduleOrigin,
 ) -> anyhow::Result<(String, std::path::PathBuf)> {
-    let fault = shared.options.fault;
     let mut repeated = 0;
     const AGAIN: u32 = 2;
     for _ in 0..AGAIN {
-        if let Ok(again) = bench.run(shared, schedule, fault) {
+        if let Ok(again) = bench.run(shared, schedule) {
             if TxnFinding::signature_of(&again, schedule) == signature {
                 repeated += 1;
             }
@@ -103,7 +105,7 @@ fn confirm_and_write(
     Ok((id, sql))
 }
 
-fn make_finding(
+pub(super) fn make_finding(
     shared: &Shared<'_>,
     signature: String,
     schedule: &Schedule,
@@ -139,7 +141,7 @@ fn make_finding(
         final_rows: run.final_rows.clone(),
         origin,
         repeated,
-        fault: shared.options.fault.map(|f| f.name().to_string()),
+        fault: shared.fault.map(|f| f.name().to_string()),
         reduced_from,
         create_table: (0..schedule.table_count())
             .flat_map(|t| {
@@ -166,7 +168,7 @@ fn make_finding(
 
 /// Greedy reduction: the first candidate that still shows `signature`
 /// replaces the schedule, until none does or the time is up.
-fn reduce(
+pub(super) fn reduce_schedule(
     shared: &Shared<'_>,
     bench: &mut Bench<'_>,
     schedule: &Schedule,
@@ -183,7 +185,7 @@ fn reduce(
             }
             // Timing-dependent anomalies get a second try.
             for _ in 0..2 {
-                let Ok(run) = bench.run(shared, &candidate, shared.options.fault) else {
+                let Ok(run) = bench.run(shared, &candidate) else {
                     continue;
                 };
                 if TxnFinding::signature_of(&run, &candidate) == signature {
