@@ -8,6 +8,7 @@ use super::finding::TxnFindingFile;
 use super::shared::Shared;
 use lancet_core::fault::PlantedFault;
 use lancet_oracles::txn::{Schedule, ScheduleOrigin, ScheduleRun, TxnFinding};
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -40,7 +41,7 @@ pub(super) fn record(
     let (id, sql) = written?;
     if let Some(budget) = shared.options.reduce {
         if let Some((small, small_run)) =
-            reduce_schedule(shared, bench, &schedule, &signature, budget)
+            reduce_schedule(shared, bench, &schedule, &signature, budget, false)
         {
             let reduced = make_finding(
                 shared,
@@ -167,21 +168,30 @@ pub(super) fn make_finding(
 }
 
 /// Greedy reduction: the first candidate that still shows `signature`
-/// replaces the schedule, until none does or the time is up.
+/// replaces the schedule, until none does or the time is up. With
+/// `once_each`, a schedule already tried is not tried again (`lancet
+/// reduce`: swaps of adjacent steps could otherwise undo each other
+/// until the time is up); the campaign tries them as they come.
 pub(super) fn reduce_schedule(
     shared: &Shared<'_>,
     bench: &mut Bench<'_>,
     schedule: &Schedule,
     signature: &str,
     budget: Duration,
+    once_each: bool,
 ) -> Option<(Schedule, ScheduleRun)> {
     let deadline = Instant::now() + budget;
     let mut best: Option<(Schedule, ScheduleRun)> = None;
     let mut current = schedule.clone();
+    let key = |s: &Schedule| serde_json::to_string(s).unwrap_or_default();
+    let mut tried: HashSet<String> = HashSet::from([key(schedule)]);
     'outer: loop {
         for candidate in lancet_oracles::txn::shrink::candidates(&current) {
             if Instant::now() >= deadline || shared.stop.load(Ordering::Relaxed) {
                 break 'outer;
+            }
+            if once_each && !tried.insert(key(&candidate)) {
+                continue;
             }
             // Timing-dependent anomalies get a second try.
             for _ in 0..2 {

@@ -111,7 +111,8 @@ pub fn replay(
 pub enum Reduced {
     /// A smaller schedule that still shows the signature, as a finding.
     Smaller(Box<TxnFinding>),
-    /// No candidate smaller than the schedule shows it: it is reduced.
+    /// No schedule with fewer sessions, steps or rows shows it: it is
+    /// reduced.
     Already,
     /// The schedule no longer shows its signature: what it shows now.
     NotShown(String),
@@ -147,8 +148,16 @@ pub fn reduce(
             if shown != finding.signature {
                 return Ok(Reduced::NotShown(shown));
             }
-            let Some((small, run)) =
-                reduce_schedule(shared, bench, &finding.schedule, &finding.signature, budget)
+            let reduced = reduce_schedule(
+                shared,
+                bench,
+                &finding.schedule,
+                &finding.signature,
+                budget,
+                true,
+            );
+            // Steps only reordered are not smaller: the schedule was reduced.
+            let Some((small, run)) = reduced.filter(|(s, _)| s.size() < finding.schedule.size())
             else {
                 return Ok(Reduced::Already);
             };
