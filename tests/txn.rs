@@ -835,3 +835,27 @@ fn shards_regeneration_statement_logs_and_junit_hold_for_transactions() {
         first["origin"]
     );
 }
+
+/// A transaction fault acts in the driver, not on query rows: a query
+/// campaign given one is a clear error, not a run that cannot catch it.
+#[test]
+fn a_transaction_fault_on_a_query_oracle_is_a_clear_error() {
+    let out = tempfile::tempdir().unwrap();
+    let o = fuzz_into(
+        out.path(),
+        &[
+            "--oracle",
+            "tlp-where",
+            "--queries",
+            "5",
+            "--inject-fault",
+            "txn-lost-write",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", printed(&o));
+    assert!(
+        stderr(&o).contains("acts in the transaction driver"),
+        "{}",
+        stderr(&o)
+    );
+}

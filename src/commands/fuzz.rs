@@ -61,7 +61,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_dir.display()
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
-    databases.set_fault(fault(&t.inject_fault)?);
+    databases.set_fault(query_fault(&t.inject_fault)?);
     let known = replay_known(known, &databases, args.known.as_deref())?;
     let feeder = start_feeder(store, &run_dir)?;
     let mut summary = runner::run(RunSetup {
@@ -178,7 +178,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
     let databases = Arc::new(Databases::new(provider.clone(), token, None));
-    databases.set_fault(fault(&t.inject_fault)?);
+    databases.set_fault(query_fault(&t.inject_fault)?);
     let mut slowest = Vec::new();
     let mut findings = 0;
     'measure: for oracle in &measured {

@@ -106,6 +106,21 @@ pub fn workers(
     )
 }
 
+/// The planted fault of a query campaign: one that acts outside query
+/// rows (the transaction driver's) would change nothing there, so it is
+/// a clear error, not a run that cannot find its fault.
+pub fn query_fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
+    let fault = fault(name)?;
+    if let Some(f) = fault.as_ref().filter(|f| f.as_any().is_some()) {
+        bail!(
+            "the planted fault {} acts in the transaction driver, not on query rows: use it with --oracle {}",
+            f.name(),
+            lancet_oracles::txn::NAME
+        );
+    }
+    Ok(fault)
+}
+
 pub fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
     match name {
         None => Ok(None),
