@@ -4,8 +4,8 @@
 //! [`RunFindings`] here and hands [`CampaignFindings`] to every push.
 
 use crate::dedup::{Entry, Index};
-use crate::findings::Finding;
-use crate::txn::TxnFinding;
+use crate::finding_record::FindingRecord;
+use crate::txn::TxnFindingFile;
 use lancet_fleet::store::push::{FindingFacts, RunBug, RunFindings};
 use std::path::Path;
 
@@ -49,29 +49,23 @@ impl RunFindings for CampaignFindings {
     }
 
     fn facts(&self, record: &str) -> anyhow::Result<FindingFacts> {
-        let finding: Finding = match serde_json::from_str(record) {
-            Ok(f) => f,
-            Err(e) => match serde_json::from_str::<TxnFinding>(record) {
-                Ok(txn) => {
-                    return Ok(FindingFacts {
-                        kind: txn.kind().name(),
-                        oracle: Some(txn.oracle.clone()),
-                        origin: (txn.origin.seed, txn.origin.thread, txn.origin.database),
-                        statements: txn.schedule.size(),
-                    })
-                }
-                Err(_) => return Err(e.into()),
+        Ok(match FindingRecord::parse(record, "the record")? {
+            FindingRecord::Query(finding) => FindingFacts {
+                kind: finding.kind.name(),
+                statements: finding.setup.len() + finding.queries.len(),
+                origin: (
+                    finding.origin.seed,
+                    finding.origin.thread,
+                    finding.origin.database,
+                ),
+                oracle: finding.oracle,
             },
-        };
-        Ok(FindingFacts {
-            kind: finding.kind.name(),
-            statements: finding.setup.len() + finding.queries.len(),
-            origin: (
-                finding.origin.seed,
-                finding.origin.thread,
-                finding.origin.database,
-            ),
-            oracle: finding.oracle,
+            FindingRecord::Txn(txn) => FindingFacts {
+                kind: txn.kind().name(),
+                oracle: Some(txn.oracle.clone()),
+                origin: (txn.origin.seed, txn.origin.thread, txn.origin.database),
+                statements: txn.schedule.size(),
+            },
         })
     }
 }
@@ -97,8 +91,8 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
         if indexed.contains(&name) || !sql.exists() {
             continue;
         }
-        let found = match Finding::load_record(&record) {
-            Ok(finding) => {
+        let found = match FindingRecord::load_record(&record) {
+            Ok(FindingRecord::Query(finding)) => {
                 let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
                     continue;
                 };
@@ -117,10 +111,8 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
                     flipped_by_knobs: Vec::new(),
                 }
             }
-            Err(_) => match TxnFinding::load(&record) {
-                Ok(txn) => txn.indexed(&sql),
-                Err(_) => continue,
-            },
+            Ok(FindingRecord::Txn(txn)) => txn.indexed(&sql),
+            Err(_) => continue,
         };
         add_one(entries, found, sql);
     }

@@ -17,6 +17,7 @@ pub mod campaign;
 pub mod cleanup;
 pub mod databases;
 pub mod dedup;
+pub mod finding_record;
 pub mod findings;
 pub mod fleet_findings;
 pub mod judge;

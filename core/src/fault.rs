@@ -13,7 +13,7 @@
 //! queries as [`crate::run_check`] runs them, in the fuzzing process and
 //! in worker processes alike.
 
-use crate::oracle::OracleQuery;
+use crate::oracle_query::OracleQuery;
 use crate::value::Row;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -28,6 +28,13 @@ pub trait PlantedFault: Debug + Send + Sync {
     /// Perturbs the result of `query` if this fault hits it: its rows, or
     /// the time it took (a fault of a slow plan).
     fn perturb(&self, query: &FaultedQuery<'_>, result: &mut FaultedResult<'_>);
+    /// A fault that acts somewhere other than on query rows (the
+    /// transaction driver's, on a session's statements) gives itself, so
+    /// that the code it acts in can recognise it by its type; `None`, the
+    /// default, for a fault on rows, which `perturb` applies.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// A shared planted fault.

@@ -6,7 +6,7 @@
 //! through [`crate::Provider::transactions`].
 
 use crate::connection::{Connection, DbError};
-use crate::provider::OwnedDatabase;
+use crate::database::OwnedDatabase;
 use serde::{Deserialize, Serialize};
 
 /// An SQL isolation level, by its standard name.

@@ -63,15 +63,14 @@ pub fn by_name(name: &str) -> Option<Box<dyn Oracle>> {
 }
 
 /// Every planted fault lancet knows: core's generic ones and each
-/// oracle's, once each, in that order (`--inject-fault` names one; a
+/// oracle's (the transaction oracle's last), once each, in that order (`--inject-fault` names one; a
 /// finding's record names the fault it was made under).
 pub fn faults() -> Vec<Fault> {
     let mut out = lancet_core::fault::generic_faults();
-    for r in all() {
-        for f in r.oracle.faults() {
-            if !out.iter().any(|o| o.name() == f.name()) {
-                out.push(f);
-            }
+    let oracles = all().into_iter().flat_map(|r| r.oracle.faults());
+    for f in oracles.chain(txn::faults()) {
+        if !out.iter().any(|o| o.name() == f.name()) {
+            out.push(f);
         }
     }
     out

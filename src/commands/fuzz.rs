@@ -1,16 +1,16 @@
 //! `lancet fuzz` and `lancet bench`: a campaign, and the same campaign
 //! timed at several thread counts.
 
+use super::feed::{finish_feeder, open_store, start_feeder, STORE_GRACE, STORE_INTERVAL};
+use super::shard::{shard_of, shard_threads};
 use super::*;
 use crate::{BenchArgs, FuzzArgs};
-use anyhow::Context;
 use lancet::databases::{Databases, RunToken};
 use lancet::fleet_findings::CampaignFindings;
 use lancet::reproducer::FindingWriter;
 use lancet::runner::{self, RunOptions, RunSetup};
 use lancet::shard::Shard;
 use lancet::store::feed::Feeder;
-use lancet::store::{OpenError, Store, StoreLocation};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,7 +61,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_dir.display()
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
-    databases.set_fault(fault(&t.inject_fault)?);
+    databases.set_fault(query_fault(&t.inject_fault)?);
     let known = replay_known(known, &databases, args.known.as_deref())?;
     let feeder = start_feeder(store, &run_dir)?;
     let mut summary = runner::run(RunSetup {
@@ -95,14 +95,10 @@ fn run_options(
     run_dir: &Path,
 ) -> anyhow::Result<RunOptions> {
     let t = &args.target;
-    let log_dir = if args.log_statements {
-        let dir = run_dir.join("statements");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        Some(dir)
-    } else {
-        None
-    };
+    let log_dir = args
+        .log_statements
+        .then(|| statements_dir(run_dir))
+        .transpose()?;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
@@ -134,123 +130,6 @@ fn run_options(
             run_dir,
         )
     })
-}
-
-/// Starts feeding the findings store (`--store`, if given) from the run
-/// directory while the run goes on; with the store's name, for the end.
-pub(super) fn start_feeder(
-    store: Option<(StoreLocation, Option<Store>)>,
-    run_dir: &Path,
-) -> anyhow::Result<Option<(String, Feeder)>> {
-    Ok(match store {
-        Some((location, open)) => Some((
-            location.display(),
-            Feeder::start(
-                location,
-                open,
-                run_dir.to_path_buf(),
-                &CampaignFindings,
-                STORE_INTERVAL,
-            )?,
-        )),
-        None => None,
-    })
-}
-
-/// Ends the feeding of the store, with a last push that may retry a store
-/// that is away for [`STORE_GRACE`], and says how it went; false if the
-/// store does not have all of the run.
-pub(super) fn finish_feeder(feeder: Option<(String, Feeder)>, run_dir: &Path) -> bool {
-    let Some((name, feeder)) = feeder else {
-        return true;
-    };
-    let outcome = feeder.finish(STORE_GRACE);
-    if outcome.complete {
-        eprintln!(
-            "lancet: store {name}: the run is stored ({} finding(s))",
-            outcome.findings
-        );
-        true
-    } else {
-        eprintln!(
-            "lancet: error: the store {name} does not have all of this run: {}\n        \
-             its findings are on disk; to store them: lancet push --store {name} {}",
-            outcome.error.unwrap_or_default(),
-            run_dir.display()
-        );
-        false
-    }
-}
-
-/// How often the store is fed during a run.
-const STORE_INTERVAL: Duration = Duration::from_secs(5);
-/// How long the last push at the end of a run may retry a store that is away.
-const STORE_GRACE: Duration = Duration::from_secs(30);
-
-/// Opens `--store` before the run: a malformed location or a store that
-/// refuses lancet ends here (exit 2); one that does not answer yet is
-/// retried by the feeder while the run goes on.
-pub(super) fn open_store(
-    text: Option<&str>,
-) -> anyhow::Result<Option<(StoreLocation, Option<Store>)>> {
-    let Some(text) = text else {
-        return Ok(None);
-    };
-    let location = StoreLocation::parse(text)?;
-    match Store::open(&location) {
-        Ok(store) => Ok(Some((location, Some(store)))),
-        Err(e @ OpenError::Unreachable { .. }) => {
-            eprintln!(
-                "lancet: warning: {e}; the run starts anyway and the store is retried (findings are on disk first)"
-            );
-            Ok(Some((location, None)))
-        }
-        Err(OpenError::Refused(e)) => Err(e),
-    }
-}
-
-/// The shard this run is (`--shard`, or `--shard-count` in a Kubernetes
-/// Indexed Job), checked against the other options.
-fn shard_of(args: &FuzzArgs) -> anyhow::Result<Shard> {
-    let shard = match (&args.shard, args.shard_count) {
-        (Some(text), _) => Shard::parse(text)?,
-        (None, Some(count)) => Shard::from_k8s(
-            count,
-            std::env::var(lancet::shard::K8S_INDEX_VAR).ok().as_deref(),
-        )?,
-        (None, None) => Shard::WHOLE,
-    };
-    if !shard.is_part() {
-        return Ok(shard);
-    }
-    if args.seed.is_none() {
-        anyhow::bail!(
-            "a sharded campaign needs --seed, the same on every shard: shards split one \
-             campaign's databases between them"
-        );
-    }
-    if let Some(thread) = args.thread {
-        if !shard.owns_thread(thread) {
-            anyhow::bail!(
-                "thread {thread} is run by shard {}/{}, not {shard} (a finding's thread is the \
-                 campaign's; --thread without --shard regenerates it)",
-                thread % shard.count,
-                shard.count
-            );
-        }
-    }
-    Ok(shard)
-}
-
-/// The campaign threads a shard's workers run, for the start-up line.
-fn shard_threads(shard: Shard, threads: u32) -> String {
-    let mut list: Vec<String> = (0..threads.min(4))
-        .map(|t| shard.campaign_thread(t).to_string())
-        .collect();
-    if threads > 4 {
-        list.push("...".into());
-    }
-    list.join(", ")
 }
 
 /// Replays the known bugs before the run, through the run's databases and
@@ -299,7 +178,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
     let databases = Arc::new(Databases::new(provider.clone(), token, None));
-    databases.set_fault(fault(&t.inject_fault)?);
+    databases.set_fault(query_fault(&t.inject_fault)?);
     let mut slowest = Vec::new();
     let mut findings = 0;
     'measure: for oracle in &measured {

@@ -14,10 +14,12 @@ use std::sync::Arc;
 
 mod bisect;
 mod cleanup;
+mod feed;
 mod fuzz;
 pub mod library;
 mod reduce;
 mod selftest;
+mod shard;
 mod store;
 pub mod txn;
 
@@ -71,6 +73,13 @@ pub fn oracles_for(
     Ok((set, note))
 }
 
+/// The run's `statements/` directory, made (`--log-statements`).
+pub fn statements_dir(run_dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    let dir = run_dir.join("statements");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
 pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Provider>> {
     registry::provider(
         &t.dbms,
@@ -95,6 +104,21 @@ pub fn workers(
         isolation.in_process,
         Some(isolation.worker_memory_mib << 20),
     )
+}
+
+/// The planted fault of a query campaign: one that acts outside query
+/// rows (the transaction driver's) would change nothing there, so it is
+/// a clear error, not a run that cannot find its fault.
+pub fn query_fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
+    let fault = fault(name)?;
+    if let Some(f) = fault.as_ref().filter(|f| f.as_any().is_some()) {
+        bail!(
+            "the planted fault {} acts in the transaction driver, not on query rows: use it with --oracle {}",
+            f.name(),
+            lancet_oracles::txn::NAME
+        );
+    }
+    Ok(fault)
 }
 
 pub fn fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {

@@ -4,7 +4,10 @@
 use super::*;
 use crate::{Compared, ReduceArgs, ReplayArgs};
 use anyhow::{bail, Context};
+use lancet::finding_record::FindingRecord;
 use lancet::reproducer::FindingWriter;
+use lancet::txn::rerun::Reduced;
+use lancet::txn::{TxnFinding, TxnFindingFile};
 use lancet_core::knobs::describe_changes;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -95,7 +98,10 @@ fn reduce_finding(
     limit: Duration,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<ExitCode> {
-    let finding = lancet::findings::Finding::load(&args.file)?;
+    let finding = match FindingRecord::load(&args.file)? {
+        FindingRecord::Query(finding) => finding,
+        FindingRecord::Txn(finding) => return reduce_txn(args, *finding, name, limit, stop),
+    };
     let databases = provider_for(&finding.dbms, &args.connect)?;
     let provider = databases.provider();
     lancet::replay::check_case(&finding, provider.dialect())?;
@@ -158,39 +164,22 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut failing = 0;
     let mut broken = 0;
     for file in &args.files {
-        if let Ok(txn) = lancet::txn::TxnFinding::load(file) {
-            let mut txn = txn;
-            if args.connect.no_fault {
-                txn.fault = None;
+        let finding = match FindingRecord::load(file) {
+            Ok(FindingRecord::Txn(txn)) => {
+                match replay_txn(file, *txn, &args.connect) {
+                    Ok(true) => failing += 1,
+                    Ok(false) => {}
+                    Err(e) => {
+                        broken += 1;
+                        println!("{}: cannot replay: {e:#}", file.display());
+                    }
+                }
+                continue;
             }
-            let note = txn
-                .fault
-                .as_ref()
-                .map(|f| format!(" [with planted fault {f}]"))
-                .unwrap_or_default();
-            match replay_txn(&txn, &args.connect) {
-                Ok((signature, anomalies, ends)) if signature == txn.signature => {
-                    failing += 1;
-                    println!(
-                        "{}: still fails{note}: {signature}: {anomalies} ({ends})",
-                        file.display()
-                    );
-                }
-                Ok((signature, _, ends)) => {
-                    println!(
-                        "{}: passes: the schedule now shows {signature}, not {} ({ends})",
-                        file.display(),
-                        txn.signature
-                    );
-                }
-                Err(e) => {
-                    broken += 1;
-                    println!("{}: cannot replay: {e:#}", file.display());
-                }
-            }
-            continue;
-        }
-        let outcome = lancet::findings::Finding::load(file).and_then(|finding| {
+            Ok(FindingRecord::Query(finding)) => Ok(finding),
+            Err(e) => Err(e),
+        };
+        let outcome = finding.and_then(|finding| {
             let databases = provider_for(&finding.dbms, &args.connect)?;
             let fault = lancet::replay::recorded_fault(&finding, args.connect.no_fault)?;
             lancet::replay::check_case(&finding, databases.provider().dialect())?;
@@ -229,29 +218,100 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Runs a transaction finding's schedule again: the signature it shows
-/// now, and its anomalies in one line.
-/// Runs a transaction finding's schedule again: the signature it shows,
-/// its anomalies, and how its transactions ended.
+/// Runs a transaction finding's schedule again (`lancet replay`) and
+/// says what it shows now: whether it still fails.
 fn replay_txn(
-    finding: &lancet::txn::TxnFinding,
+    file: &std::path::Path,
+    mut finding: TxnFinding,
     connect: &ConnectArgs,
-) -> anyhow::Result<(String, String, String)> {
+) -> anyhow::Result<bool> {
+    if connect.no_fault {
+        finding.fault = None;
+    }
+    let note = finding
+        .fault
+        .as_ref()
+        .map(|f| format!(" [with planted fault {f}]"))
+        .unwrap_or_default();
     let databases = provider_for(&finding.dbms, connect)?;
-    let (signature, run) = lancet::txn::campaign::replay(
+    let (signature, run) = lancet::txn::rerun::replay(
         &databases,
         databases.provider(),
-        finding,
+        &finding,
         lancet::txn::Timing::default(),
     )?;
+    let ends = format!(
+        "{} committed, {} ended in a conflict",
+        run.committed, run.conflicts
+    );
+    if signature != finding.signature {
+        println!(
+            "{}: passes: the schedule now shows {signature}, not {} ({ends})",
+            file.display(),
+            finding.signature
+        );
+        return Ok(false);
+    }
     let anomalies: Vec<String> = run
         .anomalies
         .iter()
         .map(|a| format!("{} at step {}: {}", a.kind.name(), a.step + 1, a.detail))
         .collect();
-    let ends = format!(
-        "{} committed, {} ended in a conflict",
-        run.committed, run.conflicts
+    println!(
+        "{}: still fails{note}: {signature}: {} ({ends})",
+        file.display(),
+        anomalies.join("; ")
     );
-    Ok((signature, anomalies.join("; "), ends))
+    Ok(true)
+}
+
+/// `lancet reduce TXN-FINDING.json`: the schedule reduced to the fewest
+/// sessions, steps and rows that still show its signature, written
+/// beside it as `ID.reduced.json` (with `ID.reduced.sql` and its
+/// directory of scripts); a schedule already reduced is said so.
+fn reduce_txn(
+    args: ReduceArgs,
+    mut finding: TxnFinding,
+    name: &str,
+    limit: Duration,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<ExitCode> {
+    if args.connect.no_fault {
+        finding.fault = None;
+    }
+    let databases = provider_for(&finding.dbms, &args.connect)?;
+    let started = std::time::Instant::now();
+    let before = finding.schedule.size();
+    match lancet::txn::rerun::reduce(&databases, databases.provider(), &finding, limit, stop)? {
+        Reduced::Smaller(reduced) => {
+            let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
+            let dir = out_sql.parent().unwrap_or(std::path::Path::new("."));
+            let id = out_sql
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .context("the output needs a file name")?;
+            let written = reduced.write(dir, &id)?;
+            println!(
+                "reduced {name}: {before} -> {} statements and rows, {} -> {} session(s), in {:.1} s\nsignature {}\nwritten to {}",
+                reduced.schedule.size(),
+                finding.schedule.sessions,
+                reduced.schedule.sessions,
+                started.elapsed().as_secs_f64(),
+                reduced.signature,
+                written.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Reduced::Already => {
+            println!(
+                "{name} is already reduced: no smaller schedule shows {} ({before} statements and rows)",
+                finding.signature
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Reduced::NotShown(now) => bail!(
+            "{name} does not reproduce: its schedule now shows {now}, not {}",
+            finding.signature
+        ),
+    }
 }

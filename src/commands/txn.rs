@@ -7,7 +7,6 @@ use crate::{BenchArgs, FuzzArgs};
 use lancet::databases::{Databases, RunToken};
 use lancet::txn::{Timing, TxnOptions};
 use lancet_core::txn::IsolationLevel;
-use lancet_oracles::txn::TxnFault;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -16,20 +15,6 @@ use std::time::Duration;
 /// Whether `--oracle` names the transaction oracle.
 pub fn is_txn(oracle: &str) -> bool {
     oracle == lancet_oracles::txn::NAME
-}
-
-/// The planted fault `--inject-fault` names for the transaction oracle.
-fn txn_fault(name: &Option<String>) -> anyhow::Result<Option<TxnFault>> {
-    match name {
-        None => Ok(None),
-        Some(n) => TxnFault::by_name(n).map(Some).with_context(|| {
-            let known: Vec<&str> = TxnFault::ALL.iter().map(|f| f.name()).collect();
-            format!(
-                "unknown fault '{n}' for --oracle txn (known: {})",
-                known.join(", ")
-            )
-        }),
-    }
 }
 
 /// `--txn-levels`: isolation levels by name.
@@ -58,7 +43,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.junit {
         lancet::junit::check_target(path)?;
     }
-    let store = super::fuzz::open_store(args.store.url.as_deref())?;
+    let store = super::feed::open_store(args.store.url.as_deref())?;
     let provider = make_provider(t)?;
     anyhow::ensure!(
         provider.transactions().is_some(),
@@ -66,11 +51,12 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
          is not one",
         provider.name()
     );
-    let fault = txn_fault(&t.inject_fault)?;
+    let fault = super::fault(&t.inject_fault)?;
     let levels = parse_levels(&args.txn_levels)?;
     let seed = args.seed.unwrap_or_else(default_seed);
+    let shard = super::shard::shard_of(&args)?;
     let token = RunToken::new();
-    let run_id = lancet::run_id(seed, lancet::shard::Shard::WHOLE, &token);
+    let run_id = lancet::run_id(seed, shard, &token);
     let (run_dir, ledger) = start_run_dir(&args.out, &run_id)?;
     let findings = run_dir.join("findings");
     std::fs::create_dir_all(&findings)
@@ -80,8 +66,16 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let stop = Arc::new(AtomicBool::new(false));
     install_interrupt(stop.clone())?;
+    let part = if shard.is_part() {
+        format!(
+            ", shard {shard} (campaign threads {})",
+            super::shard::shard_threads(shard, threads)
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "lancet: run {run_id}: {} with txn on {threads} thread(s), seed {seed}; output in {}",
+        "lancet: run {run_id}: {} with txn on {threads} thread(s), seed {seed}{part}; output in {}",
         t.dbms,
         run_dir.display()
     );
@@ -90,6 +84,12 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_id,
         seed,
         threads,
+        shard,
+        only_database: args.thread.zip(args.database),
+        log_dir: args
+            .log_statements
+            .then(|| statements_dir(&run_dir))
+            .transpose()?,
         timeout: args.timeout.map(Duration::from_secs),
         max_schedules: args.queries,
         levels,
@@ -104,7 +104,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_dir: Some(run_dir.clone()),
         sample_interval: Duration::from_secs(args.sample_interval.max(1)),
     };
-    let feeder = super::fuzz::start_feeder(store, &run_dir)?;
+    let feeder = super::feed::start_feeder(store, &run_dir)?;
     let summary = lancet::txn::run(&databases, &*provider, &options, &findings, &stop)?;
     publish(&summary, &run_dir, args.summary_json.as_ref());
     if let Some(path) = &args.junit {
@@ -112,31 +112,20 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
             eprintln!("lancet: {e:#}");
         }
     }
-    if !super::fuzz::finish_feeder(feeder, &run_dir) {
+    if !super::feed::finish_feeder(feeder, &run_dir) {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::from(summary.exit_code()))
 }
 
-/// Options of `fuzz` a transaction run has no use for: a clear error,
-/// not an option silently ignored.
+/// Options of `fuzz` a transaction run has no use for yet: a clear
+/// error, not an option silently ignored.
 fn refuse_unsupported(args: &FuzzArgs) -> anyhow::Result<()> {
-    let given = [
-        ("--known", args.known.is_some()),
-        (
-            "--shard/--shard-count",
-            args.shard.is_some() || args.shard_count.is_some(),
-        ),
-        (
-            "--thread/--database",
-            args.thread.is_some() || args.database.is_some(),
-        ),
-        ("--log-statements", args.log_statements),
-    ];
+    let given = [("--known", args.known.is_some())];
     for (option, set) in given {
         anyhow::ensure!(
             !set,
-            "{option} does not apply to --oracle txn (a schedule is regenerated with `lancet replay FINDING.json`)"
+            "{option} does not apply to --oracle txn yet (a schedule is regenerated with `lancet replay FINDING.json`)"
         );
     }
     Ok(())
@@ -191,7 +180,7 @@ pub fn selftest(
     stop: &AtomicBool,
 ) -> anyhow::Result<Vec<&'static str>> {
     let mut missed = Vec::new();
-    for fault in TxnFault::ALL {
+    for fault in lancet_oracles::txn::faults() {
         let findings = dir.join(lancet_oracles::txn::NAME).join(fault.name());
         std::fs::create_dir_all(&findings)
             .with_context(|| format!("cannot create {}", findings.display()))?;
@@ -199,7 +188,7 @@ pub fn selftest(
             seed,
             timeout: Some(Duration::from_secs(300)),
             max_schedules: Some(max_schedules),
-            fault: Some(fault),
+            fault: Some(fault.clone()),
             schedules_per_database: max_schedules,
             stop_after_findings: Some(1),
             ..TxnOptions::default()

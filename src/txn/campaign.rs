@@ -5,101 +5,23 @@
 //! is then reduced to the fewest sessions, statements and rows that still
 //! show the same anomaly at the same level.
 
-use super::driver::{Run, ScheduleRun, Sessions, Timing};
-use super::finding::{ScheduleOrigin, TxnFinding};
+use super::bench::open_bench;
+use super::options::TxnOptions;
+use super::shared::Shared;
 use crate::databases::{Databases, Purpose};
-use crate::dedup::Index;
 use crate::run_files::SampleLog;
-use crate::summary::{Counters, LevelCounts, RunFacts, StopReason, Summary};
+use crate::summary::{RunFacts, Summary};
 use lancet_core::rng::database_rng;
-use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
-use lancet_core::{Connection, Provider};
-use lancet_oracles::txn::{Schedule, TxnFault, MAX_SESSIONS, NAME};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use lancet_core::txn::{IsolationLevel, LevelRules};
+use lancet_core::Provider;
+use lancet_oracles::txn::{Schedule, ScheduleOrigin, TxnFault, NAME};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How the summary names the schedules whose sessions mix levels.
 const MIXED: &str = "mixed levels";
-
-/// How a campaign runs.
-#[derive(Clone, Debug)]
-pub struct TxnOptions {
-    /// Names the run in its summary.
-    pub run_id: String,
-    pub seed: u64,
-    pub threads: u32,
-    pub timeout: Option<Duration>,
-    /// Stop after this many schedules in all.
-    pub max_schedules: Option<u64>,
-    /// Only these levels (all the provider models if empty).
-    pub levels: Vec<IsolationLevel>,
-    pub fault: Option<TxnFault>,
-    /// Time for reducing one finding; `None`: no reduction.
-    pub reduce: Option<Duration>,
-    pub timing: Timing,
-    pub schedules_per_database: u64,
-    /// Flood control (`--flood-limit`): past this many findings of one
-    /// signature, further ones are counted, not written or reduced.
-    pub flood_limit: Option<u64>,
-    /// Stop once this many findings are written (`selftest`).
-    pub stop_after_findings: Option<u64>,
-    /// A status line this often (`--status-interval`).
-    pub status_interval: Option<Duration>,
-    /// The run's directory, for `run.json` and a line of counters in
-    /// `samples.jsonl` every `sample_interval` (what the findings store
-    /// and `lancet report` read); none for a bench or a selftest.
-    pub run_dir: Option<PathBuf>,
-    pub sample_interval: Duration,
-}
-
-impl Default for TxnOptions {
-    fn default() -> Self {
-        TxnOptions {
-            run_id: "txn".into(),
-            seed: 0,
-            threads: 1,
-            timeout: None,
-            max_schedules: None,
-            levels: Vec::new(),
-            fault: None,
-            reduce: None,
-            timing: Timing::default(),
-            schedules_per_database: 500,
-            flood_limit: None,
-            stop_after_findings: None,
-            status_interval: None,
-            run_dir: None,
-            sample_interval: Duration::from_secs(10),
-        }
-    }
-}
-
-/// What a campaign's threads share.
-pub(super) struct Shared<'a> {
-    pub(super) databases: &'a Databases,
-    pub(super) tx: &'a dyn Transactions,
-    pub(super) provider: &'a dyn Provider,
-    pub(super) rules: Vec<LevelRules>,
-    pub(super) options: &'a TxnOptions,
-    pub(super) stop: &'a AtomicBool,
-    started: Instant,
-    /// Schedules are checks of the one oracle `txn`.
-    pub(super) counters: Counters,
-    /// The findings index of `dir`: signatures, bugs, flood control.
-    pub(super) index: Mutex<Index>,
-    pub(super) dir: &'a Path,
-    pub(super) reduced: AtomicU64,
-    /// Numbers the findings' files.
-    pub(super) next_finding: AtomicU64,
-    levels: Mutex<BTreeMap<String, LevelCounts>>,
-    warnings: Mutex<Vec<String>>,
-    failures: Mutex<Vec<String>>,
-    /// Threads still running, for the monitor.
-    running: AtomicU64,
-}
 
 /// Runs the campaign; findings go to `dir` (with its `index.json`), and
 /// the summary is the one every run prints.
@@ -117,6 +39,17 @@ pub fn run(
             provider.name()
         )
     })?;
+    if let Some(fault) = options.fault.as_ref().filter(|f| TxnFault::of(f).is_none()) {
+        let known: Vec<String> = lancet_oracles::txn::faults()
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect();
+        anyhow::bail!(
+            "the planted fault {} does not act on transaction schedules (--oracle {NAME} plants {})",
+            fault.name(),
+            known.join(", ")
+        );
+    }
     let rules: Vec<LevelRules> = tx
         .levels()
         .into_iter()
@@ -134,19 +67,27 @@ pub fn run(
         options.run_dir.as_deref(),
         &options.run_id,
         options.seed,
-        crate::shard::Shard::WHOLE,
+        options.shard,
         options.threads,
         (provider.name(), &dbms_version),
         &[NAME],
     )?;
     let shared = Shared::new(databases, tx, provider, rules, options, dir, stop);
     let threads = options.threads.max(1);
-    shared.running.store(u64::from(threads), Ordering::SeqCst);
+    // Each worker runs a campaign thread of the shard, or the one
+    // database `--thread/--database` regenerates.
+    let plan: Vec<(u32, Option<u64>)> = match options.only_database {
+        Some((thread, database)) => vec![(thread, Some(database))],
+        None => (0..threads)
+            .map(|t| (options.shard.campaign_thread(t), None))
+            .collect(),
+    };
+    shared.running.store(plan.len() as u64, Ordering::SeqCst);
     std::thread::scope(|scope| {
-        for thread in 0..threads {
+        for (thread, only) in plan {
             let shared = &shared;
             scope.spawn(move || {
-                thread_loop(shared, thread);
+                thread_loop(shared, thread, only);
                 shared.running.fetch_sub(1, Ordering::SeqCst);
             });
         }
@@ -168,7 +109,7 @@ pub fn run(
         dbms: provider.name(),
         dbms_version: &dbms_version,
         seed: options.seed,
-        shard: crate::shard::Shard::WHOLE,
+        shard: options.shard,
         workers: threads,
         oracles: vec![NAME],
         elapsed,
@@ -216,120 +157,33 @@ fn monitor(shared: &Shared<'_>, mut samples: Option<&mut SampleLog>) {
     }
 }
 
-impl<'a> Shared<'a> {
-    fn new(
-        databases: &'a Databases,
-        tx: &'a dyn Transactions,
-        provider: &'a dyn Provider,
-        rules: Vec<LevelRules>,
-        options: &'a TxnOptions,
-        dir: &'a Path,
-        stop: &'a AtomicBool,
-    ) -> Shared<'a> {
-        Shared {
-            databases,
-            tx,
-            provider,
-            rules,
-            options,
-            stop,
-            started: Instant::now(),
-            counters: Counters::new(1),
-            index: Mutex::new(Index::new(dir)),
-            dir,
-            reduced: AtomicU64::new(0),
-            next_finding: AtomicU64::new(0),
-            levels: Mutex::new(BTreeMap::new()),
-            warnings: Mutex::new(Vec::new()),
-            failures: Mutex::new(Vec::new()),
-            running: AtomicU64::new(0),
-        }
-    }
-
-    fn timed_out(&self) -> bool {
-        self.options
-            .timeout
-            .is_some_and(|t| self.started.elapsed() >= t)
-    }
-
-    fn schedules_done(&self) -> bool {
-        self.options
-            .max_schedules
-            .is_some_and(|m| self.counters.checks() >= m)
-    }
-
-    pub(super) fn should_stop(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-            || self.timed_out()
-            || self.schedules_done()
-            || self
-                .options
-                .stop_after_findings
-                .is_some_and(|m| self.counters.findings() >= m)
-    }
-
-    /// Why the run ended, once it has.
-    fn stop_reason(&self) -> StopReason {
-        if self.stop.load(Ordering::Relaxed) {
-            StopReason::Interrupted
-        } else if self.schedules_done() {
-            StopReason::Checks
-        } else if self.timed_out() {
-            StopReason::Timeout
-        } else if !self
-            .failures
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
-        {
-            StopReason::Error
-        } else {
-            StopReason::Finished
-        }
-    }
-
-    pub(super) fn warn(&self, what: String) {
-        log::warn!("{what}");
-        self.warnings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(what);
-    }
-
-    /// The rules of each session of `schedule`, by its level and mode.
-    pub(super) fn rules_for(&self, schedule: &Schedule) -> Vec<&LevelRules> {
-        (0..schedule.sessions)
-            .map(|s| {
-                let (level, mode) = schedule.level_of(s);
-                self.rules
-                    .iter()
-                    .find(|r| r.level == level && r.mode.as_deref() == mode)
-                    .expect("schedules are drawn at the levels of `rules`")
-            })
-            .collect()
-    }
-}
-
 /// One database of a thread after another, until the campaign stops. A
 /// thread whose databases fail three times in a row stops: a failure of
 /// the run.
-fn thread_loop(shared: &Shared<'_>, thread: u32) {
-    let mut database = 0u64;
+/// With `only`, that one database of the thread, once.
+fn thread_loop(shared: &Shared<'_>, thread: u32, only: Option<u64>) {
+    let mut database = only.unwrap_or(0);
     let mut failures = 0;
     while !shared.should_stop() {
+        if only.is_some_and(|k| database > k) {
+            break;
+        }
         match run_database(shared, thread, database) {
             Ok(()) => failures = 0,
             Err(e) => {
                 failures += 1;
                 let what = format!("thread {thread}, database {database}: {e:#}");
-                if failures >= 3 {
+                if failures >= 3 || only.is_some() {
+                    let why = if only.is_some() {
+                        "the one database asked for"
+                    } else {
+                        "the third failure in a row: the thread stopped"
+                    };
                     shared
                         .failures
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .push(format!(
-                            "{what} (the third failure in a row: the thread stopped)"
-                        ));
+                        .push(format!("{what} ({why})"));
                     return;
                 }
                 shared.warn(what);
@@ -337,81 +191,6 @@ fn thread_loop(shared: &Shared<'_>, thread: u32) {
             }
         }
         database += 1;
-    }
-}
-
-/// A database with its sessions: the schedules run on it.
-pub(super) struct Bench<'a> {
-    /// First, so that the sessions close before the database is dropped.
-    sessions: Sessions,
-    /// A session of its own that makes the table and reads the final
-    /// rows.
-    observer: Option<Box<dyn Connection>>,
-    tx: &'a dyn Transactions,
-    scratch: crate::databases::Scratch<'a>,
-}
-
-impl Drop for Bench<'_> {
-    fn drop(&mut self) {
-        self.sessions.close();
-        drop(self.observer.take());
-        self.tx.release(self.scratch.owned());
-    }
-}
-
-fn open_bench<'a>(
-    shared: &Shared<'a>,
-    purpose: Purpose,
-    thread: u32,
-    index: u64,
-) -> anyhow::Result<Bench<'a>> {
-    let scratch = shared.databases.create(purpose, thread, index)?;
-    let owned = scratch.owned().clone();
-    let tx = shared.tx;
-    let sessions = Sessions::open(tx, MAX_SESSIONS, || tx.open_session(&owned))?;
-    let mut observer = tx.open_session(&owned)?;
-    for sql in tx.session_setup() {
-        observer
-            .execute(&sql)
-            .map_err(|e| anyhow::anyhow!("session setup `{sql}` failed: {e}"))?;
-    }
-    Ok(Bench {
-        scratch,
-        sessions,
-        observer: Some(observer),
-        tx,
-    })
-}
-
-impl Bench<'_> {
-    pub(super) fn run(
-        &mut self,
-        shared: &Shared<'_>,
-        schedule: &Schedule,
-        fault: Option<TxnFault>,
-    ) -> anyhow::Result<ScheduleRun> {
-        let rules = shared.rules_for(schedule);
-        let run = Run {
-            tx: shared.tx,
-            rules,
-            schedule,
-            timing: shared.options.timing,
-            fault,
-        };
-        let owned = self.scratch.owned().clone();
-        let tx = shared.tx;
-        let mut open = || -> anyhow::Result<Box<dyn Connection>> {
-            let mut conn = tx.open_session(&owned)?;
-            for sql in tx.session_setup() {
-                conn.execute(&sql).map_err(|e| anyhow::anyhow!("{e}"))?;
-            }
-            Ok(conn)
-        };
-        let observer = self
-            .observer
-            .as_mut()
-            .ok_or_else(|| anyhow::anyhow!("the observer session is closed"))?;
-        run.execute(&mut **observer, &self.sessions, &mut open)
     }
 }
 
@@ -432,7 +211,7 @@ fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Resu
         }
         let schedule = Schedule::generate(&mut rng, &levels, &placements, locking_reads);
         let started = Instant::now();
-        let run = bench.run(shared, &schedule, shared.options.fault)?;
+        let run = bench.run(shared, &schedule)?;
         shared
             .counters
             .add_statements(run.trace.len() as u64, started.elapsed());
@@ -470,64 +249,4 @@ fn run_database(shared: &Shared<'_>, thread: u32, database: u64) -> anyhow::Resu
         }
     }
     Ok(())
-}
-
-/// Runs a finding's schedule again (`lancet replay`): the signature it
-/// shows now and the run.
-pub fn replay(
-    databases: &Databases,
-    provider: &dyn Provider,
-    finding: &TxnFinding,
-    timing: Timing,
-) -> anyhow::Result<(String, ScheduleRun)> {
-    let tx = provider
-        .transactions()
-        .ok_or_else(|| anyhow::anyhow!("{} has no transactions lancet models", provider.name()))?;
-    let modeled = tx.levels();
-    let mut rules: Vec<LevelRules> = Vec::new();
-    for s in 0..finding.schedule.sessions {
-        let (level, mode) = finding.schedule.level_of(s);
-        let r = modeled
-            .iter()
-            .find(|r| r.level == level && r.mode.as_deref() == mode)
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{} does not model {}",
-                    provider.name(),
-                    finding.schedule.label_of(s)
-                )
-            })?;
-        if !rules.contains(r) {
-            rules.push(r.clone());
-        }
-    }
-    anyhow::ensure!(
-        (1..=MAX_SESSIONS).contains(&finding.schedule.sessions)
-            && finding.schedule.steps.iter().all(|s| s.session < finding.schedule.sessions),
-        "the schedule has {} sessions (steps of sessions up to {}); lancet drives 1 to {MAX_SESSIONS}",
-        finding.schedule.sessions,
-        finding.schedule.steps.iter().map(|s| s.session + 1).max().unwrap_or(0),
-    );
-    let fault = finding.fault.as_deref().and_then(TxnFault::by_name);
-    let options = TxnOptions {
-        seed: finding.origin.seed,
-        levels: rules.iter().map(|r| r.level).collect(),
-        fault,
-        timing,
-        schedules_per_database: 1,
-        ..TxnOptions::default()
-    };
-    let stop = AtomicBool::new(false);
-    let shared = Shared::new(
-        databases,
-        tx,
-        provider,
-        rules,
-        &options,
-        Path::new("."),
-        &stop,
-    );
-    let mut bench = open_bench(&shared, Purpose::Replay, 0, databases.next_index())?;
-    let run = bench.run(&shared, &finding.schedule, fault)?;
-    Ok((TxnFinding::signature_of(&run, &finding.schedule), run))
 }

@@ -3,10 +3,12 @@
 //! flood control), then reduced to the fewest sessions, statements and
 //! rows that still show the same anomaly at the same level.
 
-use super::campaign::{Bench, Shared};
-use super::driver::ScheduleRun;
-use super::finding::{ScheduleOrigin, TxnFinding};
-use lancet_oracles::txn::Schedule;
+use super::bench::Bench;
+use super::finding::TxnFindingFile;
+use super::shared::Shared;
+use lancet_core::fault::PlantedFault;
+use lancet_oracles::txn::{Schedule, ScheduleOrigin, ScheduleRun, TxnFinding};
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -38,7 +40,9 @@ pub(super) fn record(
     }
     let (id, sql) = written?;
     if let Some(budget) = shared.options.reduce {
-        if let Some((small, small_run)) = reduce(shared, bench, &schedule, &signature, budget) {
+        if let Some((small, small_run)) =
+            reduce_schedule(shared, bench, &schedule, &signature, budget, false)
+        {
             let reduced = make_finding(
                 shared,
                 signature,
@@ -71,11 +75,10 @@ fn confirm_and_write(
     signature: &str,
     origin: ScheduleOrigin,
 ) -> anyhow::Result<(String, std::path::PathBuf)> {
-    let fault = shared.options.fault;
     let mut repeated = 0;
     const AGAIN: u32 = 2;
     for _ in 0..AGAIN {
-        if let Ok(again) = bench.run(shared, schedule, fault) {
+        if let Ok(again) = bench.run(shared, schedule) {
             if TxnFinding::signature_of(&again, schedule) == signature {
                 repeated += 1;
             }
@@ -103,7 +106,7 @@ fn confirm_and_write(
     Ok((id, sql))
 }
 
-fn make_finding(
+pub(super) fn make_finding(
     shared: &Shared<'_>,
     signature: String,
     schedule: &Schedule,
@@ -139,7 +142,7 @@ fn make_finding(
         final_rows: run.final_rows.clone(),
         origin,
         repeated,
-        fault: shared.options.fault.map(|f| f.name().to_string()),
+        fault: shared.fault.map(|f| f.name().to_string()),
         reduced_from,
         create_table: (0..schedule.table_count())
             .flat_map(|t| {
@@ -165,25 +168,34 @@ fn make_finding(
 }
 
 /// Greedy reduction: the first candidate that still shows `signature`
-/// replaces the schedule, until none does or the time is up.
-fn reduce(
+/// replaces the schedule, until none does or the time is up. With
+/// `once_each`, a schedule already tried is not tried again (`lancet
+/// reduce`: swaps of adjacent steps could otherwise undo each other
+/// until the time is up); the campaign tries them as they come.
+pub(super) fn reduce_schedule(
     shared: &Shared<'_>,
     bench: &mut Bench<'_>,
     schedule: &Schedule,
     signature: &str,
     budget: Duration,
+    once_each: bool,
 ) -> Option<(Schedule, ScheduleRun)> {
     let deadline = Instant::now() + budget;
     let mut best: Option<(Schedule, ScheduleRun)> = None;
     let mut current = schedule.clone();
+    let key = |s: &Schedule| serde_json::to_string(s).unwrap_or_default();
+    let mut tried: HashSet<String> = HashSet::from([key(schedule)]);
     'outer: loop {
         for candidate in lancet_oracles::txn::shrink::candidates(&current) {
             if Instant::now() >= deadline || shared.stop.load(Ordering::Relaxed) {
                 break 'outer;
             }
+            if once_each && !tried.insert(key(&candidate)) {
+                continue;
+            }
             // Timing-dependent anomalies get a second try.
             for _ in 0..2 {
-                let Ok(run) = bench.run(shared, &candidate, shared.options.fault) else {
+                let Ok(run) = bench.run(shared, &candidate) else {
                     continue;
                 };
                 if TxnFinding::signature_of(&run, &candidate) == signature {

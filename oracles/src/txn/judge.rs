@@ -4,7 +4,7 @@
 //! explains them.
 
 use super::anomaly::AnomalyKind;
-use super::model::{Model, Reads, Status};
+use super::model::{show, Model, Reads, Status};
 use std::collections::BTreeMap;
 
 impl Model<'_> {
@@ -128,10 +128,4 @@ impl Model<'_> {
     fn reads_of(&self) -> Vec<Reads> {
         self.txns.iter().map(|t| t.reads.clone()).collect()
     }
-}
-
-/// Rows as `{(k, v), ...}`.
-pub fn show(rows: &[(i64, i64)]) -> String {
-    let parts: Vec<String> = rows.iter().map(|(k, v)| format!("({k}, {v})")).collect();
-    format!("{{{}}}", parts.join(", "))
 }

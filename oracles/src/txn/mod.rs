@@ -6,57 +6,36 @@
 //! the committed transactions must explain them. Definitions:
 //! `docs/oracles.md`, section *Transactions*.
 //!
-//! This crate holds what is pure: schedules, the model, the checks and
-//! how a schedule shrinks. The runner drives the sessions (threads,
-//! waiting for locks) and keeps findings.
+//! This module holds what no DBMS owns: schedules, the model, the
+//! checks, how a schedule shrinks, the driver that runs a schedule on a
+//! database's sessions (a thread per session, lock waits, the waits after
+//! a transaction ends), the planted faults it applies and a finding's
+//! record. What a DBMS does differently is its provider's
+//! ([`lancet_core::txn::Transactions`]); the campaign (threads,
+//! databases, the findings directory) is the runner's.
 
 pub mod anomaly;
+pub mod driver;
 mod judge;
 pub mod model;
+pub mod planted;
+pub mod record;
 pub mod schedule;
 pub mod serial;
+pub mod sessions;
 pub mod shrink;
+mod tables;
 
 pub use anomaly::{Anomaly, AnomalyKind};
+pub use driver::{Run, ScheduleRun, Timing, TraceLine};
 pub use model::{Model, Outcome, Status, Wait};
+pub use planted::{faults, TxnFault};
+pub use record::{ScheduleOrigin, TxnFinding};
 pub use schedule::{Action, Op, Pred, Schedule, SessionLevel, Step, MAX_SESSIONS};
+pub use sessions::Sessions;
 
 /// The `--oracle` name of the transaction oracle.
 pub const NAME: &str = "txn";
-
-/// A planted fault the driver applies to one session (the first), to
-/// prove the checks catch what they claim to (`selftest`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TxnFault {
-    /// The session's reads see the rows as they were before the schedule.
-    StaleSnapshot,
-    /// The session's last write before its COMMIT is never sent.
-    LostWrite,
-    /// The session's writes and locking reads run outside its
-    /// transaction, on a connection of their own: they take no lock that
-    /// others would wait for, and writes are committed at once.
-    NoLock,
-}
-
-impl TxnFault {
-    pub const ALL: [TxnFault; 3] = [
-        TxnFault::StaleSnapshot,
-        TxnFault::LostWrite,
-        TxnFault::NoLock,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TxnFault::StaleSnapshot => "txn-stale-snapshot",
-            TxnFault::LostWrite => "txn-lost-write",
-            TxnFault::NoLock => "txn-no-lock",
-        }
-    }
-
-    pub fn by_name(name: &str) -> Option<TxnFault> {
-        TxnFault::ALL.into_iter().find(|f| f.name() == name)
-    }
-}
 
 #[cfg(test)]
 mod tests;

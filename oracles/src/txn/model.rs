@@ -508,4 +508,8 @@ impl<'a> Model<'a> {
     }
 }
 
-pub use super::judge::show;
+/// Rows as `{(k, v), ...}`.
+pub fn show(rows: &[(i64, i64)]) -> String {
+    let parts: Vec<String> = rows.iter().map(|(k, v)| format!("({k}, {v})")).collect();
+    format!("{{{}}}", parts.join(", "))
+}

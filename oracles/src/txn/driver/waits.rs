@@ -3,8 +3,8 @@
 //! for the statements a transaction's end frees, and for any session
 //! when every one waits. Split from the driver, which sends the steps.
 
-use super::{Driving, Run, Sessions};
-use crate::txn::sessions::Reply;
+use super::{Driving, Run};
+use crate::txn::sessions::{Reply, Sessions};
 use crossbeam_channel::RecvTimeoutError;
 use std::time::{Duration, Instant};
 

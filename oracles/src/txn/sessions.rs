@@ -8,12 +8,12 @@ use lancet_core::{Connection, DbError, Value};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub(super) type Reply = Result<Option<Vec<Vec<Value>>>, DbError>;
+pub(crate) type Reply = Result<Option<Vec<Vec<Value>>>, DbError>;
 
 /// A session's thread: it runs what it is sent on its connection.
-pub(super) struct SessionThread {
+pub(crate) struct SessionThread {
     send: Sender<(String, bool)>,
-    pub(super) recv: Receiver<Reply>,
+    pub(crate) recv: Receiver<Reply>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -40,7 +40,7 @@ impl SessionThread {
         }
     }
 
-    pub(super) fn run(&self, sql: &str, is_query: bool) -> bool {
+    pub(crate) fn run(&self, sql: &str, is_query: bool) -> bool {
         self.send.send((sql.to_string(), is_query)).is_ok()
     }
 }
@@ -66,10 +66,10 @@ impl Drop for SessionThread {
 
 /// The sessions a database keeps for its schedules.
 pub struct Sessions {
-    pub(super) threads: Vec<SessionThread>,
+    pub(crate) threads: Vec<SessionThread>,
     /// The schedule tables made in this database: name, and its shape
     /// (a table of another shape is made again).
-    pub(super) tables: std::sync::Mutex<std::collections::HashMap<String, TableShape>>,
+    pub(crate) tables: std::sync::Mutex<std::collections::HashMap<String, TableShape>>,
 }
 
 impl Sessions {
@@ -102,7 +102,7 @@ impl Sessions {
 
 /// Runs a statement on a connection and waits for it: the setup, the
 /// final read, a planted fault's side connection.
-pub(super) fn run_now(conn: &mut dyn Connection, sql: &str, is_query: bool) -> Reply {
+pub(crate) fn run_now(conn: &mut dyn Connection, sql: &str, is_query: bool) -> Reply {
     if is_query {
         conn.query(sql).map(Some)
     } else {
@@ -128,4 +128,4 @@ pub fn pairs(rows: &[Vec<Value>]) -> Result<Vec<(i64, i64)>, String> {
 }
 
 /// How a schedule's table was made: its index on `v` and its placement.
-pub(super) type TableShape = (bool, Option<String>);
+pub(crate) type TableShape = (bool, Option<String>);

@@ -6,13 +6,15 @@
 //! may have changed), the schedule is *undetermined*: its later checks are
 //! skipped and counted, never guessed.
 
-use super::planted::Planted;
-pub use super::sessions::Sessions;
-use super::sessions::{pairs, run_now, Reply};
+use super::anomaly::Anomaly;
+use super::model::{Model, Outcome, Status, Wait};
+use super::planted::{Planted, TxnFault};
+use super::schedule::{Action, Op, Schedule};
+use super::sessions::{pairs, run_now, Reply, Sessions};
+use super::tables::{final_rows_sql, set_up_tables};
 use crossbeam_channel::RecvTimeoutError;
 use lancet_core::txn::{LevelRules, Transactions};
 use lancet_core::{Connection, DbError, FailureKind};
-use lancet_oracles::txn::{Action, Anomaly, Model, Op, Outcome, Schedule, Status, TxnFault, Wait};
 use std::time::{Duration, Instant};
 
 mod waits;
@@ -98,10 +100,10 @@ impl Run<'_> {
         sessions: &Sessions,
         open: &mut dyn FnMut() -> anyhow::Result<Box<dyn Connection>>,
     ) -> anyhow::Result<ScheduleRun> {
-        self.set_up_tables(setup, sessions)?;
+        set_up_tables(self.tx, self.schedule, setup, sessions)?;
         let planted = match self.fault {
             None => None,
-            Some(fault) => Some(self.plant(fault, open)?),
+            Some(fault) => Some(Planted::plant(fault, self.tx, self.schedule, open)?),
         };
         let ids = self.session_ids(sessions);
         let mut state = Driving::new(self, sessions, planted, setup, ids);
@@ -123,8 +125,8 @@ struct InFlight {
     wait: Wait,
 }
 
-pub(super) struct Driving<'r, 'a> {
-    pub(super) run: &'r Run<'a>,
+struct Driving<'r, 'a> {
+    run: &'r Run<'a>,
     /// A connection beside the sessions (the one that set the table up):
     /// it asks the server whether a session waits for a lock, and reads
     /// the final rows.
@@ -134,7 +136,7 @@ pub(super) struct Driving<'r, 'a> {
     ids: Vec<Option<String>>,
     model: Model<'a>,
     sessions: &'r Sessions,
-    pub(super) planted: Option<Planted>,
+    planted: Option<Planted>,
     inflight: Vec<Option<InFlight>>,
     /// Transactions ended so far (commits, rollbacks, conflicts).
     ends: usize,
@@ -253,7 +255,9 @@ impl<'r, 'a> Driving<'r, 'a> {
             watched_at: self.ends,
             wait,
         };
-        if let Some(reply) = self.planted_reply(step, &sql, is_query) {
+        let planted = self.planted.as_mut();
+        if let Some(reply) = planted.and_then(|p| p.reply(self.run.schedule, step, &sql, is_query))
+        {
             self.returned(f, reply, false, true);
             return;
         }
@@ -381,7 +385,7 @@ impl<'r, 'a> Driving<'r, 'a> {
                 };
                 let shown = rows
                     .as_ref()
-                    .map_or("ok".to_string(), |r| lancet_oracles::txn::model::show(r));
+                    .map_or("ok".to_string(), |r| super::model::show(r));
                 self.trace(step, shown, late);
                 if self.stopped() {
                     return;
@@ -503,7 +507,7 @@ impl<'r, 'a> Driving<'r, 'a> {
             self.out.anomalies = std::mem::take(&mut self.model.anomalies);
             return;
         }
-        let sql = super::tables::final_rows_sql(self.run.schedule);
+        let sql = final_rows_sql(self.run.schedule);
         match run_now(self.observer, &sql, true) {
             Ok(Some(rows)) => match pairs(&rows) {
                 Ok(rows) => {

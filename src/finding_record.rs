@@ -1,0 +1,80 @@
+//! A finding's record of any kind of check, read through one path: a
+//! query oracle's ([`Finding`], with its reproducer) or a transaction
+//! schedule's ([`TxnFinding`]). The record says which it is (a
+//! transaction record names the oracle `txn` and has no query check), so
+//! every command and the store read both the same way, not by trying one
+//! parse after the other.
+
+use crate::findings::Finding;
+use crate::txn::{TxnFinding, TxnFindingFile};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// A finding's record, by the kind of check that made it.
+#[derive(Debug)]
+pub enum FindingRecord {
+    /// A query oracle's finding.
+    Query(Box<Finding>),
+    /// A transaction schedule's finding.
+    Txn(Box<TxnFinding>),
+}
+
+/// Whether a record's JSON is a transaction schedule's.
+fn is_txn(value: &serde_json::Value) -> bool {
+    value.get("oracle").and_then(|o| o.as_str()) == Some(lancet_oracles::txn::NAME)
+        && value.get("check").is_none()
+}
+
+/// The record file of `path`: `ID.json`, or the one beside `ID.sql`.
+fn record_path(path: &Path) -> PathBuf {
+    if path.extension().is_some_and(|e| e == "json") {
+        path.to_path_buf()
+    } else {
+        path.with_extension("json")
+    }
+}
+
+/// Whether the record at `path` is a transaction schedule's; `None`
+/// where it cannot be read as JSON (the query loader says why).
+fn names_txn(path: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(record_path(path)).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(is_txn(&value))
+}
+
+impl FindingRecord {
+    /// A record's text (`name` for errors).
+    pub fn parse(text: &str, name: &str) -> anyhow::Result<FindingRecord> {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .with_context(|| format!("{name} is not a valid lancet finding record"))?;
+        Ok(if is_txn(&value) {
+            FindingRecord::Txn(Box::new(serde_json::from_value(value).with_context(
+                || format!("{name} is not a valid transaction finding record"),
+            )?))
+        } else {
+            FindingRecord::Query(Box::new(
+                serde_json::from_value(value)
+                    .with_context(|| format!("{name} is not a valid lancet finding record"))?,
+            ))
+        })
+    }
+
+    /// The finding at `path` (`ID.json` or `ID.sql`), as commands run
+    /// it: a query finding with its reproducer's statements
+    /// ([`Finding::load`]), a transaction finding's record.
+    pub fn load(path: &Path) -> anyhow::Result<FindingRecord> {
+        if names_txn(path) == Some(true) {
+            return Ok(FindingRecord::Txn(Box::new(TxnFinding::load(path)?)));
+        }
+        Ok(FindingRecord::Query(Box::new(Finding::load(path)?)))
+    }
+
+    /// The record alone at `path`, without a query finding's reproducer
+    /// ([`Finding::load_record`]).
+    pub fn load_record(path: &Path) -> anyhow::Result<FindingRecord> {
+        if names_txn(path) == Some(true) {
+            return Ok(FindingRecord::Txn(Box::new(TxnFinding::load(path)?)));
+        }
+        Ok(FindingRecord::Query(Box::new(Finding::load_record(path)?)))
+    }
+}
