@@ -3,9 +3,8 @@
 //! reads every crate's source from its root file (`src/lib.rs`,
 //! `src/main.rs`, `src/bin/*.rs` of each workspace member), builds the
 //! module graph from the paths each module names in its own crate
-//! (`circles/modules.rs` says which), and fails on a circle not in
-//! [`KNOWN_CIRCLES`], naming it as paths of modules with the lines that
-//! import. A parent's `mod child;` is not an import, nor is a module's
+//! (`circles/modules.rs` says which), and fails on any circle, naming it
+//! as paths of modules with the lines that import. A parent's `mod child;` is not an import, nor is a module's
 //! use of what its own ancestors hold (`super::Shared`, `crate::VERSION`:
 //! a module is part of its parent); `#[cfg(test)]` items are left out (a
 //! file's tests belong to it).
@@ -21,18 +20,6 @@ use circles::{graph, lexer, modules};
 use graph::Circle;
 use modules::Crate;
 use std::path::{Path, PathBuf};
-
-/// Circles that exist while they are being removed, one per line as the
-/// failure message prints them (`root file: modules, sorted`). A circle
-/// not listed fails the check, and so does a listed one that no longer
-/// exists: the list only shrinks.
-const KNOWN_CIRCLES: &[&str] = &[
-    "src/lib.rs: txn::campaign txn::record",
-    "src/lib.rs: txn::driver txn::planted txn::tables",
-    "src/main.rs: commands::fuzz commands::txn",
-    "core/src/lib.rs: fault oracle provider session txn",
-    "oracles/src/lib.rs: txn::judge txn::model txn::serial",
-];
 
 /// The workspace members listed in the root `Cargo.toml`.
 fn members(root: &Path) -> Vec<PathBuf> {
@@ -89,22 +76,10 @@ fn workspace_circles(root: &Path) -> Vec<Circle> {
 fn no_module_imports_itself_through_others() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let found = workspace_circles(root);
-    let mut problems = String::new();
-    for circle in &found {
-        if !KNOWN_CIRCLES.contains(&circle.key.as_str()) {
-            problems.push_str(&format!(
-                "new circle {}\n{}\n",
-                circle.key, circle.explanation
-            ));
-        }
-    }
-    for known in KNOWN_CIRCLES {
-        if !found.iter().any(|c| c.key == *known) {
-            problems.push_str(&format!(
-                "circle gone, remove it from KNOWN_CIRCLES in tests/circles.rs: {known}\n"
-            ));
-        }
-    }
+    let problems: String = found
+        .iter()
+        .map(|c| format!("circle {}\n{}\n", c.key, c.explanation))
+        .collect();
     assert!(
         problems.is_empty(),
         "modules that import each other (break each circle by moving what \

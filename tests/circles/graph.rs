@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// through others.
 #[derive(Debug)]
 pub struct Circle {
-    /// `crate-root-file: module module …`, the modules sorted: what
-    /// `KNOWN_CIRCLES` lists.
+    /// `crate-root-file: module module …`, the modules sorted: how the
+    /// failure names it.
     pub key: String,
     /// Paths that close on themselves and together take every import
     /// inside the circle, each step with the line that imports.
