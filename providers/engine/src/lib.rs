@@ -1,4 +1,4 @@
-//! Between a provider crate and the lancet binary: the one value a
+//! Owns what stands between a provider crate and the lancet binary: the one value a
 //! provider exports to describe its DBMS ([`DbmsDescription`]), which the
 //! binary keeps in a list (`src/registry.rs`), and the worker processes
 //! any engine that runs inside lancet gets for crash isolation

@@ -27,6 +27,10 @@
 //! [`literals`] (edge values shared by every DBMS), [`read_plain`] (PQS
 //! values), [`to_core`] and [`ServerDatabase`]. Dependencies point one
 //! way: this crate knows lancet-core, never a provider.
+//!
+//! May not touch: a connection or a DBMS by name (what differs between
+//! DBMSs is stated by the provider through the traits above), the
+//! oracles, the runner, findings.
 
 mod derived;
 pub mod dml;
