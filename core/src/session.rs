@@ -108,9 +108,9 @@ pub struct Session<'e> {
     /// Rows already fetched for oracles ([`DataReader`]), by query text;
     /// forgotten when the data changes ([`Session::execute_sql`]).
     fetched: std::collections::HashMap<String, Vec<Row>>,
-    /// The temporary tables [`Session::materialize`] made: name and
-    /// statement, in order.
-    materialized: Vec<(String, String)>,
+    /// The temporary tables [`Session::materialize`] made: name,
+    /// statement and the knobs in force when it ran, in order.
+    materialized: Vec<(String, String, KnobSetting)>,
     /// The first statement that lost the connection, wherever it ran: a
     /// loss inside a step whose errors are not findings (reading plans)
     /// shows only at the next statement, which did not cause it.
@@ -255,17 +255,29 @@ impl<'e> Session<'e> {
     }
 
     /// Runs `sql`, which stores a query's rows in temporary table `name`,
-    /// unless this session did already: the table lives as long as the
-    /// connection, and checks only read, so it stays right. Not part of
-    /// the database's setup: the check that needs it runs it. Errors are
-    /// judged as the query's.
+    /// unless this session did already under the knobs now in force: the
+    /// table lives as long as the connection, and checks only read, so it
+    /// stays right. Made under other knobs it is dropped and made again,
+    /// since the bug a knob hides may sit in the materializing statement
+    /// (a replay with that knob off must not read the rows the defaults
+    /// made). Not part of the database's setup: the check that needs it
+    /// runs it. Errors are judged as the query's.
     pub fn materialize(&mut self, name: &str, sql: &str) -> Result<(), ExecError> {
-        if self.materialized.iter().any(|(n, _)| n == name) {
-            return Ok(());
+        if let Some(i) = self.materialized.iter().position(|(n, _, _)| n == name) {
+            if self.materialized[i].2 == self.knobs {
+                return Ok(());
+            }
+            let drop = format!("DROP TABLE {name}");
+            if let Err(e) = self.timed(&drop, |c| c.execute(&drop)) {
+                return Err(self.classify(StatementKind::Query, drop, e));
+            }
+            self.materialized.remove(i);
         }
         match self.timed(sql, |c| c.execute(sql)) {
             Ok(()) => {
-                self.materialized.push((name.to_string(), sql.to_string()));
+                let knobs = self.knobs.clone();
+                self.materialized
+                    .push((name.to_string(), sql.to_string(), knobs));
                 Ok(())
             }
             Err(e) => Err(self.classify(StatementKind::Query, sql.to_string(), e)),
@@ -276,7 +288,7 @@ impl<'e> Session<'e> {
     /// finding's reproducer needs them after the setup, since the failing
     /// query may read their tables.
     pub fn materializations(&self) -> impl Iterator<Item = &str> {
-        self.materialized.iter().map(|(_, sql)| sql.as_str())
+        self.materialized.iter().map(|(_, sql, _)| sql.as_str())
     }
 
     /// Runs `run` on the connection for `sql`: logged, timed and counted.
