@@ -8,11 +8,17 @@
 //! since the bug is already reported. One that now passes is reported
 //! fixed, so that its reproducer can become a regression test. Bugs are
 //! matched by signature (`dedup`), the identity the findings index uses.
+//!
+//! A known bug may be a query oracle's reproducer or a transaction
+//! schedule's record ([`FindingRecord`]); a schedule is run again on a
+//! fresh database with the run's planted transaction fault, if any.
 
 use crate::databases::Databases;
-use crate::findings::{Finding, FindingKind};
+use crate::finding_record::FindingRecord;
+use crate::findings::FindingKind;
 use crate::replay::Replayed;
 use crate::summary::{KnownBugLine, Summary};
+use crate::txn::{TxnFinding, TxnFindingFile};
 use anyhow::{bail, Context};
 use lancet_core::Dialect;
 use std::collections::BTreeMap;
@@ -30,7 +36,7 @@ pub struct KnownBug {
     pub signatures: Vec<String>,
     pub kind: FindingKind,
     pub oracle: Option<String>,
-    finding: Finding,
+    finding: FindingRecord,
 }
 
 /// The files in a known-bugs directory that make up one bug.
@@ -95,37 +101,85 @@ pub fn load(dir: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Vec<Know
             }
             let signatures = loaded
                 .iter()
-                .map(|(_, f)| {
-                    f.signature
-                        .clone()
-                        .unwrap_or_else(|| crate::signature::signature(f, dialect))
-                })
+                .map(|(_, f)| signature_of(f, dialect))
                 .collect();
             let (reproducer, finding) = loaded.swap_remove(0);
+            let (kind, oracle) = match &finding {
+                FindingRecord::Query(f) => (f.kind, f.oracle.clone()),
+                FindingRecord::Txn(f) => (f.kind(), Some(f.oracle.clone())),
+            };
             Ok(KnownBug {
                 reproducer,
                 signatures,
-                kind: finding.kind,
-                oracle: finding.oracle.clone(),
+                kind,
+                oracle,
                 finding,
             })
         })
         .collect()
 }
 
-/// Reads one known reproducer and checks that this run can replay it.
-fn load_one(path: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Finding> {
+/// The signature a finding of this run has when it is the bug of `record`.
+fn signature_of(record: &FindingRecord, dialect: Dialect) -> String {
+    match record {
+        FindingRecord::Query(f) => f
+            .signature
+            .clone()
+            .unwrap_or_else(|| crate::signature::signature(f, dialect)),
+        FindingRecord::Txn(f) => f.signature.clone(),
+    }
+}
+
+/// Reads one known reproducer and checks that this run can replay it (a
+/// schedule's levels are checked when it runs).
+fn load_one(path: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<FindingRecord> {
     let context = || format!("known bug {} cannot be used", path.display());
-    let finding = Finding::load(path).with_context(context)?;
-    if finding.dbms != dbms {
+    let record = FindingRecord::load(path).with_context(context)?;
+    let of = match &record {
+        FindingRecord::Query(f) => &f.dbms,
+        FindingRecord::Txn(f) => &f.dbms,
+    };
+    if of != dbms {
         bail!(
-            "known bug {} is a reproducer for {}; this run tests {dbms}",
-            path.display(),
-            finding.dbms
+            "known bug {} is a reproducer for {of}; this run tests {dbms}",
+            path.display()
         );
     }
-    crate::replay::check_case(&finding, dialect).with_context(context)?;
-    Ok(finding)
+    if let FindingRecord::Query(f) = &record {
+        crate::replay::check_case(f, dialect).with_context(context)?;
+    }
+    Ok(record)
+}
+
+/// Runs a known schedule again on a fresh database, with `fault` (the
+/// run's planted transaction fault) in place of the one it recorded:
+/// still failing while it shows its signature. A timing-dependent
+/// anomaly gets a second try, as in the campaign.
+fn replay_txn(
+    finding: &TxnFinding,
+    databases: &Databases,
+    fault: Option<&str>,
+) -> anyhow::Result<Replayed> {
+    let mut finding = finding.clone();
+    finding.fault = fault.map(str::to_string);
+    let mut shown = String::new();
+    for _ in 0..2 {
+        let (signature, run) = crate::txn::rerun::replay(
+            databases,
+            databases.provider(),
+            &finding,
+            crate::txn::Timing::default(),
+        )?;
+        let ends = crate::txn::rerun::endings(&run);
+        if signature == finding.signature {
+            return Ok(Replayed::StillFails {
+                why: format!("the schedule still shows {signature} ({ends})"),
+                same: true,
+            });
+        }
+        shown = format!("the schedule now shows {signature} ({ends})");
+    }
+    Ok(Replayed::Passes(shown))
 }
 
 /// The known bugs after their replay at start-up.
@@ -135,13 +189,22 @@ pub struct KnownBugs {
 }
 
 impl KnownBugs {
-    /// Replays each known bug on a fresh database of `databases`. A
+    /// Replays each known bug on a fresh database of `databases` (a
+    /// schedule with `txn_fault`, the run's planted transaction fault). A
     /// reproducer that cannot be replayed (a setup statement fails now) is
     /// an error naming it: whether the bug is open cannot be told.
-    pub fn replay(bugs: Vec<KnownBug>, databases: &Databases) -> anyhow::Result<KnownBugs> {
+    pub fn replay(
+        bugs: Vec<KnownBug>,
+        databases: &Databases,
+        txn_fault: Option<&str>,
+    ) -> anyhow::Result<KnownBugs> {
         let mut replayed = Vec::new();
         for bug in bugs {
-            let outcome = crate::replay::replay(&bug.finding, databases).with_context(|| {
+            let outcome = match &bug.finding {
+                FindingRecord::Query(f) => crate::replay::replay(f, databases),
+                FindingRecord::Txn(f) => replay_txn(f, databases, txn_fault),
+            }
+            .with_context(|| {
                 format!("known bug {} cannot be replayed", bug.reproducer.display())
             })?;
             replayed.push((bug, outcome));

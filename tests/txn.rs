@@ -859,3 +859,93 @@ fn a_transaction_fault_on_a_query_oracle_is_a_clear_error() {
         stderr(&o)
     );
 }
+
+/// `--known` on a transaction run (a CI gate's known open bugs): the
+/// findings of a planted lost write, kept as known, make a second run
+/// with the same fault pass the gate with its findings counted as known;
+/// without the fault the schedules no longer show their anomaly, and the
+/// known bugs are reported fixed.
+#[test]
+fn known_transaction_bugs_pass_the_gate_while_open_and_are_reported_fixed() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let dir = out.path().join(name);
+        let mut args = vec!["--seed", "3", "--queries", "40", "--no-reduce"];
+        args.extend_from_slice(extra);
+        let o = txn(&dir, "sqlite", "", &args);
+        let summary = read_json(&run_dir(&dir).join("summary.json"));
+        (o, summary)
+    };
+    let fault = ["--inject-fault", "txn-lost-write"];
+    let (o, first) = run("first", &fault);
+    assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
+    let known = out.path().join("known");
+    std::fs::create_dir_all(&known).unwrap();
+    for entry in std::fs::read_dir(run_dir(&out.path().join("first")).join("findings")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, known.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let signatures: Vec<String> = first["bugs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["signature"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!signatures.is_empty(), "{first}");
+    let known_arg = known.to_str().unwrap();
+
+    let (o, again) = run("again", &[fault[0], fault[1], "--known", known_arg]);
+    let err = printed(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "known bugs do not fail the gate: {err}"
+    );
+    assert!(err.contains(" still open, 0 fixed"), "{err}");
+    let findings = again["findings"].as_u64().unwrap();
+    assert!(findings > 0, "the bugs were met again: {again}");
+    assert_eq!(again["known_findings"].as_u64(), Some(findings), "{again}");
+    // One known bug per record kept, each with a signature of the first run.
+    let kept = finding_records(&known).len();
+    let bugs = again["known_bugs"].as_array().unwrap();
+    assert_eq!(bugs.len(), kept, "{again}");
+    assert!(
+        bugs.iter()
+            .all(|b| signatures.iter().any(|s| b["signature"] == s.as_str())),
+        "{bugs:?}"
+    );
+    assert!(
+        bugs.iter()
+            .all(|b| b["fixed"] == false && b["oracle"] == "txn"),
+        "{bugs:?}"
+    );
+
+    let (o, fixed) = run("fixed", &["--known", known_arg]);
+    let err = printed(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("0 still open"), "{err}");
+    assert!(err.contains("is fixed: it no longer reproduces"), "{err}");
+    let bugs = fixed["known_bugs"].as_array().unwrap();
+    assert_eq!(bugs.len(), kept, "{fixed}");
+    assert!(bugs.iter().all(|b| b["fixed"] == true), "{bugs:?}");
+}
+
+/// `lancet bisect` given a transaction finding says what it does with
+/// one (it replays query reproducers only) instead of failing to parse it.
+#[test]
+fn bisect_given_a_transaction_finding_says_it_replays_query_reproducers_only() {
+    let out = tempfile::tempdir().unwrap();
+    a_planted_record(out.path(), "sqlite", "");
+    let record = finding_records(out.path()).remove(0);
+    let libs = out.path().to_str().unwrap();
+    let o = run(&["bisect", "--libs", libs, record.to_str().unwrap()]);
+    let said = printed(&o);
+    assert_eq!(o.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("is a transaction schedule's finding")
+            && said.contains("lancet replay --sqlite-lib"),
+        "{said}"
+    );
+}

@@ -5,6 +5,7 @@
 use super::provider_for;
 use crate::{BisectArgs, ConnectArgs, IsolationArgs};
 use anyhow::{bail, Context};
+use lancet::finding_record::FindingRecord;
 use lancet::findings::WrongSide;
 use lancet::findings::{Finding, FindingKind};
 use lancet::registry;
@@ -123,9 +124,18 @@ fn verdict(builds: &[Build], outcomes: &[Outcome]) -> (String, Option<String>) {
 pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
     let mut findings = Vec::new();
     for file in &args.files {
-        let finding = Finding::load(file)
+        let record = FindingRecord::load(file)
             .with_context(|| format!("cannot read the reproducer {}", file.display()))?;
-        findings.push(finding);
+        let FindingRecord::Query(finding) = record else {
+            bail!(
+                "{} is a transaction schedule's finding (--oracle txn): bisect replays query \
+                 reproducers only, not transaction schedules across builds; run the schedule on \
+                 one build with `lancet replay --sqlite-lib LIB {}`",
+                file.display(),
+                file.display()
+            );
+        };
+        findings.push(*finding);
     }
     // One engine's builds: the DBMS of the first reproducer, and every
     // other must be for it too.

@@ -240,10 +240,7 @@ fn replay_txn(
         &finding,
         lancet::txn::Timing::default(),
     )?;
-    let ends = format!(
-        "{} committed, {} ended in a conflict",
-        run.committed, run.conflicts
-    );
+    let ends = lancet::txn::rerun::endings(&run);
     if signature != finding.signature {
         println!(
             "{}: passes: the schedule now shows {signature}, not {} ({ends})",

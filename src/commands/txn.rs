@@ -36,7 +36,6 @@ pub fn parse_levels(text: &[String]) -> anyhow::Result<Vec<IsolationLevel>> {
 
 pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let t = &args.target;
-    refuse_unsupported(&args)?;
     if let Some(path) = &args.summary_json {
         check_writable(path, "summary")?;
     }
@@ -51,6 +50,10 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
          is not one",
         provider.name()
     );
+    let known = match &args.known {
+        Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,
+        None => Vec::new(),
+    };
     let fault = super::fault(&t.inject_fault)?;
     let levels = parse_levels(&args.txn_levels)?;
     let seed = args.seed.unwrap_or_else(default_seed);
@@ -80,6 +83,12 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_dir.display()
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
+    let known = super::fuzz::replay_known(
+        known,
+        &databases,
+        args.known.as_deref(),
+        t.inject_fault.as_deref(),
+    )?;
     let options = TxnOptions {
         run_id,
         seed,
@@ -105,7 +114,8 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         sample_interval: Duration::from_secs(args.sample_interval.max(1)),
     };
     let feeder = super::feed::start_feeder(store, &run_dir)?;
-    let summary = lancet::txn::run(&databases, &*provider, &options, &findings, &stop)?;
+    let mut summary = lancet::txn::run(&databases, &*provider, &options, &findings, &stop)?;
+    known.apply(&mut summary);
     publish(&summary, &run_dir, args.summary_json.as_ref());
     if let Some(path) = &args.junit {
         if let Err(e) = lancet::junit::write(path, &summary) {
@@ -116,19 +126,6 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::from(summary.exit_code()))
-}
-
-/// Options of `fuzz` a transaction run has no use for yet: a clear
-/// error, not an option silently ignored.
-fn refuse_unsupported(args: &FuzzArgs) -> anyhow::Result<()> {
-    let given = [("--known", args.known.is_some())];
-    for (option, set) in given {
-        anyhow::ensure!(
-            !set,
-            "{option} does not apply to --oracle txn yet (a schedule is regenerated with `lancet replay FINDING.json`)"
-        );
-    }
-    Ok(())
 }
 
 /// Schedules per second at each thread count.

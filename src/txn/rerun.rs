@@ -107,6 +107,15 @@ pub fn replay(
     )
 }
 
+/// How a run's transactions ended, as `lancet replay` and the known
+/// bugs of a run (`--known`) say it.
+pub fn endings(run: &ScheduleRun) -> String {
+    format!(
+        "{} committed, {} ended in a conflict",
+        run.committed, run.conflicts
+    )
+}
+
 /// What `lancet reduce` made of a transaction finding.
 pub enum Reduced {
     /// A smaller schedule that still shows the signature, as a finding.
