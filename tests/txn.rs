@@ -729,9 +729,10 @@ fn replay_takes_a_transaction_finding_and_a_query_finding() {
 
 /// `lancet findings` over run directories reads a transaction run's
 /// records and a query run's alike, from their indexes and, where a run
-/// was killed before it saved its index, from the records themselves.
+/// was killed before it saved its index, from the records themselves;
+/// `lancet push` files both in a store and `lancet report` shows both.
 #[test]
-fn findings_takes_a_transaction_run_and_a_query_run() {
+fn findings_store_and_report_take_a_transaction_run_and_a_query_run() {
     let out = tempfile::tempdir().unwrap();
     let runs = out.path().join("runs");
     let txn = a_planted_record(&runs, "sqlite", "");
@@ -756,6 +757,34 @@ fn findings_takes_a_transaction_run_and_a_query_run() {
             "{query_signature} not in:\n{list}"
         );
     }
+    // The store and the report take both kinds the same way: pushed into
+    // an SQLite store, both signatures are in the report's page.
+    let store = out.path().join("store.db");
+    let pushed = run(&[
+        "push",
+        "--store",
+        store.to_str().unwrap(),
+        runs.to_str().unwrap(),
+    ]);
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let page = out.path().join("report.html");
+    let reported = run(&[
+        "report",
+        "--store",
+        store.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(reported.status.code(), Some(0), "{}", stderr(&reported));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&txn_signature),
+        "{txn_signature} not in the report"
+    );
+    assert!(
+        html.contains(&query_signature[..12]),
+        "{query_signature} not in the report"
+    );
 }
 
 /// The campaign options of `fuzz` hold for transactions as for queries:
