@@ -89,18 +89,20 @@ targets=("${positional[@]:2}")
 
 # "1-3,7" -> "1 2 3 7"
 expand_seeds() {
-    local part out=()
+    local part parts i list=()
     IFS=, read -ra parts <<<"$1"
     for part in "${parts[@]}"; do
         if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
-            out+=($(seq "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"))
+            for ((i = BASH_REMATCH[1]; i <= BASH_REMATCH[2]; i++)); do
+                list+=("$i")
+            done
         elif [[ $part =~ ^[0-9]+$ ]]; then
-            out+=("$part")
+            list+=("$part")
         else
             die "bad seeds '$1'"
         fi
     done
-    echo "${out[@]}"
+    echo "${list[@]}"
 }
 
 for t in "${targets[@]}"; do
@@ -177,7 +179,7 @@ pg_bindir() {
 start_pg() {
     local bindir=$1
     shift
-    local dir try opts
+    local dir opts
     [[ -x $bindir/initdb ]] || die "no initdb in '$bindir'"
     dir=$(mktemp -d "$(server_root)/lancet-identity-pg.XXXXXX") || die "mktemp"
     cleanups+=("rm -rf '$dir'")
@@ -185,7 +187,7 @@ start_pg() {
     as_user postgres "$bindir/initdb" -D "$dir/data" -U postgres -E UTF8 \
         --locale=C --no-sync -A trust >"$dir/initdb.log" 2>&1 ||
         die "initdb failed: $(cat "$dir/initdb.log")"
-    for try in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         port=$(free_port)
         opts="-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off"
         opts+=" -c synchronous_commit=off -c full_page_writes=off"
@@ -248,20 +250,23 @@ stop_mariadb() {
 # A throwaway mariadbd with the `lancet` account and the `test` database,
 # as testkit/src/mariadb.rs makes it. Sets `port`.
 start_mariadb() {
-    local mariadbd install client dir try i pid user=mysql
+    local mariadbd install client dir i pid user=mysql as=()
     mariadbd=$(PATH=/usr/sbin:/usr/local/sbin:$PATH command -v mariadbd) || die "no mariadbd"
     install=$(command -v mariadb-install-db) || die "no mariadb-install-db"
     client=$(command -v mariadb) || die "no mariadb client"
     dir=$(mktemp -d /tmp/lancet-identity-my.XXXXXX) || die "mktemp"
     cleanups+=("rm -rf '$dir'")
     mkdir -p "$dir/tmp"
-    is_root && chown -R "$user" "$dir"
+    if is_root; then
+        chown -R "$user" "$dir"
+        as=(--user="$user")
+    fi
     (cd "$dir" && "$install" --no-defaults --datadir="$dir/data" --tmpdir="$dir/tmp" \
         --auth-root-authentication-method=normal --skip-test-db \
         --innodb-log-file-size=16M --innodb-buffer-pool-size=64M \
-        $(is_root && echo "--user=$user") </dev/null >"$dir/install.log" 2>&1) ||
+        "${as[@]}" </dev/null >"$dir/install.log" 2>&1) ||
         die "mariadb-install-db failed: $(cat "$dir/install.log")"
-    for try in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         port=$(free_port)
         (cd "$dir" && exec setsid "$mariadbd" --no-defaults --datadir="$dir/data" \
             --port="$port" --socket="$dir/sock" --tmpdir="$dir/tmp" \
@@ -271,7 +276,7 @@ start_mariadb() {
             --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 \
             --skip-log-bin --max-connections=100 \
             --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
-            $(is_root && echo "--user=$user") </dev/null >"$dir/out" 2>&1) &
+            "${as[@]}" </dev/null >"$dir/out" 2>&1) &
         pid=$!
         cleanups+=("stop_mariadb $pid '$dir'")
         for ((i = 0; i < 300; i++)); do
@@ -294,14 +299,17 @@ start_mariadb() {
 # ---------------------------------------------------------------- comparing
 
 # Writes FILE's text with what differs between two runs masked, to stdout.
-# Statement logs get only the run's token (in database names); findings
-# and summaries also paths, times and durations, and JSON keys that hold
-# times.
+# Statement logs get only the run's token (in database names) and, in the
+# `-- error:` comments, the DBMS's excerpt of the query at the error
+# (`LINE 1: ... ^`): DuckDB evaluates the parts of a query in parallel and
+# names whichever failed first, so two runs of one binary differ there.
+# Findings and summaries also get paths, times and durations masked, and
+# JSON keys that hold times.
 mask() {
     local file=$1 run_dir=$2 run_id=$3 token=$4 kind=$5
     local sub=(-e "s#$run_dir#<run>#g" -e "s#$run_id#<run-id>#g" -e "s#$token#<token>#g")
     if [[ $kind == statements ]]; then
-        sed "${sub[@]}" "$file"
+        sed "${sub[@]}" -E -e 's#^(-- error: .*) LINE [0-9]+: .*\^#\1 LINE <excerpt> ^#' "$file"
     elif [[ $file == *.json ]]; then
         jq 'walk(if type == "object" then with_entries(
                 if (.key | test("(^|_)(seconds|secs|ms|millis|elapsed|unix|time|timings|per_second|dbms_time_share|started|finished|host|findings_dir|run_id|lancet_version|slowest_shapes)$"))
