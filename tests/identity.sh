@@ -468,7 +468,7 @@ for t in "${targets[@]}"; do
             # findings and summary counts only.
             rm -rf "$base"
             log=()
-            note=" [no statement logs: before refuses --log-statements with --oracle txn; findings and summary counts compared]"
+            note=" [no statement logs: lancet refuses --log-statements with --oracle txn; findings and summary counts compared]"
             run_b=$(run_lancet "$before" "$base/before" "${args[@]}" --seed "$seed" "${extra[@]}")
             rc_b=$?
         fi
