@@ -62,7 +62,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
     databases.set_fault(query_fault(&t.inject_fault)?);
-    let known = replay_known(known, &databases, args.known.as_deref(), None)?;
+    let known = super::known::replay_known(known, &databases, args.known.as_deref(), None)?;
     let feeder = start_feeder(store, &run_dir)?;
     let mut summary = runner::run(RunSetup {
         provider,
@@ -130,27 +130,6 @@ fn run_options(
             run_dir,
         )
     })
-}
-
-/// Replays the known bugs before the run, through the run's databases and
-/// planted fault (`txn_fault` for transaction schedules), and says what
-/// it found.
-pub(super) fn replay_known(
-    known: Vec<lancet::known::KnownBug>,
-    databases: &Databases,
-    dir: Option<&std::path::Path>,
-    txn_fault: Option<&str>,
-) -> anyhow::Result<lancet::known::KnownBugs> {
-    let Some(dir) = dir else {
-        return Ok(lancet::known::KnownBugs::default());
-    };
-    let known = lancet::known::KnownBugs::replay(known, databases, txn_fault)?;
-    let (open, fixed) = known.counts();
-    eprintln!(
-        "lancet: known bugs in {}: {open} still open, {fixed} fixed",
-        dir.display()
-    );
-    Ok(known)
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {

@@ -16,6 +16,7 @@ mod bisect;
 mod cleanup;
 mod feed;
 mod fuzz;
+mod known;
 pub mod library;
 mod reduce;
 mod selftest;

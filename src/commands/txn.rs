@@ -83,7 +83,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_dir.display()
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
-    let known = super::fuzz::replay_known(
+    let known = super::known::replay_known(
         known,
         &databases,
         args.known.as_deref(),
