@@ -255,6 +255,27 @@ pub struct ReductionInfo {
 }
 
 impl Finding {
+    /// This finding's statements, origin and fault with nothing a check,
+    /// a confirmation or a reduction said of them: no result, case,
+    /// signature or explanation. A finding made from another (a crash met
+    /// while replaying it) starts from here.
+    pub fn unexplained(&self) -> Finding {
+        Finding {
+            diff: None,
+            error: None,
+            case: None,
+            confirmed: false,
+            reduction: None,
+            signature: None,
+            hidden_by_knobs: Vec::new(),
+            flipped_by_knobs: Vec::new(),
+            wrong_side: None,
+            stored: Vec::new(),
+            timing: None,
+            ..self.clone()
+        }
+    }
+
     fn new(
         source: &FindingSource,
         kind: FindingKind,

@@ -64,18 +64,8 @@ impl LostInReplay {
             relation: None,
             setup: replayed.setup[..self.setup_run.min(replayed.setup.len())].to_vec(),
             queries: vec![failing],
-            diff: None,
             error: Some(self.error.clone()),
-            case: None,
-            confirmed: false,
-            reduction: None,
-            signature: None,
-            hidden_by_knobs: Vec::new(),
-            flipped_by_knobs: Vec::new(),
-            wrong_side: None,
-            stored: Vec::new(),
-            timing: None,
-            ..replayed.clone()
+            ..replayed.unexplained()
         }
     }
 }
