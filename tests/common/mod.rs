@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod citus_psql;
+pub mod txn;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,60 @@
+//! What the transaction tests share: a transaction run, its finding
+//! records, what it printed, and a record of a planted fault to edit.
+
+use super::*;
+use std::path::{Path, PathBuf};
+
+/// `lancet fuzz --oracle txn` on `dbms` at `url`, with `extra`.
+pub fn txn(out: &Path, dbms: &str, url: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--dbms", dbms, "--oracle", "txn", "--threads", "2"];
+    if !url.is_empty() {
+        args.extend(["--url", url]);
+    }
+    args.extend_from_slice(extra);
+    fuzz_into(out, &args)
+}
+
+/// Every finding of a run, by its record `findings/ID.json` (the
+/// reduced ones are `ID.reduced.json` beside it).
+pub fn finding_records(out: &Path) -> Vec<PathBuf> {
+    let mut records: Vec<PathBuf> = files_below(out, ".json")
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("txn-") && !name.ends_with(".reduced.json")
+        })
+        .collect();
+    records.sort();
+    records
+}
+
+/// A finding's directory of scripts: `ID/` beside `ID.json`.
+pub fn scripts_of(record: &Path) -> PathBuf {
+    record.with_extension("")
+}
+
+/// What a run printed: its summary (stdout) and its log (stderr).
+pub fn printed(o: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(o))
+}
+
+/// The record of a finding of a planted lost write on `dbms`, for a
+/// test to edit.
+pub fn a_planted_record(out: &Path, dbms: &str, url: &str) -> serde_json::Value {
+    let o = txn(
+        out,
+        dbms,
+        url,
+        &[
+            "--queries",
+            "40",
+            "--seed",
+            "3",
+            "--no-reduce",
+            "--inject-fault",
+            "txn-lost-write",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
+    read_json(&finding_records(out).remove(0))
+}
