@@ -411,7 +411,7 @@ impl Finding {
             Err(e) => anyhow::bail!("cannot read {}: {e}", sql.display()),
         };
         let text = without_client_lines(&text, &finding);
-        let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
+        let Some(dialect) = crate::registry::CATALOG.dialect_of(&finding.dbms) else {
             anyhow::bail!(
                 "the record names a DBMS lancet does not know: {}",
                 finding.dbms

@@ -93,7 +93,7 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
         }
         let found = match FindingRecord::load_record(&record) {
             Ok(FindingRecord::Query(finding)) => {
-                let Some(dialect) = crate::registry::dialect_of(&finding.dbms) else {
+                let Some(dialect) = crate::registry::CATALOG.dialect_of(&finding.dbms) else {
                     continue;
                 };
                 let signature = finding

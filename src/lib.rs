@@ -14,8 +14,6 @@
 
 pub mod bug;
 pub mod campaign;
-pub mod cleanup;
-pub mod databases;
 pub mod dedup;
 pub mod finding_record;
 pub mod findings;
@@ -23,7 +21,6 @@ pub mod fleet_findings;
 pub mod judge;
 pub mod junit;
 pub mod known;
-pub mod ledger;
 pub mod leftovers;
 pub mod localize;
 pub mod reduce;
@@ -37,6 +34,9 @@ pub mod stored_rows;
 pub mod summary;
 pub mod txn;
 pub mod wrong_side;
+
+// The databases' modules keep their paths in this crate (`lancet::databases`, ...).
+pub use lancet_databases::{cleanup, databases, ledger};
 
 // The fleet's modules keep their paths in this crate (`lancet::store`, ...),
 // so the command line and the campaign name them as before.

@@ -3,9 +3,9 @@
 //! providers; nothing else in the binary branches on a DBMS.
 
 use anyhow::Context;
-use lancet_core::{Dialect, ExpectedErrors, Provider};
+use lancet_core::{ExpectedErrors, Provider};
 use lancet_engine::isolation::WorkerProgram;
-use lancet_engine::{DbmsDescription, OpenOptions, Workers};
+use lancet_engine::{Catalog, DbmsDescription, OpenOptions, Workers};
 use std::path::{Path, PathBuf};
 
 /// Every DBMS, the default first. A new DBMS is one line here.
@@ -16,6 +16,9 @@ pub const DBMS: &[&DbmsDescription] = &[
     &lancet_mysql::description::MYSQL,
     &lancet_duckdb::description::DUCKDB,
 ];
+
+/// [`DBMS`] as the value the findings crates are handed.
+pub const CATALOG: Catalog = Catalog::new(DBMS);
 
 /// The `--dbms` default: the first of [`DBMS`].
 pub const DEFAULT_DBMS: &str = DBMS[0].name;
@@ -37,35 +40,12 @@ const fn first_server() -> &'static str {
 
 /// The `--dbms` names, for the command line.
 pub fn names() -> Vec<&'static str> {
-    DBMS.iter().map(|d| d.name).collect()
+    CATALOG.names()
 }
 
 /// The description of `--dbms name`.
 pub fn describe(name: &str) -> anyhow::Result<&'static DbmsDescription> {
-    DBMS.iter()
-        .copied()
-        .find(|d| d.name == name)
-        .with_context(|| {
-            format!(
-                "unknown DBMS '{name}'; lancet knows: {}",
-                names().join(", ")
-            )
-        })
-}
-
-/// The SQL dialect of a `--dbms` name, as a finding's record names it:
-/// the dialect of the provider that wrote it, if lancet has that provider.
-pub fn dialect_of(dbms: &str) -> Option<Dialect> {
-    describe(dbms).ok().map(|d| d.dialect)
-}
-
-/// The sqlparser dialect that reads SQL printed in `dialect`; sqlparser's
-/// generic one for a dialect no DBMS here prints.
-pub fn parser_dialect(dialect: Dialect) -> Box<dyn sqlparser::dialect::Dialect> {
-    match DBMS.iter().find(|d| d.dialect.name() == dialect.name()) {
-        Some(d) => (d.parser_dialect)(),
-        None => Box::new(sqlparser::dialect::GenericDialect {}),
-    }
+    CATALOG.describe(name)
 }
 
 /// Settings a provider may take from the command line or a config file.

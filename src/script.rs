@@ -9,7 +9,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 /// The sqlparser dialect that reads one of ours (each DBMS's description
 /// names it; core knows nothing of sqlparser).
 pub fn parser_dialect(d: Dialect) -> Box<dyn SpDialect> {
-    crate::registry::parser_dialect(d)
+    crate::registry::CATALOG.parser_dialect(d)
 }
 
 /// Splits a script into statements at top-level semicolons, dropping
