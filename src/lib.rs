@@ -12,31 +12,22 @@
 //! of a DBMS by name outside `registry` (tests/seams.rs checks), or the
 //! oracles' and providers' insides beyond their public traits.
 
-pub mod bug;
 pub mod campaign;
-pub mod dedup;
-pub mod finding_record;
-pub mod findings;
-pub mod fleet_findings;
-pub mod judge;
 pub mod junit;
-pub mod known;
-pub mod leftovers;
-pub mod localize;
 pub mod reduce;
 pub mod registry;
-pub mod replay;
-pub mod reproducer;
 pub mod runner;
-pub mod script;
-pub mod signature;
-pub mod stored_rows;
 pub mod summary;
 pub mod txn;
-pub mod wrong_side;
 
 // The databases' modules keep their paths in this crate (`lancet::databases`, ...).
 pub use lancet_databases::{cleanup, databases, ledger};
+
+// The findings' modules keep their paths in this crate (`lancet::findings`, ...).
+pub use lancet_findings::{
+    bug, dedup, finding_record, findings, fleet_findings, judge, known, leftovers, localize,
+    replay, reproducer, script, signature, stored_rows, wrong_side,
+};
 
 // The fleet's modules keep their paths in this crate (`lancet::store`, ...),
 // so the command line and the campaign name them as before.
@@ -44,7 +35,7 @@ pub use lancet_fleet::utc::utc_time;
 pub use lancet_fleet::{report, run_files, shard, store};
 
 /// lancet's version, as findings record it.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use lancet_findings::VERSION;
 
 /// A run's id: UTC time, the seed and the process's random token, e.g.
 /// `20261122-071502-s42-3fa9c1d2e4b7`: readable, and unique even for two

@@ -1,7 +1,8 @@
-//! The seams between the binary, core, oracles, the fleet crate and
-//! providers, checked on the source: a new DBMS is one crate and one line
-//! in `src/registry.rs`, so nothing else in the binary, core, the oracles
-//! or the fleet crate names a DBMS or a provider crate.
+//! The seams between the binary, core, oracles, the fleet crate, the
+//! campaign's crates (`campaign/`) and providers, checked on the source: a
+//! new DBMS is one crate and one line in `src/registry.rs`, so nothing else
+//! in the binary, core, the oracles, the fleet crate or the campaign's
+//! crates names a DBMS or a provider crate.
 
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,10 @@ fn only_the_registry_names_a_dbms() {
     let mut files = Vec::new();
     for dir in ["src", "core/src", "oracles/src", "fleet/src"] {
         rust_files(&root.join(dir), &mut files);
+    }
+    // The campaign's crates (databases, findings, reduction), every one.
+    for entry in std::fs::read_dir(root.join("campaign")).unwrap() {
+        rust_files(&entry.unwrap().path().join("src"), &mut files);
     }
     let mut names: Vec<String> = lancet::registry::names()
         .iter()
@@ -134,5 +139,52 @@ fn the_server_toolkit_depends_on_no_provider() {
             !manifest.contains(provider),
             "providers/server/Cargo.toml names {provider}"
         );
+    }
+}
+
+/// The campaign's crates sit below the binary and beside no provider:
+/// their dependencies (not dev-dependencies, where a provider may serve
+/// unit tests as a fixture) name no provider and not the `lancet` crate,
+/// and point one way, databases ← findings ← reduce.
+#[test]
+fn the_campaign_crates_depend_on_no_provider_and_not_on_the_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let order = ["lancet-databases", "lancet-findings", "lancet-reduce"];
+    for entry in std::fs::read_dir(root.join("campaign")).unwrap() {
+        let dir = entry.unwrap().path();
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let name = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .unwrap()
+            .to_string();
+        let start = manifest.find("[dependencies]").unwrap();
+        let end = manifest[start + 1..]
+            .find("\n[")
+            .map_or(manifest.len(), |e| start + 1 + e);
+        let dependencies: Vec<&str> = manifest[start..end]
+            .lines()
+            .filter_map(|l| l.split(['.', ' ', '=']).next())
+            .filter(|d| d.starts_with("lancet"))
+            .collect();
+        for d in &dependencies {
+            assert!(
+                ![
+                    "lancet",
+                    "lancet-sqlite",
+                    "lancet-postgres",
+                    "lancet-mysql",
+                    "lancet-duckdb",
+                    "lancet-server"
+                ]
+                .contains(d),
+                "{name} depends on {d}"
+            );
+            let above = |n: &str| order.iter().position(|o| *o == n);
+            if let (Some(me), Some(it)) = (above(&name), above(d)) {
+                assert!(it < me, "{name} depends on {d}, which is above it");
+            }
+        }
     }
 }

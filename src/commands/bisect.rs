@@ -124,7 +124,7 @@ fn verdict(builds: &[Build], outcomes: &[Outcome]) -> (String, Option<String>) {
 pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
     let mut findings = Vec::new();
     for file in &args.files {
-        let record = FindingRecord::load(file)
+        let record = FindingRecord::load(file, &registry::CATALOG)
             .with_context(|| format!("cannot read the reproducer {}", file.display()))?;
         let FindingRecord::Query(finding) = record else {
             bail!(

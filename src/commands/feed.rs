@@ -21,7 +21,7 @@ pub(super) fn start_feeder(
                 location,
                 open,
                 run_dir.to_path_buf(),
-                &CampaignFindings,
+                &CAMPAIGN_FINDINGS,
                 STORE_INTERVAL,
             )?,
         )),
@@ -55,6 +55,11 @@ pub(super) fn finish_feeder(feeder: Option<(String, Feeder)>, run_dir: &Path) ->
 }
 
 /// How often the store is fed during a run.
+/// The campaign's findings as the store reads them, of the DBMSs lancet
+/// knows (a feeder's thread keeps it for the run).
+pub(super) static CAMPAIGN_FINDINGS: CampaignFindings =
+    CampaignFindings::new(&lancet::registry::CATALOG);
+
 pub(super) const STORE_INTERVAL: Duration = Duration::from_secs(5);
 /// How long the last push at the end of a run may retry a store that is away.
 pub(super) const STORE_GRACE: Duration = Duration::from_secs(30);

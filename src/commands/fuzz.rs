@@ -6,7 +6,7 @@ use super::shard::{shard_of, shard_threads};
 use super::*;
 use crate::{BenchArgs, FuzzArgs};
 use lancet::databases::{Databases, RunToken};
-use lancet::fleet_findings::CampaignFindings;
+use lancet::registry::CATALOG;
 use lancet::reproducer::FindingWriter;
 use lancet::runner::{self, RunOptions, RunSetup};
 use lancet::shard::Shard;
@@ -31,7 +31,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(args.store.url.as_deref())?;
     let provider = make_provider(t)?;
     let known = match &args.known {
-        Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,
+        Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect(), &CATALOG)?,
         None => Vec::new(),
     };
     let (oracles, not_here) = oracles_for(&t.oracle, &*provider)?;
@@ -176,7 +176,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                     location.clone(),
                     None,
                     run_dir.clone(),
-                    &CampaignFindings,
+                    &super::feed::CAMPAIGN_FINDINGS,
                     STORE_INTERVAL,
                 )?),
                 None => None,

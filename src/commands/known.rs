@@ -16,7 +16,17 @@ pub(super) fn replay_known(
     let Some(dir) = dir else {
         return Ok(lancet::known::KnownBugs::default());
     };
-    let known = lancet::known::KnownBugs::replay(known, databases, txn_fault)?;
+    // A schedule runs again through the transaction campaign's rerun.
+    let rerun = |finding: &lancet::txn::TxnFinding| -> anyhow::Result<(String, String)> {
+        let (signature, run) = lancet::txn::rerun::replay(
+            databases,
+            databases.provider(),
+            finding,
+            lancet::txn::Timing::default(),
+        )?;
+        Ok((signature, lancet::txn::rerun::endings(&run)))
+    };
+    let known = lancet::known::KnownBugs::replay(known, databases, txn_fault, &rerun)?;
     let (open, fixed) = known.counts();
     eprintln!(
         "lancet: known bugs in {}: {open} still open, {fixed} fixed",

@@ -54,7 +54,8 @@ fn reduce_foreign_file(
             let (first, second) = match *compared {
                 Compared::Pair(i, j) => (i, j),
                 Compared::Last => {
-                    let n = lancet::script::split_statements(&text, dialect).len();
+                    let n =
+                        lancet::script::split_statements(&text, dialect, &registry::CATALOG).len();
                     if n < 2 {
                         bail!(
                             "{} has fewer than two statements to compare",
@@ -72,8 +73,15 @@ fn reduce_foreign_file(
         }
         (None, None) => unreachable!("checked above"),
     };
-    let r =
-        lancet::reduce::foreign::reduce_foreign(&text, name, dialect, &check, limit, Some(stop))?;
+    let r = lancet::reduce::foreign::reduce_foreign(
+        &text,
+        name,
+        dialect,
+        &registry::CATALOG,
+        &check,
+        limit,
+        Some(stop),
+    )?;
     let out = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
     lancet::reproducer::write_synced(&out, r.text().as_bytes())?;
     println!(
@@ -98,7 +106,7 @@ fn reduce_finding(
     limit: Duration,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<ExitCode> {
-    let finding = match FindingRecord::load(&args.file)? {
+    let finding = match FindingRecord::load(&args.file, &registry::CATALOG)? {
         FindingRecord::Query(finding) => finding,
         FindingRecord::Txn(finding) => return reduce_txn(args, *finding, name, limit, stop),
     };
@@ -109,7 +117,7 @@ fn reduce_finding(
         &finding,
         args.connect.no_fault,
     )?);
-    let reducer = lancet::reduce::Reducer::new(&databases)
+    let reducer = lancet::reduce::Reducer::new(&databases, &registry::CATALOG)
         .with_time_limit(limit)
         .with_abort(stop);
     let sql_name = name.replace(".json", ".sql");
@@ -125,7 +133,13 @@ fn reduce_finding(
     };
     let dir = written.sql.parent().unwrap_or(std::path::Path::new("."));
     let writer = FindingWriter::new(dir)?;
-    lancet::dedup::write_reduced(&writer, &written, &mut reduced, provider)?;
+    lancet::dedup::write_reduced(
+        &writer,
+        &written,
+        &mut reduced,
+        provider,
+        &registry::CATALOG,
+    )?;
     let i = &r.info;
     println!(
         "reduced {name}: {} -> {} statements ({} -> {} bytes) in {:.1} s, {} candidates tried{}\nsignature {}\nwritten to {}",
@@ -164,7 +178,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut failing = 0;
     let mut broken = 0;
     for file in &args.files {
-        let finding = match FindingRecord::load(file) {
+        let finding = match FindingRecord::load(file, &registry::CATALOG) {
             Ok(FindingRecord::Txn(txn)) => {
                 match replay_txn(file, *txn, &args.connect) {
                     Ok(true) => failing += 1,

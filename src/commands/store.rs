@@ -3,7 +3,6 @@
 
 use crate::{FindingsArgs, PushArgs, ReportArgs, StoreSource};
 use anyhow::{bail, Context};
-use lancet::fleet_findings::CampaignFindings;
 use lancet::store::push::PushState;
 use lancet::store::{Store, StoreLocation};
 use std::path::PathBuf;
@@ -60,7 +59,11 @@ pub fn open_source(source: &StoreSource) -> anyhow::Result<Store> {
     };
     let mut store = Store::open(&location).map_err(|e| anyhow::anyhow!("{e}"))?;
     for dir in run_dirs(&source.runs)? {
-        let pushed = store.push_run(&dir, &CampaignFindings, &mut PushState::default())?;
+        let pushed = store.push_run(
+            &dir,
+            &super::feed::CAMPAIGN_FINDINGS,
+            &mut PushState::default(),
+        )?;
         say_broken(&pushed.broken);
     }
     Ok(store)
@@ -77,7 +80,7 @@ pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
     let mut store = Store::open(&location).map_err(|e| anyhow::anyhow!("{e}"))?;
     for dir in run_dirs(&args.source.runs)? {
         let mut state = PushState::default();
-        let pushed = store.push_run(&dir, &CampaignFindings, &mut state)?;
+        let pushed = store.push_run(&dir, &super::feed::CAMPAIGN_FINDINGS, &mut state)?;
         say_broken(&pushed.broken);
         println!(
             "lancet push: {}: {} finding(s) in the store ({} new, {} removed), {} sample(s) sent",

@@ -5,6 +5,7 @@
 use super::*;
 use crate::{BenchArgs, FuzzArgs};
 use lancet::databases::{Databases, RunToken};
+use lancet::registry::CATALOG;
 use lancet::txn::{Timing, TxnOptions};
 use lancet_core::txn::IsolationLevel;
 use std::process::ExitCode;
@@ -51,7 +52,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         provider.name()
     );
     let known = match &args.known {
-        Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect())?,
+        Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect(), &CATALOG)?,
         None => Vec::new(),
     };
     let fault = super::fault(&t.inject_fault)?;

@@ -15,6 +15,7 @@ use crate::databases::{Databases, Purpose};
 use anyhow::{bail, Context};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{Dialect, Row};
+use lancet_engine::Catalog;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -150,6 +151,7 @@ pub fn reduce_foreign(
     text: &str,
     file_name: &str,
     dialect: Dialect,
+    catalog: &Catalog,
     check: &Check,
     time_limit: Duration,
     abort: Option<&AtomicBool>,
@@ -160,7 +162,7 @@ pub fn reduce_foreign(
         abort,
         stopped: AtomicBool::new(false),
     };
-    let statements = split_statements(text, dialect);
+    let statements = split_statements(text, dialect, catalog);
     if statements.is_empty() {
         bail!("{file_name} holds no SQL statements");
     }
@@ -179,7 +181,7 @@ pub fn reduce_foreign(
     loop {
         let before = current.clone();
         current = drop_statements(current, &tester, &budget);
-        current = simplify_statements(current, &tester, &budget, dialect);
+        current = simplify_statements(current, &tester, &budget, dialect, catalog);
         if budget.stopped.load(Ordering::Relaxed) || current == before {
             break;
         }
@@ -351,6 +353,7 @@ fn simplify_statements(
     tester: &Tester,
     budget: &Budget,
     dialect: Dialect,
+    catalog: &Catalog,
 ) -> Vec<(usize, String)> {
     let mut k = 0;
     while k < current.len() && !budget.over() {
@@ -359,7 +362,7 @@ fn simplify_statements(
             continue;
         }
         let mut improved = false;
-        for v in statement_variants(&current[k].1, dialect) {
+        for v in statement_variants(&current[k].1, dialect, catalog) {
             if budget.over() {
                 break;
             }

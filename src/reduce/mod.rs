@@ -33,12 +33,15 @@ use crate::findings::{found_queries, Finding, FindingKind, FoundQuery, Reduction
 use lancet_core::{
     run_check, run_check_with_knobs_off, Case, CheckOutcome, Disagreement, Oracle, Session,
 };
+use lancet_engine::Catalog;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Replays candidates on fresh databases of one provider.
 pub struct Reducer<'a> {
     databases: &'a Databases,
+    /// Which parser reads the setup's statements (their DBMS's).
+    catalog: Catalog,
     time_limit: Duration,
     abort: Option<&'a AtomicBool>,
     /// Whether candidates may run on a database an earlier candidate used
@@ -60,10 +63,12 @@ pub struct Reduction {
 impl<'a> Reducer<'a> {
     /// Candidates run on fresh `databases`, through the planted fault
     /// they wrap connections in (the one the finding was made with, if
-    /// any: it is part of how the finding reproduces).
-    pub fn new(databases: &'a Databases) -> Reducer<'a> {
+    /// any: it is part of how the finding reproduces); `catalog` gives
+    /// the parser that reads their DBMS's statements.
+    pub fn new(databases: &'a Databases, catalog: &Catalog) -> Reducer<'a> {
         Reducer {
             databases,
+            catalog: *catalog,
             time_limit: Duration::from_secs(60),
             abort: None,
             reuse: std::cell::Cell::new(false),

@@ -171,9 +171,11 @@ impl Reducer<'_> {
                     return;
                 };
                 'stmt: loop {
-                    for cand in
-                        sql_text::statement_variants(stmt, self.databases.provider().dialect())
-                    {
+                    for cand in sql_text::statement_variants(
+                        stmt,
+                        self.databases.provider().dialect(),
+                        &self.catalog,
+                    ) {
                         if budget.over() {
                             break 'stmt;
                         }
@@ -207,7 +209,7 @@ impl Reducer<'_> {
             }
             let mut improved = false;
             let dialect = self.databases.provider().dialect();
-            for cand in sql_text::statement_variants(&current.setup[i], dialect) {
+            for cand in sql_text::statement_variants(&current.setup[i], dialect, &self.catalog) {
                 if budget.over() {
                     break;
                 }

@@ -6,6 +6,7 @@
 
 pub use crate::script::{parser_dialect, split_statements};
 use lancet_core::Dialect;
+use lancet_engine::Catalog;
 use sqlparser::ast::{self as sp, visit_expressions_mut};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -15,11 +16,11 @@ use std::ops::ControlFlow;
 /// cuts first. Parsed statements lose INSERT rows, column options, select
 /// items, joins and clauses, and have expressions replaced by a part of
 /// them or a simpler literal; statements sqlparser cannot parse lose tokens.
-pub fn statement_variants(stmt: &str, dialect: Dialect) -> Vec<String> {
-    let d = parser_dialect(dialect);
+pub fn statement_variants(stmt: &str, dialect: Dialect, catalog: &Catalog) -> Vec<String> {
+    let d = parser_dialect(dialect, catalog);
     let mut parsed = match Parser::parse_sql(&*d, stmt) {
         Ok(v) if v.len() == 1 => v,
-        _ => return token_variants(stmt, dialect),
+        _ => return token_variants(stmt, dialect, catalog),
     };
     let original = parsed.remove(0);
     let mut out: Vec<String> = structural_variants(&original)
@@ -282,8 +283,8 @@ fn changes_meaning(tokens: &[Token], words: &[usize], start: usize, end: usize) 
 /// For statements sqlparser cannot parse: the statement with a run of
 /// tokens removed, long runs first, never one that changes what a
 /// statement means while keeping it valid ([`changes_meaning`]).
-pub fn token_variants(stmt: &str, dialect: Dialect) -> Vec<String> {
-    let d = parser_dialect(dialect);
+pub fn token_variants(stmt: &str, dialect: Dialect, catalog: &Catalog) -> Vec<String> {
+    let d = parser_dialect(dialect, catalog);
     let Ok(tokens) = Tokenizer::new(&*d, stmt).tokenize() else {
         return vec![];
     };
@@ -338,6 +339,7 @@ mod tests {
         let s = split_statements(
             "-- a comment\nCREATE TABLE t(a);\nINSERT INTO t VALUES ('x;y');\n\nSELECT 1",
             SQLITE,
+            &crate::registry::CATALOG,
         );
         assert_eq!(s.len(), 3, "{s:?}");
         assert_eq!(s[1], "INSERT INTO t VALUES ('x;y')");
@@ -345,9 +347,17 @@ mod tests {
 
     #[test]
     fn insert_rows_and_expressions_are_simplified() {
-        let v = statement_variants("INSERT INTO t VALUES (1), (2), (3)", SQLITE);
+        let v = statement_variants(
+            "INSERT INTO t VALUES (1), (2), (3)",
+            SQLITE,
+            &crate::registry::CATALOG,
+        );
         assert!(v.contains(&"INSERT INTO t VALUES (1)".to_string()), "{v:?}");
-        let v = statement_variants("SELECT a FROM t WHERE a > 5 AND b = 'xy'", SQLITE);
+        let v = statement_variants(
+            "SELECT a FROM t WHERE a > 5 AND b = 'xy'",
+            SQLITE,
+            &crate::registry::CATALOG,
+        );
         assert!(v.contains(&"SELECT a FROM t".to_string()), "{v:?}");
         assert!(
             v.contains(&"SELECT a FROM t WHERE a > 5".to_string()),
@@ -360,6 +370,7 @@ mod tests {
         let variants = token_variants(
             "CREATE VIEW v0 AS SELECT CAST(c0 AS INT) FROM t0 UNION ALL SELECT 1 FROM t1",
             lancet_sqlite::dialect::DIALECT,
+            &crate::registry::CATALOG,
         );
         assert!(!variants.is_empty());
         for v in &variants {
@@ -370,7 +381,7 @@ mod tests {
 
     #[test]
     fn unparsable_statements_lose_tokens() {
-        let v = statement_variants("FROB THE WIDGET 42", SQLITE);
+        let v = statement_variants("FROB THE WIDGET 42", SQLITE, &crate::registry::CATALOG);
         assert!(
             v.iter().any(|s| s == "FROB THE 42" || s == "FROB THE"),
             "{v:?}"

@@ -141,7 +141,7 @@ mod message_tests {
     fn an_error_target_rejects_statements_that_fail_otherwise() {
         let provider = Arc::new(lancet_sqlite::SqliteProvider::new().unwrap());
         let databases = Databases::new(provider, RunToken::new(), None);
-        let reducer = Reducer::new(&databases);
+        let reducer = Reducer::new(&databases, &crate::registry::CATALOG);
         let setup = vec!["CREATE TABLE t0(c0)".to_string()];
         let target = Target::Failure(
             Symptom::Error(DbError::statement(

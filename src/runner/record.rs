@@ -32,7 +32,11 @@ pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyh
         return keep_collateral(shared, thread, &finding);
     }
     // Signed once here: the index reads the signature from the finding.
-    let sig = crate::signature::signature(&finding, shared.provider.dialect());
+    let sig = crate::signature::signature(
+        &finding,
+        shared.provider.dialect(),
+        &crate::registry::CATALOG,
+    );
     finding.signature = Some(sig.clone());
     if let Some(limit) = shared.options.flood_limit {
         let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
@@ -165,6 +169,7 @@ fn file_finding(
     shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
         finding,
         shared.provider.dialect(),
+        &crate::registry::CATALOG,
         &written.sql,
         None,
     )?;

@@ -1,6 +1,8 @@
 //! Run statistics: shared counters the workers bump, the status line, and
 //! the summary printed at the end (and written with `--summary-json`).
 
+pub use lancet_findings::known::KnownBugLine;
+use lancet_findings::known::KnownBugsOfRun;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -165,20 +167,26 @@ pub struct BugLine {
     pub known: bool,
 }
 
-/// A known open bug (`--known`), as the summary lists it.
-#[derive(Clone, Debug, Serialize)]
-pub struct KnownBugLine {
-    pub signature: String,
-    pub kind: String,
-    pub oracle: Option<String>,
-    /// The known reproducer that was replayed.
-    pub reproducer: String,
-    /// It no longer reproduces.
-    pub fixed: bool,
-    /// What replaying it at start-up showed.
-    pub replay: String,
-    /// Findings of it in this run.
-    pub findings: u64,
+/// Known bugs (`--known`) mark the run's bugs and are listed with them.
+impl KnownBugsOfRun for Summary {
+    fn mark_known(&mut self, is_open: &dyn Fn(&str) -> bool) {
+        for line in &mut self.bugs {
+            line.known = is_open(&line.signature);
+        }
+        self.known_findings = self.bugs.iter().filter(|b| b.known).map(|b| b.count).sum();
+    }
+
+    fn findings_of(&self, signatures: &[String]) -> u64 {
+        self.bugs
+            .iter()
+            .filter(|b| signatures.contains(&b.signature))
+            .map(|b| b.count)
+            .sum()
+    }
+
+    fn list_known_bugs(&mut self, bugs: Vec<KnownBugLine>) {
+        self.known_bugs = bugs;
+    }
 }
 
 /// What a summary states about the run besides its counters.

@@ -1,7 +1,7 @@
 //! The transaction oracle's campaign: threads, each with a database of
 //! its own ([`bench`]) and the driver's sessions on it, run schedules
 //! ([`campaign`]); findings are confirmed, written as a script per
-//! session ([`finding`]) and reduced ([`record`]); a finding's schedule
+//! session (`lancet_findings::txn_finding`) and reduced ([`record`]); a finding's schedule
 //! runs again for `lancet replay` and `lancet reduce` ([`rerun`]). What a schedule is,
 //! what its level allows and how the driver runs it on sessions is the
 //! oracle's (`lancet_oracles::txn`); what a DBMS's levels are is its
@@ -9,7 +9,6 @@
 
 mod bench;
 pub mod campaign;
-pub mod finding;
 pub mod options;
 mod record;
 pub mod rerun;
@@ -17,6 +16,6 @@ mod shared;
 mod statement_log;
 
 pub use campaign::run;
-pub use finding::{TxnFinding, TxnFindingFile};
+pub use lancet_findings::txn_finding::{TxnFinding, TxnFindingFile};
 pub use lancet_oracles::txn::Timing;
 pub use options::TxnOptions;

@@ -4,8 +4,8 @@
 //! rows that still show the same anomaly at the same level.
 
 use super::bench::Bench;
-use super::finding::TxnFindingFile;
 use super::shared::Shared;
+use super::TxnFindingFile;
 use lancet_core::fault::PlantedFault;
 use lancet_oracles::txn::{Schedule, ScheduleOrigin, ScheduleRun, TxnFinding};
 use std::collections::HashSet;

@@ -6,8 +6,9 @@
 //! parse after the other.
 
 use crate::findings::Finding;
-use crate::txn::{TxnFinding, TxnFindingFile};
+use crate::txn_finding::{TxnFinding, TxnFindingFile};
 use anyhow::Context;
+use lancet_engine::Catalog;
 use std::path::{Path, PathBuf};
 
 /// A finding's record, by the kind of check that made it.
@@ -62,11 +63,14 @@ impl FindingRecord {
     /// The finding at `path` (`ID.json` or `ID.sql`), as commands run
     /// it: a query finding with its reproducer's statements
     /// ([`Finding::load`]), a transaction finding's record.
-    pub fn load(path: &Path) -> anyhow::Result<FindingRecord> {
+    /// `catalog` says which dialect a query finding's DBMS prints.
+    pub fn load(path: &Path, catalog: &Catalog) -> anyhow::Result<FindingRecord> {
         if names_txn(path) == Some(true) {
             return Ok(FindingRecord::Txn(Box::new(TxnFinding::load(path)?)));
         }
-        Ok(FindingRecord::Query(Box::new(Finding::load(path)?)))
+        Ok(FindingRecord::Query(Box::new(Finding::load(
+            path, catalog,
+        )?)))
     }
 
     /// The record alone at `path`, without a query finding's reproducer

@@ -3,21 +3,22 @@
 //! findings (reading an edited reproducer), deduplication and the reducer.
 
 use lancet_core::Dialect;
+use lancet_engine::Catalog;
 use sqlparser::dialect::Dialect as SpDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 /// The sqlparser dialect that reads one of ours (each DBMS's description
-/// names it; core knows nothing of sqlparser).
-pub fn parser_dialect(d: Dialect) -> Box<dyn SpDialect> {
-    crate::registry::CATALOG.parser_dialect(d)
+/// in `catalog` names it; core knows nothing of sqlparser).
+pub fn parser_dialect(d: Dialect, catalog: &Catalog) -> Box<dyn SpDialect> {
+    catalog.parser_dialect(d)
 }
 
 /// Splits a script into statements at top-level semicolons, dropping
 /// comments-only pieces. Strings and quoted names may contain semicolons;
 /// the tokenizer knows them. If it cannot tokenize the text (an unclosed
 /// quote), the split falls back to semicolons at line ends.
-pub fn split_statements(text: &str, dialect: Dialect) -> Vec<String> {
-    let d = parser_dialect(dialect);
+pub fn split_statements(text: &str, dialect: Dialect, catalog: &Catalog) -> Vec<String> {
+    let d = parser_dialect(dialect, catalog);
     let Ok(tokens) = Tokenizer::new(&*d, text).tokenize() else {
         return text
             .split(";\n")

@@ -8,6 +8,7 @@ use crate::signature::signature;
 use anyhow::Context;
 use lancet_core::knobs::describe_changes;
 use lancet_core::Dialect;
+use lancet_engine::Catalog;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -149,12 +150,16 @@ impl Index {
         &mut self,
         f: &Finding,
         dialect: Dialect,
+        catalog: &Catalog,
         path: &Path,
         reduced_from: Option<&Path>,
     ) -> anyhow::Result<(String, u64)> {
-        let signature = f.signature.clone().unwrap_or_else(|| signature(f, dialect));
+        let signature = f
+            .signature
+            .clone()
+            .unwrap_or_else(|| signature(f, dialect, catalog));
         let indexed = Indexed {
-            core: crate::bug::core_of(f, &signature, dialect),
+            core: crate::bug::core_of(f, &signature, dialect, catalog),
             signature,
             kind: f.kind,
             oracle: f.oracle.clone(),
@@ -431,8 +436,9 @@ pub fn write_reduced(
     out: &crate::reproducer::WrittenFinding,
     finding: &mut Finding,
     provider: &dyn lancet_core::Provider,
+    catalog: &Catalog,
 ) -> anyhow::Result<()> {
-    finding.signature = Some(signature(finding, provider.dialect()));
+    finding.signature = Some(signature(finding, provider.dialect(), catalog));
     writer.update(
         out,
         finding,

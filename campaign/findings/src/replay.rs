@@ -2,7 +2,6 @@
 //! A CI gate keeps its known open bugs as reproducers and replays them; a
 //! fixed bug's reproducer becomes a regression test that must pass.
 
-use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, FindingKind, FoundQuery};
 use crate::judge::{Judgment, Symptom};
 use anyhow::{bail, Context};
@@ -11,6 +10,7 @@ use lancet_core::{
     run_check_with_knobs_off, Case, CheckOutcome, DbError, ExecError, FailureKind, KnobSetting,
     Oracle, Session,
 };
+use lancet_databases::databases::{Databases, Purpose};
 
 /// What replaying one reproducer showed.
 #[derive(Clone, Debug, PartialEq, Eq)]

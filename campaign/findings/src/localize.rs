@@ -3,10 +3,10 @@
 //! signatures whose disagreement the same knob hides are likely one bug in
 //! that optimization, and the index lists them as a group.
 
-use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, FindingKind};
 use crate::replay::{replay_with_knobs_off, Replayed};
 use lancet_core::{KnobSetting, Session};
+use lancet_databases::databases::{Databases, Purpose};
 
 /// Whether the finding's check disagrees on a fresh database with the
 /// knobs of `off` turned off for each query (`None`: it cannot be run),

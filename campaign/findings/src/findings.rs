@@ -11,6 +11,7 @@ use lancet_core::{
     Case, DbError, Disagreement, ExecError, FailureKind, KnobSetting, Provider, QueryContext,
     RanQuery,
 };
+use lancet_engine::Catalog;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
@@ -399,7 +400,8 @@ impl Finding {
     /// statements are taken from the `.sql`; the compared queries must
     /// still be the record's (the oracle's relation is defined over them),
     /// or the file is refused with a message that says so.
-    pub fn load(path: &Path) -> anyhow::Result<Finding> {
+    /// `catalog` says which dialect the record's DBMS prints.
+    pub fn load(path: &Path, catalog: &Catalog) -> anyhow::Result<Finding> {
         let mut finding = Finding::load_record(path)?;
         let sql = path.with_extension("sql");
         let text = match fs::read_to_string(&sql) {
@@ -411,14 +413,14 @@ impl Finding {
             Err(e) => anyhow::bail!("cannot read {}: {e}", sql.display()),
         };
         let text = without_client_lines(&text, &finding);
-        let Some(dialect) = crate::registry::CATALOG.dialect_of(&finding.dbms) else {
+        let Some(dialect) = catalog.dialect_of(&finding.dbms) else {
             anyhow::bail!(
                 "the record names a DBMS lancet does not know: {}",
                 finding.dbms
             );
         };
         let split = |t: &str| -> Vec<String> {
-            crate::script::split_statements(t, dialect)
+            crate::script::split_statements(t, dialect, catalog)
                 .iter()
                 .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
                 .collect()

@@ -4,8 +4,8 @@
 //! created and not dropped. A run directory whose ledger a live process
 //! holds is left alone.
 
-use crate::databases::{Ledger, LEDGER_FILE};
 use crate::reproducer::PENDING_DIR;
+use lancet_databases::databases::{Ledger, LEDGER_FILE};
 use std::path::{Path, PathBuf};
 
 /// Where pending findings of a killed run are moved: out of `findings/`,

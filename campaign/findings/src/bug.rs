@@ -16,6 +16,7 @@
 use crate::findings::{Finding, FindingKind};
 use lancet_core::print::ToSql;
 use lancet_core::{BinaryOp, Dialect, Expr};
+use lancet_engine::Catalog;
 use serde_json::Value as Json;
 use std::collections::BTreeSet;
 
@@ -37,7 +38,7 @@ pub struct BugCore {
 /// The core of `f`, which `signature` (its signature, as
 /// [`crate::signature`] computed it) stands for where the case says
 /// nothing more (crashes and hangs are known by how the DBMS died).
-pub fn core_of(f: &Finding, signature: &str, dialect: Dialect) -> BugCore {
+pub fn core_of(f: &Finding, signature: &str, dialect: Dialect, catalog: &Catalog) -> BugCore {
     match (&f.case, f.kind) {
         (Some(case), kind) if kind.is_relation() => {
             let inputs = serde_json::to_value(case)
@@ -115,7 +116,7 @@ pub fn core_of(f: &Finding, signature: &str, dialect: Dialect) -> BugCore {
             let shape = f
                 .queries
                 .first()
-                .map(|q| crate::signature::statement_shape(&q.sql, dialect))
+                .map(|q| crate::signature::statement_shape(&q.sql, dialect, catalog))
                 .unwrap_or_default();
             BugCore {
                 key: hash(&format!("{}|{code}|{message}", f.kind.name())),
@@ -592,7 +593,7 @@ mod tests {
         );
         // The first line only: the query's text and caret below it differ.
         let lined = error_finding("SELECT 2", &format!("{copy}\n\nLINE 1: SELECT 2\n       ^"));
-        let key = |f: &Finding| core_of(f, "sig", d).key;
+        let key = |f: &Finding| core_of(f, "sig", d, &crate::fixture::CATALOG).key;
         assert_eq!(key(&a), key(&b));
         assert_eq!(key(&a), key(&lined));
         assert_ne!(key(&a), key(&other));

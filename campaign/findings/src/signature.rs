@@ -8,6 +8,7 @@
 
 use crate::findings::{Finding, FindingKind};
 use lancet_core::Dialect;
+use lancet_engine::Catalog;
 use serde_json::Value as Json;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
@@ -55,8 +56,8 @@ fn abstract_json(v: &mut Json) {
 
 /// The shape of a statement: keywords and operators kept, literals and
 /// generated names abstracted.
-pub(crate) fn statement_shape(sql: &str, dialect: Dialect) -> String {
-    let d = crate::script::parser_dialect(dialect);
+pub(crate) fn statement_shape(sql: &str, dialect: Dialect, catalog: &Catalog) -> String {
+    let d = crate::script::parser_dialect(dialect, catalog);
     match Tokenizer::new(&*d, sql).tokenize() {
         Ok(tokens) => tokens
             .iter()
@@ -77,8 +78,9 @@ pub(crate) fn statement_shape(sql: &str, dialect: Dialect) -> String {
     }
 }
 
-/// A finding's signature: 16 hex digits.
-pub fn signature(f: &Finding, dialect: Dialect) -> String {
+/// A finding's signature: 16 hex digits (`catalog` gives the parser that
+/// reads statements printed in `dialect`).
+pub fn signature(f: &Finding, dialect: Dialect, catalog: &Catalog) -> String {
     if matches!(f.kind, FindingKind::Crash | FindingKind::Hang) {
         // A crash is known by how the DBMS died (the signal, its last
         // words), not by the shape of whichever query set it off: the
@@ -108,7 +110,7 @@ pub fn signature(f: &Finding, dialect: Dialect) -> String {
                 key.push('|');
             }
             if let Some(q) = f.queries.first() {
-                key.push_str(&statement_shape(&q.sql, dialect));
+                key.push_str(&statement_shape(&q.sql, dialect, catalog));
             }
         }
     }
@@ -125,13 +127,14 @@ mod tests {
         assert_eq!(abstract_name("t12"), "t");
         assert_eq!(abstract_name("lancet_parts"), "lancet_parts");
         assert_eq!(abstract_name("MAX"), "MAX");
+        let shape = |sql| statement_shape(sql, SQLITE, &crate::fixture::CATALOG);
         assert_eq!(
-            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", SQLITE),
-            statement_shape("SELECT c4 FROM t0 WHERE c4 > 'x'", SQLITE)
+            shape("SELECT c1 FROM t3 WHERE c1 > 17"),
+            shape("SELECT c4 FROM t0 WHERE c4 > 'x'")
         );
         assert_ne!(
-            statement_shape("SELECT c1 FROM t3 WHERE c1 > 17", SQLITE),
-            statement_shape("SELECT c1 FROM t3 WHERE c1 < 17", SQLITE)
+            shape("SELECT c1 FROM t3 WHERE c1 > 17"),
+            shape("SELECT c1 FROM t3 WHERE c1 < 17")
         );
     }
 }

@@ -11,16 +11,20 @@
 //!
 //! A known bug may be a query oracle's reproducer or a transaction
 //! schedule's record ([`FindingRecord`]); a schedule is run again on a
-//! fresh database with the run's planted transaction fault, if any.
+//! fresh database with the run's planted transaction fault, if any, by
+//! the campaign's rerun, which the caller hands over ([`RerunSchedule`]).
+//! What the replay found goes into the run's summary through
+//! [`KnownBugsOfRun`], which the summary implements.
 
-use crate::databases::Databases;
 use crate::finding_record::FindingRecord;
 use crate::findings::FindingKind;
 use crate::replay::Replayed;
-use crate::summary::{KnownBugLine, Summary};
-use crate::txn::{TxnFinding, TxnFindingFile};
+use crate::txn_finding::{TxnFinding, TxnFindingFile};
 use anyhow::{bail, Context};
 use lancet_core::Dialect;
+use lancet_databases::databases::Databases;
+use lancet_engine::Catalog;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -50,7 +54,12 @@ struct Files {
 /// `.json` record) at its top level, the run's index and `pending/` aside.
 /// A file that is not a reproducer of `dbms` whose record fits its oracle
 /// is an error naming it: a gate must not silently ignore a known bug.
-pub fn load(dir: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Vec<KnownBug>> {
+pub fn load(
+    dir: &Path,
+    dbms: &str,
+    dialect: Dialect,
+    catalog: &Catalog,
+) -> anyhow::Result<Vec<KnownBug>> {
     if !dir.is_dir() {
         bail!(
             "the known-bugs directory {} does not exist (or is not a directory)",
@@ -97,11 +106,11 @@ pub fn load(dir: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Vec<Know
         .map(|files| {
             let mut loaded = Vec::new();
             for path in files.reduced.iter().chain(&files.plain) {
-                loaded.push((path.clone(), load_one(path, dbms, dialect)?));
+                loaded.push((path.clone(), load_one(path, dbms, dialect, catalog)?));
             }
             let signatures = loaded
                 .iter()
-                .map(|(_, f)| signature_of(f, dialect))
+                .map(|(_, f)| signature_of(f, dialect, catalog))
                 .collect();
             let (reproducer, finding) = loaded.swap_remove(0);
             let (kind, oracle) = match &finding {
@@ -120,21 +129,26 @@ pub fn load(dir: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Vec<Know
 }
 
 /// The signature a finding of this run has when it is the bug of `record`.
-fn signature_of(record: &FindingRecord, dialect: Dialect) -> String {
+fn signature_of(record: &FindingRecord, dialect: Dialect, catalog: &Catalog) -> String {
     match record {
         FindingRecord::Query(f) => f
             .signature
             .clone()
-            .unwrap_or_else(|| crate::signature::signature(f, dialect)),
+            .unwrap_or_else(|| crate::signature::signature(f, dialect, catalog)),
         FindingRecord::Txn(f) => f.signature.clone(),
     }
 }
 
 /// Reads one known reproducer and checks that this run can replay it (a
 /// schedule's levels are checked when it runs).
-fn load_one(path: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<FindingRecord> {
+fn load_one(
+    path: &Path,
+    dbms: &str,
+    dialect: Dialect,
+    catalog: &Catalog,
+) -> anyhow::Result<FindingRecord> {
     let context = || format!("known bug {} cannot be used", path.display());
-    let record = FindingRecord::load(path).with_context(context)?;
+    let record = FindingRecord::load(path, catalog).with_context(context)?;
     let of = match &record {
         FindingRecord::Query(f) => &f.dbms,
         FindingRecord::Txn(f) => &f.dbms,
@@ -151,26 +165,25 @@ fn load_one(path: &Path, dbms: &str, dialect: Dialect) -> anyhow::Result<Finding
     Ok(record)
 }
 
+/// Runs a transaction schedule again on a fresh database (the
+/// campaign's rerun, which lives above this crate): the signature the
+/// run showed, and how its sessions ended, for messages.
+pub type RerunSchedule<'a> = &'a dyn Fn(&TxnFinding) -> anyhow::Result<(String, String)>;
+
 /// Runs a known schedule again on a fresh database, with `fault` (the
 /// run's planted transaction fault) in place of the one it recorded:
 /// still failing while it shows its signature. A timing-dependent
 /// anomaly gets a second try, as in the campaign.
 fn replay_txn(
     finding: &TxnFinding,
-    databases: &Databases,
+    rerun: RerunSchedule<'_>,
     fault: Option<&str>,
 ) -> anyhow::Result<Replayed> {
     let mut finding = finding.clone();
     finding.fault = fault.map(str::to_string);
     let mut shown = String::new();
     for _ in 0..2 {
-        let (signature, run) = crate::txn::rerun::replay(
-            databases,
-            databases.provider(),
-            &finding,
-            crate::txn::Timing::default(),
-        )?;
-        let ends = crate::txn::rerun::endings(&run);
+        let (signature, ends) = rerun(&finding)?;
         if signature == finding.signature {
             return Ok(Replayed::StillFails {
                 why: format!("the schedule still shows {signature} ({ends})"),
@@ -190,19 +203,21 @@ pub struct KnownBugs {
 
 impl KnownBugs {
     /// Replays each known bug on a fresh database of `databases` (a
-    /// schedule with `txn_fault`, the run's planted transaction fault). A
-    /// reproducer that cannot be replayed (a setup statement fails now) is
-    /// an error naming it: whether the bug is open cannot be told.
+    /// schedule through `rerun`, with `txn_fault`, the run's planted
+    /// transaction fault). A reproducer that cannot be replayed (a setup
+    /// statement fails now) is an error naming it: whether the bug is open
+    /// cannot be told.
     pub fn replay(
         bugs: Vec<KnownBug>,
         databases: &Databases,
         txn_fault: Option<&str>,
+        rerun: RerunSchedule<'_>,
     ) -> anyhow::Result<KnownBugs> {
         let mut replayed = Vec::new();
         for bug in bugs {
             let outcome = match &bug.finding {
                 FindingRecord::Query(f) => crate::replay::replay(f, databases),
-                FindingRecord::Txn(f) => replay_txn(f, databases, txn_fault),
+                FindingRecord::Txn(f) => replay_txn(f, rerun, txn_fault),
             }
             .with_context(|| {
                 format!("known bug {} cannot be replayed", bug.reproducer.display())
@@ -232,17 +247,9 @@ impl KnownBugs {
 
     /// Marks the run's findings of known open bugs in `summary` (they do
     /// not fail the run) and lists the known bugs, open and fixed.
-    pub fn apply(&self, summary: &mut Summary) {
-        for line in &mut summary.bugs {
-            line.known = self.is_open(&line.signature);
-        }
-        summary.known_findings = summary
-            .bugs
-            .iter()
-            .filter(|b| b.known)
-            .map(|b| b.count)
-            .sum();
-        summary.known_bugs = self
+    pub fn apply(&self, summary: &mut impl KnownBugsOfRun) {
+        summary.mark_known(&|signature| self.is_open(signature));
+        let lines = self
             .bugs
             .iter()
             .map(|(bug, replayed)| {
@@ -257,14 +264,42 @@ impl KnownBugs {
                     reproducer: bug.reproducer.display().to_string(),
                     fixed,
                     replay: why,
-                    findings: summary
-                        .bugs
-                        .iter()
-                        .filter(|b| !fixed && bug.signatures.contains(&b.signature))
-                        .map(|b| b.count)
-                        .sum(),
+                    findings: if fixed {
+                        0
+                    } else {
+                        summary.findings_of(&bug.signatures)
+                    },
                 }
             })
             .collect();
+        summary.list_known_bugs(lines);
     }
+}
+
+/// A run's summary as known bugs mark it: which of its bugs are known and
+/// open, and the list of known bugs (the campaign's summary implements it).
+pub trait KnownBugsOfRun {
+    /// Marks each of the run's bugs whose signature `is_open` takes as a
+    /// known open bug, and counts their findings as known.
+    fn mark_known(&mut self, is_open: &dyn Fn(&str) -> bool);
+    /// The run's findings under any of `signatures`.
+    fn findings_of(&self, signatures: &[String]) -> u64;
+    /// Lists the known bugs, open and fixed, as replayed at start-up.
+    fn list_known_bugs(&mut self, bugs: Vec<KnownBugLine>);
+}
+
+/// A known open bug (`--known`), as the summary lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct KnownBugLine {
+    pub signature: String,
+    pub kind: String,
+    pub oracle: Option<String>,
+    /// The known reproducer that was replayed.
+    pub reproducer: String,
+    /// It no longer reproduces.
+    pub fixed: bool,
+    /// What replaying it at start-up showed.
+    pub replay: String,
+    /// Findings of it in this run.
+    pub findings: u64,
 }

@@ -5,12 +5,23 @@
 
 use crate::dedup::{Entry, Index};
 use crate::finding_record::FindingRecord;
-use crate::txn::TxnFindingFile;
+use crate::txn_finding::TxnFindingFile;
+use lancet_engine::Catalog;
 use lancet_fleet::store::push::{FindingFacts, RunBug, RunFindings};
 use std::path::Path;
 
-/// The campaign's findings on disk, as the store reads them.
-pub struct CampaignFindings;
+/// The campaign's findings on disk, as the store reads them (`catalog`
+/// says which dialect an unindexed finding's DBMS prints).
+pub struct CampaignFindings {
+    catalog: Catalog,
+}
+
+impl CampaignFindings {
+    /// The findings of runs of the DBMSs in `catalog`.
+    pub const fn new(catalog: &Catalog) -> CampaignFindings {
+        CampaignFindings { catalog: *catalog }
+    }
+}
 
 impl RunFindings for CampaignFindings {
     fn bugs(&self, findings_dir: &Path) -> anyhow::Result<Vec<RunBug>> {
@@ -19,7 +30,7 @@ impl RunFindings for CampaignFindings {
         } else {
             Vec::new()
         };
-        add_unindexed(findings_dir, &mut entries)?;
+        add_unindexed(findings_dir, &self.catalog, &mut entries)?;
         let bug_of: std::collections::BTreeMap<String, String> =
             crate::dedup::group_into_bugs(entries.iter())
                 .into_iter()
@@ -73,7 +84,7 @@ impl RunFindings for CampaignFindings {
 /// Adds the findings on disk that the index does not name to `entries`:
 /// written by a run killed before it saved its index (or, during a run,
 /// between the two), they are findings all the same.
-fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
+fn add_unindexed(dir: &Path, catalog: &Catalog, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
     let indexed: std::collections::BTreeSet<std::ffi::OsString> = entries
         .iter()
         .flat_map(|e| {
@@ -93,15 +104,15 @@ fn add_unindexed(dir: &Path, entries: &mut Vec<Entry>) -> anyhow::Result<()> {
         }
         let found = match FindingRecord::load_record(&record) {
             Ok(FindingRecord::Query(finding)) => {
-                let Some(dialect) = crate::registry::CATALOG.dialect_of(&finding.dbms) else {
+                let Some(dialect) = catalog.dialect_of(&finding.dbms) else {
                     continue;
                 };
                 let signature = finding
                     .signature
                     .clone()
-                    .unwrap_or_else(|| crate::signature::signature(&finding, dialect));
+                    .unwrap_or_else(|| crate::signature::signature(&finding, dialect, catalog));
                 crate::dedup::Indexed {
-                    core: crate::bug::core_of(&finding, &signature, dialect),
+                    core: crate::bug::core_of(&finding, &signature, dialect, catalog),
                     signature,
                     kind: finding.kind,
                     oracle: finding.oracle.clone(),

@@ -20,12 +20,12 @@
 //! verdict with the truth ([`by_fixed_release`]): the rows of the release
 //! that fixed the bug.
 
-use crate::databases::{Databases, Purpose};
 use crate::findings::{Finding, WrongSide};
 use crate::replay::oracle_and_case;
 use anyhow::{bail, Context};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{run_check, run_check_with_knobs_off, CheckOutcome, Provider, RanQuery, Session};
+use lancet_databases::databases::{Databases, Purpose};
 
 /// Rows of the right result shown in a reproducer, at most.
 const SHOWN_ROWS: usize = 20;
