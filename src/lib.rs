@@ -14,7 +14,6 @@
 
 pub mod campaign;
 pub mod junit;
-pub mod reduce;
 pub mod registry;
 pub mod runner;
 pub mod summary;
@@ -28,6 +27,9 @@ pub use lancet_findings::{
     bug, dedup, finding_record, findings, fleet_findings, judge, known, leftovers, localize,
     replay, reproducer, script, signature, stored_rows, wrong_side,
 };
+
+// Reduction keeps its path in this crate (`lancet::reduce`).
+pub use lancet_reduce as reduce;
 
 // The fleet's modules keep their paths in this crate (`lancet::store`, ...),
 // so the command line and the campaign name them as before.

@@ -1,13 +1,13 @@
 //! What a reduction candidate must still show to count (the judgment of
-//! [`crate::judge`]: the same broken relation in the same direction, and
+//! [`lancet_findings::judge`]: the same broken relation in the same direction, and
 //! hidden by the same knob; the same error; a crash), and the replays that
 //! decide it on a fresh database.
 
 use super::*;
-use crate::judge::Symptom;
+use lancet_findings::judge::Symptom;
 
 /// What a candidate must show to count: the finding's [`Symptom`], judged
-/// as every replay judges it ([`crate::judge`]), at the same bug or closer.
+/// as every replay judges it ([`lancet_findings::judge`]), at the same bug or closer.
 pub(super) enum Target<'o> {
     Logic {
         oracle: &'o dyn Oracle,
@@ -128,10 +128,10 @@ impl Reducer<'_> {
 mod message_tests {
     use super::super::Reducer;
     use super::Target;
-    use crate::databases::{Databases, RunToken};
-    use crate::judge::Symptom;
     use lancet_core::connection::message_shape;
     use lancet_core::DbError;
+    use lancet_databases::databases::{Databases, RunToken};
+    use lancet_findings::judge::Symptom;
     use std::sync::Arc;
 
     /// SQLite gives one generic code (SQLITE_ERROR) for a missing column,
@@ -141,7 +141,7 @@ mod message_tests {
     fn an_error_target_rejects_statements_that_fail_otherwise() {
         let provider = Arc::new(lancet_sqlite::SqliteProvider::new().unwrap());
         let databases = Databases::new(provider, RunToken::new(), None);
-        let reducer = Reducer::new(&databases, &crate::registry::CATALOG);
+        let reducer = Reducer::new(&databases, &crate::fixture::CATALOG);
         let setup = vec!["CREATE TABLE t0(c0)".to_string()];
         let target = Target::Failure(
             Symptom::Error(DbError::statement(

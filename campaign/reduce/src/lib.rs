@@ -12,15 +12,28 @@
 //! A candidate counts only if it breaks the same relation in the same
 //! direction: the same side keeps the extra rows, and a count that was too
 //! high stays too high. An error finding must fail with the same code, a
-//! crash must lose the connection again.
+//! crash must lose the connection again. Files from elsewhere (`lancet
+//! reduce FILE.sql`) are reduced as text under a check ([`foreign`]).
+//!
+//! Owns the reducer of findings ([`Reducer`]), its passes over setup
+//! statements and cases, delta debugging ([`ddmin`]) and SQL text
+//! simplification ([`sql_text`]). Its own crate, above lancet-findings
+//! (the record, the judgment a candidate must keep, replay, localization,
+//! the wrong side) and lancet-databases (fresh databases per candidate),
+//! and below the binary, whose runner queues reductions and whose
+//! `lancet reduce` command runs one. Depends also on lancet-core (cases,
+//! checks, `Oracle::shrink`) and lancet-engine (the DBMS catalog, handed
+//! down: which parser reads a setup statement). May not touch: the
+//! registry or any provider, the runner's threads and queue, the findings
+//! index (a reduced finding is written and indexed by its caller).
 
 pub mod ddmin;
 pub mod foreign;
 mod passes;
 pub mod sql_text;
 mod target;
-pub use crate::judge::Direction;
-use crate::judge::Symptom;
+pub use lancet_findings::judge::Direction;
+use lancet_findings::judge::Symptom;
 use passes::Budget;
 use target::Target;
 
@@ -28,12 +41,12 @@ use target::Target;
 /// after a candidate crashed it) before a candidate counts as not holding.
 const DBMS_BACK_WITHIN: Duration = Duration::from_secs(60);
 
-use crate::databases::{Databases, Purpose};
-use crate::findings::{found_queries, Finding, FindingKind, FoundQuery, ReductionInfo};
 use lancet_core::{
     run_check, run_check_with_knobs_off, Case, CheckOutcome, Disagreement, Oracle, Session,
 };
+use lancet_databases::databases::{Databases, Purpose};
 use lancet_engine::Catalog;
+use lancet_findings::findings::{found_queries, Finding, FindingKind, FoundQuery, ReductionInfo};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -105,7 +118,7 @@ impl<'a> Reducer<'a> {
             match made {
                 Ok(scratch) => break scratch,
                 Err(e)
-                    if crate::databases::dbms_is_away(&e)
+                    if lancet_databases::databases::dbms_is_away(&e)
                         && Instant::now() + wait < deadline
                         && !self.abort.is_some_and(|a| a.load(Ordering::SeqCst)) =>
                 {
@@ -129,7 +142,7 @@ impl<'a> Reducer<'a> {
     /// Reduces a finding. Fails if the finding does not reproduce at all.
     pub fn reduce(&self, original: &Finding, from_file: &str) -> anyhow::Result<Reduction> {
         let logic = match original.kind {
-            FindingKind::Logic => Some(crate::replay::oracle_and_case(original)?),
+            FindingKind::Logic => Some(lancet_findings::replay::oracle_and_case(original)?),
             FindingKind::Performance => {
                 anyhow::bail!(
                     "a performance finding is not reduced: each candidate would be timed, slowly and with noise"
@@ -145,7 +158,10 @@ impl<'a> Reducer<'a> {
             Some((oracle, _)) => Target::Logic {
                 oracle: &**oracle,
                 symptom,
-                hiding_knob: crate::localize::first_knob_that_hides(original, self.databases),
+                hiding_knob: lancet_findings::localize::first_knob_that_hides(
+                    original,
+                    self.databases,
+                ),
             },
             None => Target::Failure(symptom, failing_knobs(original)),
         };
@@ -273,9 +289,9 @@ fn is_schema_of(stmt: &str, tables: &[String]) -> bool {
 /// and which side is wrong (`wrong_side`). From a run's reducers and from
 /// `lancet reduce` alike. The last two share one fresh database, set up
 /// once.
-pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
-    f.hidden_by_knobs = crate::localize::knobs_that_hide(f, databases);
-    f.flipped_by_knobs = crate::localize::knobs_that_flip(f);
+pub fn explain(f: &mut Finding, databases: &lancet_databases::databases::Databases) {
+    f.hidden_by_knobs = lancet_findings::localize::knobs_that_hide(f, databases);
+    f.flipped_by_knobs = lancet_findings::localize::knobs_that_flip(f);
     f.stored = Vec::new();
     f.wrong_side = None;
     if f.kind != FindingKind::Logic {
@@ -284,7 +300,7 @@ pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
     let mut scratch = match databases.create_reusable(Purpose::Reduce, 0, databases.next_index()) {
         Ok(s) => s,
         Err(e) => {
-            f.wrong_side = Some(crate::findings::WrongSide::cannot_tell(format!(
+            f.wrong_side = Some(lancet_findings::findings::WrongSide::cannot_tell(format!(
                 "no scratch database: {e:#}"
             )));
             return;
@@ -297,14 +313,18 @@ pub fn explain(f: &mut Finding, databases: &crate::databases::Databases) {
         .enumerate()
         .find_map(|(i, stmt)| session.connection().execute(stmt).err().map(|e| (i, e)))
     {
-        f.wrong_side = Some(crate::findings::WrongSide::cannot_tell(format!(
+        f.wrong_side = Some(lancet_findings::findings::WrongSide::cannot_tell(format!(
             "setup statement {} fails on a fresh database: {e}",
             i + 1
         )));
         return;
     }
-    f.stored = crate::stored_rows::read(f, session);
-    f.wrong_side = Some(crate::wrong_side::judge(f, databases.provider(), session));
+    f.stored = lancet_findings::stored_rows::read(f, session);
+    f.wrong_side = Some(lancet_findings::wrong_side::judge(
+        f,
+        databases.provider(),
+        session,
+    ));
 }
 
 /// The knobs a failure finding's statement ran under (see
@@ -348,4 +368,11 @@ mod tests {
         };
         assert_ne!(Direction::of(&missing), Direction::of(&d(1, 2)));
     }
+}
+
+/// What unit tests read SQL with: SQLite's description alone.
+#[cfg(test)]
+mod fixture {
+    pub const CATALOG: lancet_engine::Catalog =
+        lancet_engine::Catalog::new(&[&lancet_sqlite::description::SQLITE]);
 }

@@ -6,9 +6,9 @@
 
 use super::target::Target;
 use super::{ddmin, is_schema_of, sql_text, tables_read, Reducer};
-use crate::findings::Finding;
-use crate::judge::Symptom;
 use lancet_core::{Case, KnobSetting};
+use lancet_findings::findings::Finding;
+use lancet_findings::judge::Symptom;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 

@@ -4,9 +4,9 @@
 //! it parses them; where it cannot, with its tokenizer, token by token, so
 //! that an unusual statement never stops a reduction.
 
-pub use crate::script::{parser_dialect, split_statements};
 use lancet_core::Dialect;
 use lancet_engine::Catalog;
+pub use lancet_findings::script::{parser_dialect, split_statements};
 use sqlparser::ast::{self as sp, visit_expressions_mut};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -332,14 +332,20 @@ pub fn token_variants(stmt: &str, dialect: Dialect, catalog: &Catalog) -> Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::CATALOG;
     use lancet_sqlite::dialect::DIALECT as SQLITE;
+
+    /// [`statement_variants`] of SQLite's statement `stmt`.
+    fn variants(stmt: &str) -> Vec<String> {
+        statement_variants(stmt, SQLITE, &CATALOG)
+    }
 
     #[test]
     fn splits_at_top_level_semicolons_only() {
         let s = split_statements(
             "-- a comment\nCREATE TABLE t(a);\nINSERT INTO t VALUES ('x;y');\n\nSELECT 1",
             SQLITE,
-            &crate::registry::CATALOG,
+            &CATALOG,
         );
         assert_eq!(s.len(), 3, "{s:?}");
         assert_eq!(s[1], "INSERT INTO t VALUES ('x;y')");
@@ -347,17 +353,9 @@ mod tests {
 
     #[test]
     fn insert_rows_and_expressions_are_simplified() {
-        let v = statement_variants(
-            "INSERT INTO t VALUES (1), (2), (3)",
-            SQLITE,
-            &crate::registry::CATALOG,
-        );
+        let v = variants("INSERT INTO t VALUES (1), (2), (3)");
         assert!(v.contains(&"INSERT INTO t VALUES (1)".to_string()), "{v:?}");
-        let v = statement_variants(
-            "SELECT a FROM t WHERE a > 5 AND b = 'xy'",
-            SQLITE,
-            &crate::registry::CATALOG,
-        );
+        let v = variants("SELECT a FROM t WHERE a > 5 AND b = 'xy'");
         assert!(v.contains(&"SELECT a FROM t".to_string()), "{v:?}");
         assert!(
             v.contains(&"SELECT a FROM t WHERE a > 5".to_string()),
@@ -369,8 +367,8 @@ mod tests {
     fn token_cuts_keep_type_names_and_set_quantifiers() {
         let variants = token_variants(
             "CREATE VIEW v0 AS SELECT CAST(c0 AS INT) FROM t0 UNION ALL SELECT 1 FROM t1",
-            lancet_sqlite::dialect::DIALECT,
-            &crate::registry::CATALOG,
+            SQLITE,
+            &CATALOG,
         );
         assert!(!variants.is_empty());
         for v in &variants {
@@ -381,7 +379,7 @@ mod tests {
 
     #[test]
     fn unparsable_statements_lose_tokens() {
-        let v = statement_variants("FROB THE WIDGET 42", SQLITE, &crate::registry::CATALOG);
+        let v = variants("FROB THE WIDGET 42");
         assert!(
             v.iter().any(|s| s == "FROB THE 42" || s == "FROB THE"),
             "{v:?}"

@@ -11,10 +11,10 @@
 use super::ddmin::ddmin;
 use super::sql_text::{split_statements, statement_variants};
 use super::Direction;
-use crate::databases::{Databases, Purpose};
 use anyhow::{bail, Context};
 use lancet_core::compare::multiset_diff;
 use lancet_core::{Dialect, Row};
+use lancet_databases::databases::{Databases, Purpose};
 use lancet_engine::Catalog;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
