@@ -1,16 +1,18 @@
-//! The lancet binary's library: the campaign. It owns the runner that
-//! drives providers and oracles on many threads (and worker processes),
-//! the databases it creates and their ledger, findings on disk and their
-//! deduplication, replay and reduction, run summaries and JUnit reports,
+//! The lancet binary's library: the campaign's loop. It owns the runner
+//! that drives providers and oracles on many threads (and worker
+//! processes), run summaries and JUnit reports, the transaction campaign,
 //! and the provider registry (`registry`, the one place that lists the
-//! DBMSs). `main.rs` and `commands/` are a thin command line over it.
+//! DBMSs, and its list as a value, `registry::CATALOG`, which the commands
+//! hand down). `main.rs` and `commands/` are a thin command line over it.
 //!
-//! It depends on every other lancet crate and none depends on it. What
-//! spans many runs (run files, shards, the findings store, the report) is
-//! lancet-fleet's, re-exported here under its old paths; the fleet reads
-//! this crate's findings only through `fleet_findings`. May not touch: SQL
-//! of a DBMS by name outside `registry` (tests/seams.rs checks), or the
-//! oracles' and providers' insides beyond their public traits.
+//! It depends on every other lancet crate and none depends on it. The
+//! databases a run owns (lancet-databases), findings (lancet-findings) and
+//! reduction (lancet-reduce) are crates of their own under `campaign/`,
+//! and what spans many runs (run files, shards, the findings store, the
+//! report) is lancet-fleet's; their modules are re-exported here under
+//! their old paths. May not touch: SQL of a DBMS by name outside
+//! `registry` (tests/seams.rs checks), or the oracles' and providers'
+//! insides beyond their public traits.
 
 pub mod campaign;
 pub mod junit;
