@@ -160,26 +160,16 @@ fn replay_txn(
     databases: &Databases,
     fault: Option<&str>,
 ) -> anyhow::Result<Replayed> {
-    let mut finding = finding.clone();
-    finding.fault = fault.map(str::to_string);
-    let mut shown = String::new();
-    for _ in 0..2 {
-        let (signature, run) = crate::txn::rerun::replay(
-            databases,
-            databases.provider(),
-            &finding,
-            crate::txn::Timing::default(),
-        )?;
-        let ends = crate::txn::rerun::endings(&run);
-        if signature == finding.signature {
-            return Ok(Replayed::StillFails {
-                why: format!("the schedule still shows {signature} ({ends})"),
-                same: true,
-            });
+    let record = serde_json::to_string(finding)?;
+    let shown = crate::sessions_replay::replay(databases, &finding.oracle, &record, fault)?;
+    Ok(if shown.same {
+        Replayed::StillFails {
+            why: shown.said,
+            same: true,
         }
-        shown = format!("the schedule now shows {signature} ({ends})");
-    }
-    Ok(Replayed::Passes(shown))
+    } else {
+        Replayed::Passes(shown.said)
+    })
 }
 
 /// The known bugs after their replay at start-up.

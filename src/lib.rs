@@ -32,6 +32,7 @@ pub mod replay;
 pub mod reproducer;
 pub mod runner;
 pub mod script;
+pub mod sessions_replay;
 pub mod signature;
 pub mod stored_rows;
 pub mod summary;
