@@ -1,7 +1,6 @@
 //! The lancet binary's library: the campaign's loop. It owns the runner
 //! that drives providers and oracles on many threads (and worker
-//! processes), run summaries and JUnit reports, the transaction campaign,
-//! and the provider registry (`registry`, the one place that lists the
+//! processes), run summaries and JUnit reports, and the provider registry (`registry`, the one place that lists the
 //! DBMSs, and its list as a value, `registry::CATALOG`, which the commands
 //! hand down). `main.rs` and `commands/` are a thin command line over it.
 //!
@@ -19,7 +18,9 @@ pub mod junit;
 pub mod registry;
 pub mod runner;
 pub mod summary;
-pub mod txn;
+
+// A transaction finding's file keeps its path (`lancet::txn::TxnFinding`).
+pub use lancet_findings::txn_finding as txn;
 
 // The databases' modules keep their paths in this crate (`lancet::databases`, ...).
 pub use lancet_databases::{cleanup, databases, ledger};
@@ -27,7 +28,7 @@ pub use lancet_databases::{cleanup, databases, ledger};
 // The findings' modules keep their paths in this crate (`lancet::findings`, ...).
 pub use lancet_findings::{
     bug, dedup, finding_record, findings, fleet_findings, judge, known, leftovers, localize,
-    replay, reproducer, script, signature, stored_rows, wrong_side,
+    replay, reproducer, script, sessions_replay, signature, stored_rows, wrong_side,
 };
 
 // Reduction keeps its path in this crate (`lancet::reduce`).

@@ -478,7 +478,7 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
         args.target.dbms = d;
     }
     if let Some(o) = c.oracle.filter(|_| !given("oracle")) {
-        if o != "all" && lancet_oracles::by_name(&o).is_none() {
+        if o != "all" && lancet_oracles::any_by_name(&o).is_none() {
             bail!("{}: unknown oracle '{o}'", path.display());
         }
         args.target.oracle = o;

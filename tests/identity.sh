@@ -318,9 +318,12 @@ mask() {
         sed "${sub[@]}" -E -e 's#^(-- error: .*) LINE [0-9]+: .*\^#\1 LINE <excerpt> ^#' "$file"
     elif [[ $file == *.json ]]; then
         local txn='.'
+        # Summaries before the one campaign for every oracle named the
+        # transaction oracle's counts `transactions`; now `tallies`.
         [[ $kind == txn-summary ]] &&
-            txn='.statements = "<masked>" | .nonempty_share = "<masked>"
-                | .transactions |= (if . == null then . else map_values(
+            txn='(if has("transactions") then .tallies = .transactions | del(.transactions) else . end)
+                | .statements = "<masked>" | .nonempty_share = "<masked>"
+                | .tallies |= (if . == null then . else map_values(
                     .committed = "<masked>" | .conflicts = "<masked>"
                     | .undetermined = "<masked>") end)'
         jq "$txn"' | walk(if type == "object" then with_entries(

@@ -21,6 +21,7 @@
 //! - **Knob settings** are not statements: [`Connection::set_knobs`] applies
 //!   them, and [`Provider::knob_commands`] renders them for reproducers.
 
+pub mod any_oracle;
 pub mod ast;
 pub mod case;
 pub mod check;
@@ -42,10 +43,12 @@ pub mod provider;
 pub mod rng;
 pub mod schema;
 pub mod session;
+pub mod sessions_oracle;
 pub mod shrink;
 pub mod txn;
 pub mod value;
 
+pub use any_oracle::AnyOracle;
 pub use ast::*;
 pub use case::{Case, CaseError, CasePolicy, Inputs, ItemPolicy, OracleInputs};
 pub use check::{run_check, run_check_with_knobs_off, CheckOutcome, RanQuery};
@@ -66,4 +69,7 @@ pub use provider::{
 pub use rng::Rng;
 pub use schema::Schema;
 pub use session::{statement_shape, DataReader, ExecError, Loss, Session, ShapeTimes};
+pub use sessions_oracle::{
+    PreparedSessions, Reduction, SessionsDatabase, SessionsOracle, SessionsRun, ShownAgain,
+};
 pub use value::{Row, Value};

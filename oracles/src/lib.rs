@@ -22,17 +22,22 @@ pub mod transform;
 pub mod txn;
 
 use lancet_core::fault::Fault;
-use lancet_core::Oracle;
+use lancet_core::{AnyOracle, Oracle};
 
-/// An oracle and its weight in the `all` rotation.
+/// An oracle and its weight in the `all` rotation (0: not in it).
 pub struct Registered {
-    pub oracle: Box<dyn Oracle>,
+    pub oracle: AnyOracle,
     pub weight: u32,
 }
 
-/// Every oracle lancet has, in the order `--help` lists them.
+/// Every oracle lancet has, in the order `--help` lists them: the query
+/// oracles of the `all` rotation, then those that open sessions of their
+/// own and run alone.
 pub fn all() -> Vec<Registered> {
-    let entry = |oracle: Box<dyn Oracle>, weight| Registered { oracle, weight };
+    let entry = |oracle: Box<dyn Oracle>, weight| Registered {
+        oracle: AnyOracle::Queries(oracle),
+        weight,
+    };
     vec![
         entry(Box::new(tlp_where::TlpWhere), 3),
         entry(Box::new(tlp_distinct::TlpDistinct), 1),
@@ -46,29 +51,41 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(perf::Perf), 1),
         entry(Box::new(transform::Transform), 3),
         entry(Box::new(stepwise::Stepwise), 2),
+        Registered {
+            oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
+            weight: 0,
+        },
     ]
 }
 
-/// The names `--oracle` accepts (besides `all`).
+/// The names `--oracle` accepts (besides `all`), of either kind.
 pub fn names() -> Vec<&'static str> {
     all().iter().map(|r| r.oracle.name()).collect()
 }
 
-/// The oracle named `name`.
-pub fn by_name(name: &str) -> Option<Box<dyn Oracle>> {
+/// The oracle named `name`, of either kind.
+pub fn any_by_name(name: &str) -> Option<AnyOracle> {
     all()
         .into_iter()
         .find(|r| r.oracle.name() == name)
         .map(|r| r.oracle)
 }
 
+/// The query oracle named `name` (`None` for an oracle of the other
+/// kind, which has no queries to replay).
+pub fn by_name(name: &str) -> Option<Box<dyn Oracle>> {
+    match any_by_name(name)? {
+        AnyOracle::Queries(o) => Some(o),
+        AnyOracle::Sessions(_) => None,
+    }
+}
+
 /// Every planted fault lancet knows: core's generic ones and each
-/// oracle's (the transaction oracle's last), once each, in that order (`--inject-fault` names one; a
+/// oracle's, once each, in that order (`--inject-fault` names one; a
 /// finding's record names the fault it was made under).
 pub fn faults() -> Vec<Fault> {
     let mut out = lancet_core::fault::generic_faults();
-    let oracles = all().into_iter().flat_map(|r| r.oracle.faults());
-    for f in oracles.chain(txn::faults()) {
+    for f in all().into_iter().flat_map(|r| r.oracle.faults()) {
         if !out.iter().any(|o| o.name() == f.name()) {
             out.push(f);
         }

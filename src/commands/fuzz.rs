@@ -18,9 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
-    if super::txn::is_txn(&args.target.oracle) {
-        return super::txn::fuzz(args);
-    }
     let t = &args.target;
     if let Some(path) = &args.summary_json {
         check_writable(path, "summary")?;
@@ -34,7 +31,12 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => lancet::known::load(dir, provider.name(), provider.dialect(), &CATALOG)?,
         None => Vec::new(),
     };
-    let (oracles, not_here) = oracles_for(&t.oracle, &*provider)?;
+    let sessions = sessions_run(
+        &t.inject_fault,
+        &args.txn_levels,
+        (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
+    )?;
+    let (oracles, not_here) = oracles_for(&t.oracle, &provider, &sessions)?;
     let oracles = Arc::new(oracles);
     let shard = shard_of(&args)?;
     let seed = args.seed.unwrap_or_else(default_seed);
@@ -61,8 +63,16 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
         run_dir.display()
     );
     let databases = Arc::new(Databases::new(provider.clone(), token, Some(ledger)));
-    databases.set_fault(query_fault(&t.inject_fault)?);
-    let known = super::known::replay_known(known, &databases, args.known.as_deref(), None)?;
+    // A sessions oracle's planted fault acts in its own driver (it has it
+    // from `sessions`), and known bugs of its kind replay under it.
+    let own_fault = match oracles.sessions_oracle() {
+        Some(_) => t.inject_fault.as_deref(),
+        None => {
+            databases.set_fault(query_fault(&t.inject_fault)?);
+            None
+        }
+    };
+    let known = super::known::replay_known(known, &databases, args.known.as_deref(), own_fault)?;
     let feeder = start_feeder(store, &run_dir)?;
     let mut summary = runner::run(RunSetup {
         provider,
@@ -133,9 +143,6 @@ fn run_options(
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    if super::txn::is_txn(&args.target.oracle) {
-        return super::txn::bench(args);
-    }
     let t = &args.target;
     let provider = make_provider(t)?;
     let store = open_store(args.store.as_deref())?.map(|(location, _)| location);
@@ -150,7 +157,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         args.seconds
     );
     // `all` is measured as a whole and oracle by oracle.
-    let (everything, _) = oracles_for(&t.oracle, &*provider)?;
+    let sessions = sessions_run(&t.inject_fault, &[], None)?;
+    let (everything, _) = oracles_for(&t.oracle, &provider, &sessions)?;
     let mut measured: Vec<String> = vec![t.oracle.clone()];
     if t.oracle == "all" {
         measured.extend(everything.names().iter().map(|n| n.to_string()));
@@ -159,7 +167,9 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let interrupted = install_interrupt(stop.clone())?;
     let databases = Arc::new(Databases::new(provider.clone(), token, None));
-    databases.set_fault(query_fault(&t.inject_fault)?);
+    if everything.sessions_oracle().is_none() {
+        databases.set_fault(query_fault(&t.inject_fault)?);
+    }
     let mut slowest = Vec::new();
     let mut findings = 0;
     'measure: for oracle in &measured {
@@ -196,7 +206,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             };
             let s = runner::run(RunSetup {
                 provider: provider.clone(),
-                oracles: Arc::new(oracles_for(oracle, &*provider)?.0),
+                oracles: Arc::new(oracles_for(oracle, &provider, &sessions)?.0),
                 options,
                 writer,
                 databases: databases.clone(),

@@ -16,17 +16,7 @@ pub(super) fn replay_known(
     let Some(dir) = dir else {
         return Ok(lancet::known::KnownBugs::default());
     };
-    // A schedule runs again through the transaction campaign's rerun.
-    let rerun = |finding: &lancet::txn::TxnFinding| -> anyhow::Result<(String, String)> {
-        let (signature, run) = lancet::txn::rerun::replay(
-            databases,
-            databases.provider(),
-            finding,
-            lancet::txn::Timing::default(),
-        )?;
-        Ok((signature, lancet::txn::rerun::endings(&run)))
-    };
-    let known = lancet::known::KnownBugs::replay(known, databases, txn_fault, &rerun)?;
+    let known = lancet::known::KnownBugs::replay(known, databases, txn_fault)?;
     let (open, fixed) = known.counts();
     eprintln!(
         "lancet: known bugs in {}: {open} still open, {fixed} fixed",

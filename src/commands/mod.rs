@@ -8,6 +8,7 @@ use lancet::databases::{Databases, Ledger, RunToken};
 use lancet::registry::{self, ProviderOptions};
 use lancet::runner::{OracleSet, RunOptions};
 use lancet_core::fault::Fault;
+use lancet_core::{AnyOracle, SessionsRun};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -22,7 +23,6 @@ mod reduce;
 mod selftest;
 mod shard;
 mod store;
-pub mod txn;
 
 pub use bisect::bisect;
 pub use cleanup::cleanup;
@@ -31,19 +31,48 @@ pub use reduce::{reduce, replay};
 pub use selftest::selftest;
 pub use store::{findings, push, report};
 
-pub fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
+/// The oracles `--oracle name` selects: `all` (the query oracles'
+/// weighted rotation), one query oracle, or one that opens sessions of its
+/// own, prepared for `provider` with `run`.
+pub fn oracle_set(
+    name: &str,
+    provider: &Arc<dyn lancet_core::Provider>,
+    run: &SessionsRun,
+) -> anyhow::Result<OracleSet> {
     if name == "all" {
         return Ok(OracleSet::new(
             lancet_oracles::all()
                 .into_iter()
-                .map(|r| (r.oracle, r.weight))
+                .filter(|r| r.weight > 0)
+                .filter_map(|r| match r.oracle {
+                    AnyOracle::Queries(o) => Some((o, r.weight)),
+                    AnyOracle::Sessions(_) => None,
+                })
                 .collect(),
         ));
     }
-    match lancet_oracles::by_name(name) {
-        Some(o) => Ok(OracleSet::new(vec![(o, 1)])),
+    match lancet_oracles::any_by_name(name) {
+        Some(AnyOracle::Queries(o)) => Ok(OracleSet::new(vec![(o, 1)])),
+        Some(AnyOracle::Sessions(o)) => Ok(OracleSet::sessions(
+            o.name(),
+            o.prepare(provider.clone(), run)?,
+        )),
         None => bail!("unknown oracle '{name}'"),
     }
+}
+
+/// What a run of an oracle that opens sessions of its own needs from the
+/// command line: its planted fault, its settings and its reduction time.
+pub fn sessions_run(
+    fault: &Option<String>,
+    settings: &[String],
+    reduce: Option<std::time::Duration>,
+) -> anyhow::Result<SessionsRun> {
+    Ok(SessionsRun {
+        fault: self::fault(fault)?,
+        settings: settings.to_vec(),
+        reduce,
+    })
 }
 
 /// The oracles `name` selects that can run on `provider`, and a note on
@@ -51,9 +80,10 @@ pub fn oracle_set(name: &str) -> anyhow::Result<OracleSet> {
 /// none of which can run is an error.
 pub fn oracles_for(
     name: &str,
-    provider: &dyn lancet_core::Provider,
+    provider: &Arc<dyn lancet_core::Provider>,
+    run: &SessionsRun,
 ) -> anyhow::Result<(OracleSet, String)> {
-    let (set, dropped) = oracle_set(name)?.without_unsupported(provider);
+    let (set, dropped) = oracle_set(name, provider, run)?.without_unsupported(&**provider);
     let why: Vec<String> = dropped
         .iter()
         .map(|(oracle, feature)| format!("{oracle} (needs {})", feature.describe()))
@@ -108,15 +138,19 @@ pub fn workers(
 }
 
 /// The planted fault of a query campaign: one that acts outside query
-/// rows (the transaction driver's) would change nothing there, so it is
-/// a clear error, not a run that cannot find its fault.
+/// rows (an oracle's own, as a sessions oracle's driver faults are) would
+/// change nothing there, so it is a clear error, not a run that cannot
+/// find its fault.
 pub fn query_fault(name: &Option<String>) -> anyhow::Result<Option<Fault>> {
     let fault = fault(name)?;
     if let Some(f) = fault.as_ref().filter(|f| f.as_any().is_some()) {
+        let owner = lancet_oracles::all()
+            .into_iter()
+            .find(|r| r.oracle.faults().iter().any(|o| o.name() == f.name()))
+            .map_or("its own oracle", |r| r.oracle.name());
         bail!(
-            "the planted fault {} acts in the transaction driver, not on query rows: use it with --oracle {}",
+            "the planted fault {} acts in the {owner} oracle's own driver, not on query rows: use it with --oracle {owner}",
             f.name(),
-            lancet_oracles::txn::NAME
         );
     }
     Ok(fault)
@@ -194,10 +228,18 @@ pub fn plain_options(
 /// create and drop (measured with `lancet bench` on PostgreSQL 15: 1,415
 /// TLP WHERE checks/s at 500 checks per database, 1,899 at 2,000).
 pub fn checks_per_database(t: &TargetArgs) -> anyhow::Result<u64> {
-    Ok(match t.checks_per_database {
-        Some(n) => n,
-        None => registry::describe(&t.dbms)?.checks_per_database,
-    })
+    Ok(
+        match (
+            t.checks_per_database,
+            lancet_oracles::any_by_name(&t.oracle),
+        ) {
+            (Some(n), _) => n,
+            // An oracle that opens sessions of its own says how many of its
+            // checks a database takes.
+            (None, Some(AnyOracle::Sessions(o))) => o.checks_per_database(),
+            (None, _) => registry::describe(&t.dbms)?.checks_per_database,
+        },
+    )
 }
 
 /// [`database_child`] for a fuzzing or bench target.
@@ -361,11 +403,10 @@ pub fn reduced_path(file: &std::path::Path, ext: &str) -> PathBuf {
     file.with_file_name(format!("{stem}.reduced.{ext}"))
 }
 
-/// `--oracle`'s values: `all`, every oracle, and the transaction oracle.
+/// `--oracle`'s values: `all` and every oracle.
 pub fn oracle_names() -> clap::builder::PossibleValuesParser {
     let mut names = vec!["all"];
     names.extend(lancet_oracles::names());
-    names.push(lancet_oracles::txn::NAME);
     clap::builder::PossibleValuesParser::new(names)
 }
 
@@ -380,11 +421,5 @@ pub fn oracle_help() -> String {
             r.oracle.description()
         ));
     }
-    s.push_str(&format!(
-        "  {:<12} {}\n",
-        lancet_oracles::txn::NAME,
-        "transactions of several sessions in an order lancet drives, against the isolation \
-         level's documented rules (the server DBMSs and SQLite; not in `all`)"
-    ));
     s
 }

@@ -6,9 +6,9 @@ use crate::{Compared, ReduceArgs, ReplayArgs};
 use anyhow::{bail, Context};
 use lancet::finding_record::FindingRecord;
 use lancet::reproducer::FindingWriter;
-use lancet::txn::rerun::Reduced;
-use lancet::txn::{TxnFinding, TxnFindingFile};
+use lancet::txn::TxnFinding;
 use lancet_core::knobs::describe_changes;
+use lancet_core::Reduction;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -236,44 +236,22 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 /// says what it shows now: whether it still fails.
 fn replay_txn(
     file: &std::path::Path,
-    mut finding: TxnFinding,
+    finding: TxnFinding,
     connect: &ConnectArgs,
 ) -> anyhow::Result<bool> {
-    if connect.no_fault {
-        finding.fault = None;
-    }
-    let note = finding
-        .fault
-        .as_ref()
+    let fault = finding.fault.as_deref().filter(|_| !connect.no_fault);
+    let note = fault
         .map(|f| format!(" [with planted fault {f}]"))
         .unwrap_or_default();
     let databases = provider_for(&finding.dbms, connect)?;
-    let (signature, run) = lancet::txn::rerun::replay(
-        &databases,
-        databases.provider(),
-        &finding,
-        lancet::txn::Timing::default(),
-    )?;
-    let ends = lancet::txn::rerun::endings(&run);
-    if signature != finding.signature {
-        println!(
-            "{}: passes: the schedule now shows {signature}, not {} ({ends})",
-            file.display(),
-            finding.signature
-        );
-        return Ok(false);
+    let record = serde_json::to_string(&finding)?;
+    let shown = lancet::sessions_replay::replay(&databases, &finding.oracle, &record, fault)?;
+    if shown.same {
+        println!("{}: still fails{note}: {}", file.display(), shown.said);
+    } else {
+        println!("{}: passes: {}", file.display(), shown.said);
     }
-    let anomalies: Vec<String> = run
-        .anomalies
-        .iter()
-        .map(|a| format!("{} at step {}: {}", a.kind.name(), a.step + 1, a.detail))
-        .collect();
-    println!(
-        "{}: still fails{note}: {signature}: {} ({ends})",
-        file.display(),
-        anomalies.join("; ")
-    );
-    Ok(true)
+    Ok(shown.same)
 }
 
 /// `lancet reduce TXN-FINDING.json`: the schedule reduced to the fewest
@@ -282,47 +260,38 @@ fn replay_txn(
 /// directory of scripts); a schedule already reduced is said so.
 fn reduce_txn(
     args: ReduceArgs,
-    mut finding: TxnFinding,
+    finding: TxnFinding,
     name: &str,
     limit: Duration,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<ExitCode> {
-    if args.connect.no_fault {
-        finding.fault = None;
-    }
+    let fault = finding.fault.as_deref().filter(|_| !args.connect.no_fault);
     let databases = provider_for(&finding.dbms, &args.connect)?;
     let started = std::time::Instant::now();
-    let before = finding.schedule.size();
-    match lancet::txn::rerun::reduce(&databases, databases.provider(), &finding, limit, stop)? {
-        Reduced::Smaller(reduced) => {
+    let record = serde_json::to_string(&finding)?;
+    let reduction =
+        lancet::sessions_replay::reduce(&databases, &finding.oracle, &record, fault, limit, stop)?;
+    match reduction {
+        Reduction::Smaller { record, said } => {
             let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));
             let dir = out_sql.parent().unwrap_or(std::path::Path::new("."));
             let id = out_sql
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .context("the output needs a file name")?;
-            let written = reduced.write(dir, &id)?;
+            let written = FindingRecord::write_sessions_as(&record, dir, &id)?;
             println!(
-                "reduced {name}: {before} -> {} statements and rows, {} -> {} session(s), in {:.1} s\nsignature {}\nwritten to {}",
-                reduced.schedule.size(),
-                finding.schedule.sessions,
-                reduced.schedule.sessions,
+                "reduced {name}: {said}, in {:.1} s\nsignature {}\nwritten to {}",
                 started.elapsed().as_secs_f64(),
-                reduced.signature,
-                written.display()
+                finding.signature,
+                written.sql.display()
             );
             Ok(ExitCode::SUCCESS)
         }
-        Reduced::Already => {
-            println!(
-                "{name} is already reduced: no smaller schedule shows {} ({before} statements and rows)",
-                finding.signature
-            );
+        Reduction::Already(said) => {
+            println!("{name} is already reduced: {said}");
             Ok(ExitCode::SUCCESS)
         }
-        Reduced::NotShown(now) => bail!(
-            "{name} does not reproduce: its schedule now shows {now}, not {}",
-            finding.signature
-        ),
+        Reduction::NotShown(said) => bail!("{name} does not reproduce: {said}"),
     }
 }

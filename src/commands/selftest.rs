@@ -6,6 +6,7 @@ use lancet::databases::{Databases, RunToken};
 use lancet::registry::{self, ProviderOptions};
 use lancet::reproducer::FindingWriter;
 use lancet::runner::{self, OracleSet, RunOptions, RunSetup};
+use lancet_core::{AnyOracle, SessionsRun};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -47,11 +48,6 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
-        let name = registered.oracle.name();
-        let fault = registered.oracle.planted_fault();
-        databases.set_fault(Some(fault.clone()));
-        let dir = run_dir.join(name);
-        let writer = Arc::new(FindingWriter::new(&dir.join("findings"))?);
         let run = OracleRun {
             args: &args,
             run_id: &run_id,
@@ -59,7 +55,22 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
             databases: &databases,
             stop: &stop,
         };
-        let s = run.under_its_fault(registered.oracle, &dir, &writer)?;
+        let oracle = match registered.oracle {
+            AnyOracle::Queries(o) => o,
+            AnyOracle::Sessions(o) => {
+                // Its faults act in its own driver, not on query rows.
+                databases.set_fault(None);
+                ran += 1;
+                missed.extend(run.sessions_faults(&*o, &run_dir)?);
+                continue;
+            }
+        };
+        let name = oracle.name();
+        let fault = oracle.planted_fault();
+        databases.set_fault(Some(fault.clone()));
+        let dir = run_dir.join(name);
+        let writer = Arc::new(FindingWriter::new(&dir.join("findings"))?);
+        let s = run.under_its_fault(OracleSet::new(vec![(oracle, 1)]), &dir, &writer)?;
         if interrupted.load(Ordering::SeqCst) && s.findings == 0 {
             println!(
                 "{name:<15} {:<14} {:>7} {:>8}  interrupted",
@@ -113,14 +124,6 @@ pub fn selftest(args: SelftestArgs) -> anyhow::Result<ExitCode> {
         }
         stop.store(false, Ordering::SeqCst);
     }
-    // The transaction oracle, where the DBMS has transactions lancet
-    // models: each of its faults within as many schedules as checks.
-    if provider.transactions().is_some() && !interrupted.load(Ordering::SeqCst) {
-        let schedules = args.max_checks.min(300);
-        missed.extend(super::txn::selftest(
-            &*provider, &databases, args.seed, schedules, &run_dir, &stop,
-        )?);
-    }
     if ran < total {
         println!(
             "selftest interrupted: {ran} of {total} oracles ran; this proves nothing about the others"
@@ -149,16 +152,16 @@ struct OracleRun<'a> {
 }
 
 impl OracleRun<'_> {
-    /// Runs `oracle` alone, its planted fault already set, until its first
-    /// finding or its check limit; writes the summary into `dir`.
+    /// Runs `oracles` (one oracle), its planted fault already set, until
+    /// its first finding or its check limit; writes the summary into `dir`.
     fn under_its_fault(
         &self,
-        oracle: Box<dyn lancet_core::Oracle>,
+        oracles: OracleSet,
         dir: &std::path::Path,
         writer: &Arc<FindingWriter>,
     ) -> anyhow::Result<lancet::summary::Summary> {
         let args = self.args;
-        let name = oracle.name();
+        let name = oracles.names().join(",");
         let options = RunOptions {
             max_checks: Some(args.max_checks),
             // A safety net: an oracle that generates no checks here would run forever.
@@ -174,7 +177,7 @@ impl OracleRun<'_> {
         };
         let s = runner::run(RunSetup {
             provider: self.provider.clone(),
-            oracles: Arc::new(OracleSet::new(vec![(oracle, 1)])),
+            oracles: Arc::new(oracles),
             options,
             writer: writer.clone(),
             databases: self.databases.clone(),
@@ -185,5 +188,83 @@ impl OracleRun<'_> {
             serde_json::to_string_pretty(&s).unwrap_or_default(),
         );
         Ok(s)
+    }
+}
+
+impl OracleRun<'_> {
+    /// An oracle that opens sessions of its own, where the DBMS offers
+    /// what it needs: each of its planted faults must be caught within
+    /// as many checks as the others get (at most 300: a schedule is
+    /// slower than a query). Returns the faults missed; prints a line per
+    /// fault as the query oracles do.
+    fn sessions_faults(
+        &self,
+        oracle: &dyn lancet_core::SessionsOracle,
+        run_dir: &std::path::Path,
+    ) -> anyhow::Result<Vec<&'static str>> {
+        let name = oracle.name();
+        if let Err(e) = oracle.prepare(self.provider.clone(), &SessionsRun::default()) {
+            println!(
+                "{name:<15} {:<14} {:>7} {:>8}  not supported: {e:#}",
+                "-", "n/a", 0
+            );
+            return Ok(Vec::new());
+        }
+        let checks = self.args.max_checks.min(300);
+        let mut missed = Vec::new();
+        for fault in oracle.faults() {
+            if self.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let dir = run_dir.join(name).join(fault.name());
+            let writer = Arc::new(FindingWriter::new(&dir)?);
+            let prepared = oracle.prepare(
+                self.provider.clone(),
+                &SessionsRun {
+                    fault: Some(fault.clone()),
+                    ..SessionsRun::default()
+                },
+            )?;
+            let options = RunOptions {
+                max_checks: Some(checks),
+                timeout: Some(Duration::from_secs(300)),
+                stop_after_findings: Some(1),
+                ..plain_options(
+                    format!("{}-{name}-{}", self.run_id, fault.name()),
+                    self.args.seed,
+                    1,
+                    checks,
+                    &dir,
+                )
+            };
+            let s = runner::run(RunSetup {
+                provider: self.provider.clone(),
+                oracles: Arc::new(OracleSet::sessions(name, prepared)),
+                options,
+                writer,
+                databases: self.databases.clone(),
+                stop: self.stop.clone(),
+            })?;
+            self.stop.store(false, Ordering::SeqCst);
+            let caught = s.findings > 0;
+            let first = s
+                .bugs
+                .first()
+                .map(|b| format!("{} ({})", dir.join(&b.reproducer).display(), b.signature))
+                .unwrap_or_default();
+            println!(
+                "{name:<15} {:<14} {:>7} {:>8}  {first}",
+                fault.name(),
+                if caught { "yes" } else { "NO" },
+                s.checks,
+            );
+            for w in &s.warnings {
+                println!("  {w}");
+            }
+            if !caught {
+                missed.push(fault.name());
+            }
+        }
+        Ok(missed)
     }
 }

@@ -19,6 +19,7 @@ pub mod recorder;
 mod reduce_queue;
 mod reducers;
 mod report;
+mod sessions;
 mod worker;
 
 use crate::databases::{Databases, Leftover};
@@ -28,7 +29,7 @@ use crate::reproducer::FindingWriter;
 use crate::run_files::{RunRecord, SampleLog};
 use crate::summary::{BugLine, Counters, RunFacts, Summary};
 use crossbeam_channel::Sender;
-use lancet_core::{Oracle, Provider, Rng};
+use lancet_core::{Oracle, PreparedSessions, Provider, Rng};
 use rand::Rng as _;
 pub use reduce_queue::ReduceOptions;
 use reduce_queue::ReduceQueue;
@@ -38,11 +39,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The oracles of a run, with their weights in the rotation.
+/// The oracles of a run: query oracles with their weights in the
+/// rotation, or one oracle that opens sessions of its own (it runs
+/// alone).
 pub struct OracleSet {
     oracles: Vec<Box<dyn Oracle>>,
     weights: Vec<u32>,
     total: u32,
+    sessions: Option<(&'static str, Arc<dyn PreparedSessions>)>,
 }
 
 impl OracleSet {
@@ -53,11 +57,28 @@ impl OracleSet {
             oracles,
             weights,
             total,
+            sessions: None,
         }
     }
 
+    /// A run of the sessions oracle `name`, prepared for the run's DBMS.
+    pub fn sessions(name: &'static str, oracle: Box<dyn PreparedSessions>) -> OracleSet {
+        OracleSet {
+            sessions: Some((name, Arc::from(oracle))),
+            ..OracleSet::new(Vec::new())
+        }
+    }
+
+    /// The run's sessions oracle, if it is one.
+    pub fn sessions_oracle(&self) -> Option<&dyn PreparedSessions> {
+        self.sessions.as_ref().map(|(_, o)| &**o)
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
-        self.oracles.iter().map(|o| o.name()).collect()
+        match &self.sessions {
+            Some((name, _)) => vec![*name],
+            None => self.oracles.iter().map(|o| o.name()).collect(),
+        }
     }
 
     /// Splits off the oracles that need a feature `provider` lacks: they
@@ -75,7 +96,14 @@ impl OracleSet {
                 None => kept.push((oracle, weight)),
             }
         }
-        (OracleSet::new(kept), dropped)
+        let sessions = self.sessions;
+        (
+            OracleSet {
+                sessions,
+                ..OracleSet::new(kept)
+            },
+            dropped,
+        )
     }
 
     /// The oracles' names with their weights (to rebuild the set in a
@@ -90,7 +118,7 @@ impl OracleSet {
 
     /// Whether the set holds no oracle.
     pub fn is_empty(&self) -> bool {
-        self.oracles.is_empty()
+        self.oracles.is_empty() && self.sessions.is_none()
     }
 
     pub fn get(&self, i: usize) -> &dyn Oracle {
@@ -201,6 +229,11 @@ struct Shared {
     /// Checks promised to databases running in child processes, which
     /// count their checks themselves: `--queries N` stays exact.
     reserved_checks: AtomicU64,
+    /// A sessions oracle's own counts, by label (see
+    /// [`lancet_core::SessionsDatabase::tally`]).
+    tallies: Mutex<crate::summary::Tallies>,
+    /// Numbers a sessions oracle's findings.
+    next_sessions_finding: AtomicU64,
 }
 
 impl Shared {
@@ -232,6 +265,19 @@ impl Shared {
     /// Gives back what a database did not use of its reservation.
     fn release_checks(&self, unused: u64) {
         self.reserved_checks.fetch_sub(unused, Ordering::SeqCst);
+    }
+
+    /// Counts a finding that is on disk; the run stops once it has as
+    /// many as it asked for (`selftest`).
+    fn count_finding(&self) {
+        self.counters.add_finding();
+        if self
+            .options
+            .stop_after_findings
+            .is_some_and(|n| self.counters.findings() >= n)
+        {
+            self.stop.store(true, Ordering::SeqCst);
+        }
     }
 
     fn stopped(&self) -> bool {
@@ -334,6 +380,8 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         reduced: AtomicU64::new(0),
         log_warned: AtomicBool::new(false),
         reserved_checks: AtomicU64::new(0),
+        tallies: Mutex::new(Default::default()),
+        next_sessions_finding: AtomicU64::new(0),
     });
     spawn_reducers(&shared)?;
     spawn_workers(&shared, &plan);
@@ -401,6 +449,8 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     summary.bugs = bug_lines(&index, shared.writer.dir());
     summary.failures = failures;
     summary.warnings = warnings;
+    summary.tallies =
+        std::mem::take(&mut *shared.tallies.lock().unwrap_or_else(|e| e.into_inner()));
     summary.unstopped_workers = unstopped;
     summary.leftover_databases = leftovers;
     Ok(summary)
@@ -438,6 +488,11 @@ pub(crate) fn start_run_files(
 
 /// Starts the reducer threads, if the run reduces.
 fn spawn_reducers(shared: &Arc<Shared>) -> anyhow::Result<()> {
+    // A sessions oracle reduces its findings on its own database's
+    // thread, with its sessions: the queue stays empty.
+    if shared.oracles.sessions_oracle().is_some() {
+        return Ok(());
+    }
     if let Some(reduce) = shared.options.reduce.clone() {
         for i in 0..reduce.reducers.max(1) {
             let s = shared.clone();

@@ -11,7 +11,6 @@ use crate::databases::Purpose;
 use crate::findings::{Finding, FindingKind, RunningStatement};
 use crate::replay::{replay_on, LostInReplay, Replayed};
 use crate::reproducer::WrittenFinding;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// Whether a finding stands without a replay: a crash or hang would only
@@ -158,14 +157,7 @@ fn file_finding(
     finding: &Finding,
     written: &WrittenFinding,
 ) -> anyhow::Result<()> {
-    shared.counters.add_finding();
-    if shared
-        .options
-        .stop_after_findings
-        .is_some_and(|n| shared.counters.findings() >= n)
-    {
-        shared.stop.store(true, Ordering::SeqCst);
-    }
+    shared.count_finding();
     shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
         finding,
         shared.provider.dialect(),

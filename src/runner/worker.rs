@@ -24,6 +24,13 @@ pub const CLEAN_LOGS_KEPT: usize = 16;
 #[error("{0}")]
 struct LostOutsideTheEngine(String);
 
+/// A database of a sessions oracle that failed (its sessions could not
+/// open, a schedule's table could not be made): the worker goes on with
+/// the next unless it keeps happening.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+struct DatabaseFailed(anyhow::Error);
+
 /// After this many databases in a row lost with their child process
 /// outside the engine, the worker stops: lancet itself is failing there.
 const LOST_LIMIT: u32 = 3;
@@ -58,6 +65,17 @@ pub(super) fn worker(shared: &Shared, thread: u32, only: Option<u64>) -> anyhow:
                     shared,
                     &format!("worker {thread}, database {index}: {e}; the worker goes on in a new process"),
                 );
+                index += 1;
+                continue;
+            }
+            Err(e)
+                if e.is::<DatabaseFailed>() && only.is_none() && lost_in_a_row + 1 < LOST_LIMIT =>
+            {
+                lost_in_a_row += 1;
+                let _ = shared.events.send(super::report::Event::Warning(format!(
+                    "thread {thread}, database {index}: {e}"
+                )));
+                std::thread::sleep(Duration::from_secs(1));
                 index += 1;
                 continue;
             }
@@ -139,6 +157,9 @@ fn run_database(
     budget: Option<u64>,
     child: &mut Option<ChildRunner>,
 ) -> anyhow::Result<Option<u64>> {
+    if let Some(oracle) = shared.oracles.sessions_oracle() {
+        return run_sessions_database(shared, oracle, thread, database);
+    }
     let end = if let Some(program) = &shared.options.child {
         let mut used = 0;
         let end = match child {
@@ -185,5 +206,32 @@ fn run_database(
         DatabaseEnd::Stopped => Ok(None),
         DatabaseEnd::Lost(e) => Err(anyhow::Error::new(LostOutsideTheEngine(e))),
         DatabaseEnd::Found(finding) => record(shared, thread, *finding).map(|()| None),
+    }
+}
+
+/// One database of a sessions oracle, on this thread: the oracle opens
+/// its sessions on it and runs its checks; the database is dropped after.
+/// A database that fails is said and the thread goes on with the next,
+/// unless it is the third in a row (then the worker stops, a failure of
+/// the run) or the one database asked for.
+fn run_sessions_database(
+    shared: &Shared,
+    oracle: &dyn lancet_core::PreparedSessions,
+    thread: u32,
+    database: u64,
+) -> anyhow::Result<Option<u64>> {
+    let scratch = wait_for_dbms(shared, thread, || {
+        shared.databases.create(Purpose::Worker, thread, database)
+    });
+    let scratch = match scratch {
+        Ok(s) => s,
+        Err(_) if shared.stopped() => return Ok(None),
+        Err(e) => return Err(e.context("cannot create a database")),
+    };
+    let ran = super::sessions::run_database(shared, oracle, scratch.owned(), thread, database);
+    drop(scratch);
+    match ran {
+        Ok(()) => Ok(Some(1)),
+        Err(e) => Err(anyhow::Error::new(DatabaseFailed(e))),
     }
 }

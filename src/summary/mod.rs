@@ -125,27 +125,42 @@ pub struct Summary {
     /// The known open bugs (`--known`) as replayed at start-up: still
     /// open, or fixed.
     pub known_bugs: Vec<KnownBugLine>,
-    /// Transaction runs (`--oracle txn`): per isolation level, what its
-    /// schedules came to (each schedule is one check).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub transactions: BTreeMap<String, LevelCounts>,
+    /// A sessions oracle's own counts, by label (the transaction
+    /// oracle's: per isolation level, schedules, commits, conflicts and
+    /// undetermined schedules; each schedule is one check).
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "tallies_as_maps"
+    )]
+    pub tallies: Tallies,
     /// Whether the run had no end of its own (no `--timeout`, `--queries`
     /// or `--database`): a signal is then the way it ends, not a cut.
     #[serde(skip)]
     pub open_ended: bool,
 }
 
-/// What the schedules of one isolation level came to.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct LevelCounts {
-    pub schedules: u64,
-    /// Schedules whose order lancet could not know (a statement returned
-    /// unseen): counted, never judged.
-    pub undetermined: u64,
-    pub committed: u64,
-    /// Transactions ended by a conflict the level allows (a serialization
-    /// failure, a deadlock), by code.
-    pub conflicts: u64,
+/// A sessions oracle's own counts: by label, named numbers in the order
+/// they print.
+pub type Tallies = BTreeMap<String, Vec<(&'static str, u64)>>;
+
+/// Tallies in JSON: an object per label, a field per count.
+fn tallies_as_maps<S: serde::Serializer>(t: &Tallies, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(t.len()))?;
+    for (label, counts) in t {
+        map.serialize_entry(label, &InOrder(counts))?;
+    }
+    map.end()
+}
+
+/// Named numbers as a JSON object, in their order.
+struct InOrder<'a>(&'a [(&'static str, u64)]);
+
+impl serde::Serialize for InOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(name, n)| (*name, *n)))
+    }
 }
 
 /// A unique bug, as the summary lists it.
@@ -276,7 +291,7 @@ impl Summary {
             leftover_databases: Vec::new(),
             known_findings: 0,
             known_bugs: Vec::new(),
-            transactions: BTreeMap::new(),
+            tallies: BTreeMap::new(),
             open_ended: facts.open_ended,
         }
     }
@@ -334,11 +349,12 @@ impl Summary {
             100.0 * self.dbms_time_share
         ));
         s.push_str(&format!("  databases   {}\n", self.databases));
-        for (level, c) in &self.transactions {
-            s.push_str(&format!(
-                "  {level}: {} schedules, {} transactions committed, {} conflicts, {} undetermined\n",
-                c.schedules, c.committed, c.conflicts, c.undetermined
-            ));
+        for (label, counts) in &self.tallies {
+            let counts: Vec<String> = counts
+                .iter()
+                .map(|(name, n)| format!("{n} {name}"))
+                .collect();
+            s.push_str(&format!("  {label}: {}\n", counts.join(", ")));
         }
     }
 

@@ -82,3 +82,46 @@ impl FindingRecord {
         Ok(FindingRecord::Query(Box::new(Finding::load_record(path)?)))
     }
 }
+
+/// A sessions oracle's finding as written to the findings directory.
+pub struct WrittenRecord {
+    /// Its file id (`txn-0003-lost-update-read-committed`).
+    pub id: String,
+    /// Its `.sql`, which names it.
+    pub sql: PathBuf,
+    /// What the findings index keeps of it.
+    pub indexed: crate::dedup::Indexed,
+    /// One line for the run's output.
+    pub headline: String,
+}
+
+impl FindingRecord {
+    /// Writes the record a sessions oracle handed over (JSON text) as
+    /// the `n`-th such finding of `dir`, under the id its record gives.
+    pub fn write_sessions(record: &str, dir: &Path, n: u64) -> anyhow::Result<WrittenRecord> {
+        let FindingRecord::Txn(f) = FindingRecord::parse(record, "the oracle's record")? else {
+            anyhow::bail!("a sessions oracle handed over a query finding's record");
+        };
+        let id = TxnFinding::file_id(n, &f.signature);
+        FindingRecord::write_txn(&f, dir, &id)
+    }
+
+    /// [`FindingRecord::write_sessions`] under `id` (a reduced finding,
+    /// beside its original).
+    pub fn write_sessions_as(record: &str, dir: &Path, id: &str) -> anyhow::Result<WrittenRecord> {
+        let FindingRecord::Txn(f) = FindingRecord::parse(record, "the oracle's record")? else {
+            anyhow::bail!("a sessions oracle handed over a query finding's record");
+        };
+        FindingRecord::write_txn(&f, dir, id)
+    }
+
+    fn write_txn(f: &TxnFinding, dir: &Path, id: &str) -> anyhow::Result<WrittenRecord> {
+        let sql = f.write(dir, id)?;
+        Ok(WrittenRecord {
+            id: id.to_string(),
+            indexed: f.indexed(&sql),
+            headline: format!("{} broke: {}", f.oracle, f.signature),
+            sql,
+        })
+    }
+}

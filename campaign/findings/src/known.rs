@@ -12,7 +12,7 @@
 //! A known bug may be a query oracle's reproducer or a transaction
 //! schedule's record ([`FindingRecord`]); a schedule is run again on a
 //! fresh database with the run's planted transaction fault, if any, by
-//! the campaign's rerun, which the caller hands over ([`RerunSchedule`]).
+//! the oracle that made it ([`crate::sessions_replay`]).
 //! What the replay found goes into the run's summary through
 //! [`KnownBugsOfRun`], which the summary implements.
 
@@ -165,34 +165,25 @@ fn load_one(
     Ok(record)
 }
 
-/// Runs a transaction schedule again on a fresh database (the
-/// campaign's rerun, which lives above this crate): the signature the
-/// run showed, and how its sessions ended, for messages.
-pub type RerunSchedule<'a> = &'a dyn Fn(&TxnFinding) -> anyhow::Result<(String, String)>;
-
 /// Runs a known schedule again on a fresh database, with `fault` (the
-/// run's planted transaction fault) in place of the one it recorded:
-/// still failing while it shows its signature. A timing-dependent
-/// anomaly gets a second try, as in the campaign.
+/// run's planted fault of the oracle that made it) in place of the one it
+/// recorded: still failing while it shows its signature (the oracle gives
+/// a timing-dependent case a second try, as in the campaign).
 fn replay_txn(
     finding: &TxnFinding,
-    rerun: RerunSchedule<'_>,
+    databases: &Databases,
     fault: Option<&str>,
 ) -> anyhow::Result<Replayed> {
-    let mut finding = finding.clone();
-    finding.fault = fault.map(str::to_string);
-    let mut shown = String::new();
-    for _ in 0..2 {
-        let (signature, ends) = rerun(&finding)?;
-        if signature == finding.signature {
-            return Ok(Replayed::StillFails {
-                why: format!("the schedule still shows {signature} ({ends})"),
-                same: true,
-            });
+    let record = serde_json::to_string(finding)?;
+    let shown = crate::sessions_replay::replay(databases, &finding.oracle, &record, fault)?;
+    Ok(if shown.same {
+        Replayed::StillFails {
+            why: shown.said,
+            same: true,
         }
-        shown = format!("the schedule now shows {signature} ({ends})");
-    }
-    Ok(Replayed::Passes(shown))
+    } else {
+        Replayed::Passes(shown.said)
+    })
 }
 
 /// The known bugs after their replay at start-up.
@@ -203,7 +194,7 @@ pub struct KnownBugs {
 
 impl KnownBugs {
     /// Replays each known bug on a fresh database of `databases` (a
-    /// schedule through `rerun`, with `txn_fault`, the run's planted
+    /// schedule with `txn_fault`, the run's planted
     /// transaction fault). A reproducer that cannot be replayed (a setup
     /// statement fails now) is an error naming it: whether the bug is open
     /// cannot be told.
@@ -211,13 +202,12 @@ impl KnownBugs {
         bugs: Vec<KnownBug>,
         databases: &Databases,
         txn_fault: Option<&str>,
-        rerun: RerunSchedule<'_>,
     ) -> anyhow::Result<KnownBugs> {
         let mut replayed = Vec::new();
         for bug in bugs {
             let outcome = match &bug.finding {
                 FindingRecord::Query(f) => crate::replay::replay(f, databases),
-                FindingRecord::Txn(f) => replay_txn(f, rerun, txn_fault),
+                FindingRecord::Txn(f) => replay_txn(f, databases, txn_fault),
             }
             .with_context(|| {
                 format!("known bug {} cannot be replayed", bug.reproducer.display())

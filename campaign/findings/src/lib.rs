@@ -2,7 +2,8 @@
 //! the record ([`findings`], and [`finding_record`] for either kind, with
 //! a transaction schedule's record as a file in [`txn_finding`]), its
 //! reproducer on disk ([`reproducer`], scripts read back by [`script`]),
-//! replay ([`replay`]) and the judgment of what a replay shows
+//! replay ([`replay`]; a sessions oracle's finding by its oracle,
+//! [`sessions_replay`]) and the judgment of what a replay shows
 //! ([`judge`]), the knobs that hide a finding ([`localize`]), the rows a
 //! setup stored ([`stored_rows`]) and which side of a relation is wrong
 //! ([`wrong_side`]); signatures ([`signature`]), bug cores ([`bug`]), the
@@ -30,6 +31,7 @@ pub mod localize;
 pub mod replay;
 pub mod reproducer;
 pub mod script;
+pub mod sessions_replay;
 pub mod signature;
 pub mod stored_rows;
 pub mod txn_finding;

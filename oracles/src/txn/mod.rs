@@ -10,14 +10,19 @@
 //! checks, how a schedule shrinks, the driver that runs a schedule on a
 //! database's sessions (a thread per session, lock waits, the waits after
 //! a transaction ends), the planted faults it applies and a finding's
-//! record. What a DBMS does differently is its provider's
-//! ([`lancet_core::txn::Transactions`]); the campaign (threads,
-//! databases, the findings directory) is the runner's.
+//! record, and how a finding is confirmed, filed and reduced ([`Txn`], a
+//! [`lancet_core::SessionsOracle`]). What a DBMS does differently is its
+//! provider's ([`lancet_core::txn::Transactions`]); the campaign
+//! (threads, databases, the findings directory) is the runner's, the same
+//! for every oracle.
 
 pub mod anomaly;
+mod bench;
 pub mod driver;
+mod filing;
 mod judge;
 pub mod model;
+mod oracle;
 pub mod planted;
 pub mod record;
 pub mod schedule;
@@ -29,6 +34,7 @@ mod tables;
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use driver::{Run, ScheduleRun, Timing, TraceLine};
 pub use model::{Model, Outcome, Status, Wait};
+pub use oracle::{parse_levels, Txn};
 pub use planted::{faults, TxnFault};
 pub use record::{ScheduleOrigin, TxnFinding};
 pub use schedule::{Action, Op, Pred, Schedule, SessionLevel, Step, MAX_SESSIONS};

@@ -171,6 +171,11 @@ impl Databases {
         &*self.provider
     }
 
+    /// The provider, shared (an oracle prepared for it keeps it).
+    pub fn shared_provider(&self) -> Arc<dyn Provider> {
+        self.provider.clone()
+    }
+
     pub fn token(&self) -> String {
         self.token
             .lock()

@@ -1,0 +1,356 @@
+//! The transaction oracle as the runner drives it ([`SessionsOracle`]):
+//! each database of a campaign gets the driver's sessions, and schedules
+//! drawn from the database's RNG run on them. A schedule that shows an
+//! anomaly runs twice more on a fresh table to see that it repeats, is
+//! filed at once, and is then reduced to the fewest sessions, statements
+//! and rows that still show the same anomaly at the same level
+//! ([`super::filing`]).
+
+use super::bench::{open_bench, Rules};
+use super::driver::{ScheduleRun, Timing};
+use super::planted::{faults, TxnFault};
+use super::record::{ScheduleOrigin, TxnFinding};
+use super::schedule::{Schedule, MAX_SESSIONS};
+use super::NAME;
+use lancet_core::fault::Fault;
+use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
+use lancet_core::{
+    PreparedSessions, Provider, Reduction, Rng, SessionsDatabase, SessionsOracle, SessionsRun,
+    ShownAgain,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How the summary names the schedules whose sessions mix levels.
+const MIXED: &str = "mixed levels";
+
+/// The transaction oracle.
+pub struct Txn;
+
+impl SessionsOracle for Txn {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "transactions of several sessions in an order lancet drives, against the isolation \
+         level's documented rules (the server DBMSs and SQLite; not in `all`)"
+    }
+
+    fn faults(&self) -> Vec<Fault> {
+        faults()
+    }
+
+    fn checks_per_database(&self) -> u64 {
+        500
+    }
+
+    fn prepare(
+        &self,
+        provider: Arc<dyn Provider>,
+        run: &SessionsRun,
+    ) -> anyhow::Result<Box<dyn PreparedSessions>> {
+        let tx = provider.transactions().ok_or_else(|| {
+            anyhow::anyhow!(
+                "--oracle {NAME} needs a DBMS whose transactions lancet models (the servers and \
+                 SQLite); {} is not one of them",
+                provider.name()
+            )
+        })?;
+        let fault = match &run.fault {
+            None => None,
+            Some(f) => Some(TxnFault::of(f).ok_or_else(|| {
+                let known: Vec<&str> = faults().iter().map(|f| f.name()).collect();
+                anyhow::anyhow!(
+                    "the planted fault {} does not act on transaction schedules (--oracle {NAME} plants {})",
+                    f.name(),
+                    known.join(", ")
+                )
+            })?),
+        };
+        let levels = parse_levels(&run.settings)?;
+        let rules: Vec<LevelRules> = tx
+            .levels()
+            .into_iter()
+            .filter(|r| levels.is_empty() || levels.contains(&r.level))
+            .collect();
+        anyhow::ensure!(
+            !rules.is_empty(),
+            "{} models none of the levels asked for",
+            provider.name()
+        );
+        Ok(Box::new(PreparedTxn {
+            provider,
+            rules,
+            fault,
+            reduce: run.reduce,
+            timing: Timing::default(),
+        }))
+    }
+}
+
+/// `--txn-levels`: isolation levels by name.
+pub fn parse_levels(text: &[String]) -> anyhow::Result<Vec<IsolationLevel>> {
+    text.iter()
+        .map(
+            |t| match t.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+                "read-uncommitted" | "ru" => Ok(IsolationLevel::ReadUncommitted),
+                "read-committed" | "rc" => Ok(IsolationLevel::ReadCommitted),
+                "repeatable-read" | "rr" => Ok(IsolationLevel::RepeatableRead),
+                "serializable" | "ser" => Ok(IsolationLevel::Serializable),
+                other => anyhow::bail!(
+                "unknown isolation level '{other}' (read-uncommitted, read-committed, repeatable-read, serializable)"
+            ),
+            },
+        )
+        .collect()
+}
+
+/// The transaction oracle ready for a run on one DBMS.
+pub(crate) struct PreparedTxn {
+    pub(crate) provider: Arc<dyn Provider>,
+    /// The levels this run draws, as the provider models them.
+    pub(crate) rules: Vec<LevelRules>,
+    pub(crate) fault: Option<TxnFault>,
+    /// Time for reducing one finding; `None`: no reduction.
+    pub(crate) reduce: Option<Duration>,
+    pub(crate) timing: Timing,
+}
+
+impl PreparedTxn {
+    pub(crate) fn tx(&self) -> anyhow::Result<&dyn Transactions> {
+        self.provider.transactions().ok_or_else(|| {
+            anyhow::anyhow!("{} has no transactions lancet models", self.provider.name())
+        })
+    }
+
+    pub(crate) fn rules(&self) -> anyhow::Result<Rules<'_>> {
+        Ok(Rules {
+            tx: self.tx()?,
+            rules: &self.rules,
+            fault: self.fault,
+            timing: self.timing,
+        })
+    }
+}
+
+impl PreparedSessions for PreparedTxn {
+    fn run_database(
+        &self,
+        db: &mut dyn SessionsDatabase,
+        rng: &mut Rng,
+        checks: u64,
+    ) -> anyhow::Result<()> {
+        let tx = self.tx()?;
+        let rules = self.rules()?;
+        let levels: Vec<(IsolationLevel, Option<String>)> = self
+            .rules
+            .iter()
+            .map(|r| (r.level, r.mode.clone()))
+            .collect();
+        let placements = tx.placements();
+        let locking_reads = tx.locking_reads();
+        let mut bench = open_bench(tx, db)?;
+        let (seed, thread, database) = db.origin();
+        for index in 0..checks {
+            if db.should_stop() {
+                break;
+            }
+            let schedule = Schedule::generate(rng, &levels, &placements, locking_reads);
+            let started = Instant::now();
+            let run = bench.run(&rules, &schedule)?;
+            db.count_check(
+                run.trace.len() as u64,
+                started.elapsed(),
+                !run.final_rows.is_empty(),
+            );
+            let label = if schedule.is_mixed() {
+                MIXED.to_string()
+            } else {
+                schedule.label_of(0)
+            };
+            db.tally(
+                label,
+                &[
+                    ("schedules", 1),
+                    ("undetermined", u64::from(run.undetermined.is_some())),
+                    ("committed", run.committed as u64),
+                    ("conflicts", run.conflicts as u64),
+                ],
+            );
+            if run.anomalies.is_empty() && run.failure.is_none() {
+                continue;
+            }
+            let origin = ScheduleOrigin {
+                seed,
+                thread,
+                database,
+                schedule: index,
+            };
+            let lost = run
+                .failure
+                .as_ref()
+                .is_some_and(|(_, e)| e.kind != lancet_core::FailureKind::Statement);
+            self.file(db, &rules, &mut bench, schedule, run, origin)?;
+            if lost {
+                // The sessions are gone with the server: a fresh database.
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn replay(&self, record: &str, db: &mut dyn SessionsDatabase) -> anyhow::Result<ShownAgain> {
+        let finding = self.recorded(record)?;
+        let rules = self.rules_of(&finding)?;
+        let mut bench = open_bench(rules.tx, db)?;
+        let (signature, run) = run_again(&mut bench, &rules, &finding)?;
+        let ends = endings(&run);
+        if signature != finding.signature {
+            return Ok(ShownAgain {
+                same: false,
+                said: format!(
+                    "the schedule now shows {signature}, not {} ({ends})",
+                    finding.signature
+                ),
+            });
+        }
+        let anomalies: Vec<String> = run
+            .anomalies
+            .iter()
+            .map(|a| format!("{} at step {}: {}", a.kind.name(), a.step + 1, a.detail))
+            .collect();
+        Ok(ShownAgain {
+            same: true,
+            said: format!(
+                "the schedule still shows {signature}: {} ({ends})",
+                anomalies.join("; ")
+            ),
+        })
+    }
+
+    fn reduce(
+        &self,
+        record: &str,
+        db: &mut dyn SessionsDatabase,
+        budget: Duration,
+    ) -> anyhow::Result<Reduction> {
+        let finding = self.recorded(record)?;
+        let rules = self.rules_of(&finding)?;
+        let mut bench = open_bench(rules.tx, db)?;
+        let (shown, _) = run_again(&mut bench, &rules, &finding)?;
+        let before = finding.schedule.size();
+        if shown != finding.signature {
+            return Ok(Reduction::NotShown(format!(
+                "its schedule now shows {shown}, not {}",
+                finding.signature
+            )));
+        }
+        let reduced = self.shrink(
+            db,
+            &rules,
+            &mut bench,
+            &finding.schedule,
+            &finding.signature,
+            budget,
+            true,
+        );
+        // Steps only reordered are not smaller: the schedule was reduced.
+        let Some((small, run)) = reduced.filter(|(s, _)| s.size() < before) else {
+            return Ok(Reduction::Already(format!(
+                "no smaller schedule shows {} ({before} statements and rows)",
+                finding.signature
+            )));
+        };
+        let size = finding.reduced_from.unwrap_or(before);
+        let reduced = self.finding(
+            db,
+            &rules,
+            finding.signature.clone(),
+            &small,
+            &run,
+            finding.origin,
+            (1, 1),
+            Some(size),
+        )?;
+        Ok(Reduction::Smaller {
+            said: format!(
+                "{before} -> {} statements and rows, {} -> {} session(s)",
+                reduced.schedule.size(),
+                finding.schedule.sessions,
+                reduced.schedule.sessions,
+            ),
+            record: serde_json::to_string(&reduced)?,
+        })
+    }
+}
+
+impl PreparedTxn {
+    /// A finding's record, with its planted fault as the run says: a
+    /// replay with the fault off (`--no-fault`) or with the run's
+    /// (`--known`) is prepared with that fault.
+    fn recorded(&self, record: &str) -> anyhow::Result<TxnFinding> {
+        let finding: TxnFinding = serde_json::from_str(record)
+            .map_err(|e| anyhow::anyhow!("not a transaction finding: {e}"))?;
+        anyhow::ensure!(
+            finding.oracle == NAME,
+            "not a transaction finding (its oracle is {})",
+            finding.oracle
+        );
+        Ok(finding)
+    }
+
+    /// The rules a recorded schedule runs under: each of its sessions'
+    /// levels as this DBMS models them, and this run's fault.
+    fn rules_of(&self, finding: &TxnFinding) -> anyhow::Result<Rules<'_>> {
+        let s = &finding.schedule;
+        anyhow::ensure!(
+            (1..=MAX_SESSIONS).contains(&s.sessions)
+                && s.steps.iter().all(|step| step.session < s.sessions),
+            "the schedule has {} sessions (steps of sessions up to {}); lancet drives 1 to {MAX_SESSIONS}",
+            s.sessions,
+            s.steps.iter().map(|step| step.session + 1).max().unwrap_or(0),
+        );
+        for session in 0..s.sessions {
+            let (level, mode) = s.level_of(session);
+            anyhow::ensure!(
+                self.rules
+                    .iter()
+                    .any(|r| r.level == level && r.mode.as_deref() == mode),
+                "{} does not model {}",
+                self.provider.name(),
+                s.label_of(session)
+            );
+        }
+        self.rules()
+    }
+}
+
+/// Runs a finding's schedule again: the signature it shows and the run.
+/// A timing-dependent anomaly gets a second try, as in the campaign.
+fn run_again(
+    bench: &mut super::bench::Bench<'_>,
+    rules: &Rules<'_>,
+    finding: &TxnFinding,
+) -> anyhow::Result<(String, ScheduleRun)> {
+    let mut last = None;
+    for _ in 0..2 {
+        let run = bench.run(rules, &finding.schedule)?;
+        let signature = TxnFinding::signature_of(&run, &finding.schedule);
+        let same = signature == finding.signature;
+        last = Some((signature, run));
+        if same {
+            break;
+        }
+    }
+    last.ok_or_else(|| anyhow::anyhow!("the schedule did not run"))
+}
+
+/// How a run's transactions ended, as `lancet replay` and the known bugs
+/// of a run (`--known`) say it.
+fn endings(run: &ScheduleRun) -> String {
+    format!(
+        "{} committed, {} ended in a conflict",
+        run.committed, run.conflicts
+    )
+}
