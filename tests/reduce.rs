@@ -30,7 +30,7 @@ fn selftest_findings_reduce_to_at_most_8_statements_and_replay() {
     assert_eq!(out.status.code(), Some(0));
     let run_path = run_dir(out_dir.path());
     let mut reduced = Vec::new();
-    for oracle in lancet_oracles::names() {
+    for oracle in lancet_oracles::query_names() {
         if oracle == "dist-vs-local" {
             continue; // no twins on SQLite: tests/citus.rs reduces its findings
         }

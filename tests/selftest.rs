@@ -10,7 +10,7 @@ fn every_oracle_catches_its_planted_fault() {
     let out = run(&["selftest", "--out", out_dir.path().to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "selftest failed:\n{stdout}");
-    for name in lancet_oracles::names() {
+    for name in lancet_oracles::query_names() {
         let line = stdout
             .lines()
             .find(|l| l.starts_with(&format!("{name} ")))

@@ -217,7 +217,7 @@ fn a_finding_reduces_and_replays_from_its_single_file() {
     assert_eq!(index[0]["reduced"], true, "{index}");
     let summary = read_json(&findings_dir.parent().unwrap().join("summary.json"));
     assert_eq!(summary["oracles"][0], "txn", "{summary}");
-    assert!(summary["transactions"]["READ COMMITTED"]["schedules"].as_u64() > Some(0));
+    assert!(summary["tallies"]["READ COMMITTED"]["schedules"].as_u64() > Some(0));
     assert!(findings_dir.parent().unwrap().join("run.json").exists());
 
     // The `.sql` names the finding as well as its record.

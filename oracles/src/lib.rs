@@ -63,6 +63,16 @@ pub fn names() -> Vec<&'static str> {
     all().iter().map(|r| r.oracle.name()).collect()
 }
 
+/// The names of the query oracles (those of the `all` rotation and any
+/// other that checks queries on the campaign's session).
+pub fn query_names() -> Vec<&'static str> {
+    all()
+        .iter()
+        .filter(|r| matches!(r.oracle, AnyOracle::Queries(_)))
+        .map(|r| r.oracle.name())
+        .collect()
+}
+
 /// The oracle named `name`, of either kind.
 pub fn any_by_name(name: &str) -> Option<AnyOracle> {
     all()
