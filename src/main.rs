@@ -580,7 +580,9 @@ fn main() -> ExitCode {
         Command::Findings(args) => commands::findings(args),
         Command::Report(args) => commands::report(args),
         Command::EngineWorker(args) => engine_worker(&args).map(|()| ExitCode::SUCCESS),
-        Command::DatabaseRunner => lancet::runner::child::serve().map(|()| ExitCode::SUCCESS),
+        Command::DatabaseRunner => {
+            lancet::runner::child::serve(&lancet::registry::CATALOG).map(|()| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -2,11 +2,8 @@
 //! their provider crates export. The one place that names concrete
 //! providers; nothing else in the binary branches on a DBMS.
 
-use anyhow::Context;
-use lancet_core::{ExpectedErrors, Provider};
-use lancet_engine::isolation::WorkerProgram;
-use lancet_engine::{Catalog, DbmsDescription, OpenOptions, Workers};
-use std::path::{Path, PathBuf};
+use lancet_core::Provider;
+use lancet_engine::{Catalog, DbmsDescription, Workers};
 
 /// Every DBMS, the default first. A new DBMS is one line here.
 pub const DBMS: &[&DbmsDescription] = &[
@@ -48,80 +45,28 @@ pub fn describe(name: &str) -> anyhow::Result<&'static DbmsDescription> {
     CATALOG.describe(name)
 }
 
-/// Settings a provider may take from the command line or a config file.
-#[derive(Clone, Debug, Default)]
-pub struct ProviderOptions {
-    /// Extra expected-error rules (TOML) added to the provider's own.
-    pub expected_errors: Option<PathBuf>,
-    /// Another build of an in-process engine, and the option that named
-    /// it (`--sqlite-lib`): it must be that DBMS's option.
-    pub library: Option<(String, PathBuf)>,
-    /// Server DBMSs: the server's URL (`--url`, else the DBMS's variable).
-    pub url: Option<String>,
-    /// In-process engines: run databases in worker processes started this
-    /// way (crash isolation); `None` runs the engine inside this process.
-    pub workers: Option<Workers>,
-}
+pub use lancet_engine::catalog::ProviderOptions;
 
-/// Worker processes for `dbms` unless `in_process` asks otherwise: every
-/// engine that runs inside lancet gets them; a server needs none.
+/// Worker processes for `dbms` unless `in_process` asks otherwise (see
+/// [`Catalog::workers`]).
 pub fn workers(
     dbms: &str,
     in_process: bool,
     memory_limit: Option<u64>,
 ) -> anyhow::Result<Option<Workers>> {
-    if in_process || describe(dbms)?.in_process.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(Workers {
-        program: WorkerProgram::current_exe()?,
-        memory_limit,
-    }))
+    CATALOG.workers(dbms, in_process, memory_limit)
 }
 
-fn load_expected(path: &Path) -> anyhow::Result<ExpectedErrors> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the expected-errors file {}", path.display()))?;
-    ExpectedErrors::from_toml(&text, &path.display().to_string())
-}
-
-/// Creates the provider of `--dbms name`.
+/// Creates the provider of `--dbms name` (see [`Catalog::provider`]).
 pub fn provider(name: &str, options: &ProviderOptions) -> anyhow::Result<Box<dyn Provider>> {
-    let dbms = describe(name)?;
-    let expected_errors = match &options.expected_errors {
-        Some(path) => Some(load_expected(path)?),
-        None => None,
-    };
-    if let Some((option, _)) = &options.library {
-        if dbms.library_option != Some(option.as_str()) {
-            let owner = DBMS
-                .iter()
-                .find(|d| d.library_option == Some(option.as_str()));
-            anyhow::bail!(
-                "{option} applies to --dbms {} only, not '{name}'",
-                owner.map_or("(none)", |d| d.name)
-            );
-        }
-    }
-    if options.url.is_some() && dbms.server.is_none() {
-        anyhow::bail!(
-            "--url is for server DBMSs; {} runs inside lancet and needs none",
-            dbms.label
-        );
-    }
-    (dbms.open)(&OpenOptions {
-        url: options.url.clone(),
-        library: options.library.as_ref().map(|(_, p)| p.clone()),
-        expected_errors,
-        workers: options.workers.clone(),
-    })
+    CATALOG.provider(name, options)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use lancet_core::{DbError, StatementKind};
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     fn example(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -132,7 +77,7 @@ mod tests {
     #[test]
     fn the_example_extra_rules_parse() {
         for name in ["sqlite-extra.example.toml", "postgres-extra.example.toml"] {
-            let rules = load_expected(&example(name)).unwrap();
+            let rules = lancet_engine::catalog::load_expected(&example(name)).unwrap();
             assert!(!rules.rules.is_empty(), "{name} has no rules");
         }
     }

@@ -50,7 +50,7 @@ fn only_the_registry_names_a_dbms() {
     for dir in ["src", "core/src", "oracles/src", "fleet/src"] {
         rust_files(&root.join(dir), &mut files);
     }
-    // The campaign's crates (databases, findings, reduction), every one.
+    // The campaign's crates (databases, findings, reduction, the runner), every one.
     for entry in std::fs::read_dir(root.join("campaign")).unwrap() {
         rust_files(&entry.unwrap().path().join("src"), &mut files);
     }
@@ -145,11 +145,16 @@ fn the_server_toolkit_depends_on_no_provider() {
 /// The campaign's crates sit below the binary and beside no provider:
 /// their dependencies (not dev-dependencies, where a provider may serve
 /// unit tests as a fixture) name no provider and not the `lancet` crate,
-/// and point one way, databases ← findings ← reduce.
+/// and point one way, databases ← findings ← reduce ← campaign.
 #[test]
 fn the_campaign_crates_depend_on_no_provider_and_not_on_the_binary() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let order = ["lancet-databases", "lancet-findings", "lancet-reduce"];
+    let order = [
+        "lancet-databases",
+        "lancet-findings",
+        "lancet-reduce",
+        "lancet-campaign",
+    ];
     for entry in std::fs::read_dir(root.join("campaign")).unwrap() {
         let dir = entry.unwrap().path();
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();

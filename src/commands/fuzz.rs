@@ -75,6 +75,7 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     let known = super::known::replay_known(known, &databases, args.known.as_deref(), own_fault)?;
     let feeder = start_feeder(store, &run_dir)?;
     let mut summary = runner::run(RunSetup {
+        catalog: &lancet::registry::CATALOG,
         provider,
         oracles,
         options,
@@ -205,6 +206,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 )
             };
             let s = runner::run(RunSetup {
+                catalog: &lancet::registry::CATALOG,
                 provider: provider.clone(),
                 oracles: Arc::new(oracles_for(oracle, &provider, &sessions)?.0),
                 options,

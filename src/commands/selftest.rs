@@ -176,6 +176,7 @@ impl OracleRun<'_> {
             ..plain_options(format!("{}-{name}", self.run_id), args.seed, 1, 200, dir)
         };
         let s = runner::run(RunSetup {
+            catalog: &lancet::registry::CATALOG,
             provider: self.provider.clone(),
             oracles: Arc::new(oracles),
             options,
@@ -238,6 +239,7 @@ impl OracleRun<'_> {
                 )
             };
             let s = runner::run(RunSetup {
+                catalog: &lancet::registry::CATALOG,
                 provider: self.provider.clone(),
                 oracles: Arc::new(OracleSet::sessions(name, prepared)),
                 options,

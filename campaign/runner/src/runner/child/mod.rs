@@ -21,9 +21,10 @@ use super::recorder::{Counts, FlightRecorder, LastWords, RecordingConnection, CH
 use super::{OracleSet, Shared};
 use crate::databases::{Databases, Purpose, RunToken};
 use crate::findings::{Finding, FindingSource, Origin};
-use crate::registry::{self, ProviderOptions};
 use anyhow::Context;
 use lancet_core::{DbError, ExecError, FailureKind, ShapeTimes};
+use lancet_engine::catalog::ProviderOptions;
+use lancet_engine::Catalog;
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, Write};
 use std::os::unix::process::CommandExt;

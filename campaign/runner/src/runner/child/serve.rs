@@ -89,7 +89,7 @@ fn send(out: &mut dyn Write, message: &FromChild) -> io::Result<()> {
 
 /// The child's main loop: runs the databases its parent asks for until
 /// its stdin closes.
-pub fn serve() -> anyhow::Result<()> {
+pub fn serve(catalog: &Catalog) -> anyhow::Result<()> {
     let recorder = Arc::new(
         FlightRecorder::inherited()
             .context("cannot map the flight recorder (is this process started by lancet?)")?,
@@ -104,7 +104,7 @@ pub fn serve() -> anyhow::Result<()> {
     let Ok(ToChild::Start(start)) = serde_json::from_str::<ToChild>(&line) else {
         anyhow::bail!("the first message to a database runner must be its start");
     };
-    let setup = match ChildSetup::new(&start, &recorder) {
+    let setup = match ChildSetup::new(catalog, &start, &recorder) {
         Ok(s) => s,
         Err(e) => {
             send(&mut out, &FromChild::Failed(format!("{e:#}")))?;
@@ -145,12 +145,16 @@ struct ChildSetup {
 }
 
 impl ChildSetup {
-    fn new(start: &ChildStart, recorder: &Arc<FlightRecorder>) -> anyhow::Result<ChildSetup> {
+    fn new(
+        catalog: &Catalog,
+        start: &ChildStart,
+        recorder: &Arc<FlightRecorder>,
+    ) -> anyhow::Result<ChildSetup> {
         let program = &start.program;
         if let Some(bytes) = program.memory_limit {
             lancet_engine::isolation::limit_memory(bytes);
         }
-        let provider = registry::provider(
+        let provider = catalog.provider(
             &program.dbms,
             &ProviderOptions {
                 expected_errors: program.expected_errors.clone(),

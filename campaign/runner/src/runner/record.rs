@@ -31,11 +31,7 @@ pub(super) fn record(shared: &Shared, thread: u32, mut finding: Finding) -> anyh
         return keep_collateral(shared, thread, &finding);
     }
     // Signed once here: the index reads the signature from the finding.
-    let sig = crate::signature::signature(
-        &finding,
-        shared.provider.dialect(),
-        &crate::registry::CATALOG,
-    );
+    let sig = crate::signature::signature(&finding, shared.provider.dialect(), shared.catalog);
     finding.signature = Some(sig.clone());
     if let Some(limit) = shared.options.flood_limit {
         let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
@@ -161,7 +157,7 @@ fn file_finding(
     shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
         finding,
         shared.provider.dialect(),
-        &crate::registry::CATALOG,
+        shared.catalog,
         &written.sql,
         None,
     )?;

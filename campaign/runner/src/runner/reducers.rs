@@ -51,7 +51,7 @@ fn workers_done(shared: &Shared) -> bool {
 /// [`reducers_done`]. The reduction in progress at an interrupt or at the
 /// end of the finishing time is cut short and keeps what it had.
 pub(super) fn reduce_loop(shared: &Shared, limit: Duration) {
-    let reducer = Reducer::new(&shared.databases, &crate::registry::CATALOG)
+    let reducer = Reducer::new(&shared.databases, shared.catalog)
         .with_time_limit(limit)
         .with_abort(&shared.abort_reduction);
     while !reducers_done(shared) {
@@ -99,7 +99,7 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
         // signature (counting unreduced findings waiting under it, each
         // would see the others and go, and the bug would be lost).
         if let Some(limit) = shared.options.flood_limit {
-            let sig = crate::signature::signature(&f, dialect, &crate::registry::CATALOG);
+            let sig = crate::signature::signature(&f, dialect, shared.catalog);
             let mut index = shared.index.lock().unwrap_or_else(|e| e.into_inner());
             if index.count_besides(&sig, &work.written.sql) >= limit
                 && index.reduced_count(&sig) > 0
@@ -112,17 +112,11 @@ fn reduce_one(shared: &Shared, reducer: &Reducer<'_>, work: ReduceWork) {
                 return Err(Flooded.into());
             }
         }
-        crate::dedup::write_reduced(
-            &shared.writer,
-            &out,
-            &mut f,
-            provider,
-            &crate::registry::CATALOG,
-        )?;
+        crate::dedup::write_reduced(&shared.writer, &out, &mut f, provider, shared.catalog)?;
         let (signature, count) = shared.index.lock().unwrap_or_else(|e| e.into_inner()).add(
             &f,
             dialect,
-            &crate::registry::CATALOG,
+            shared.catalog,
             &out.sql,
             Some(&work.written.sql),
         )?;

@@ -30,6 +30,7 @@ use crate::run_files::{RunRecord, SampleLog};
 use crate::summary::{BugLine, Counters, RunFacts, Summary};
 use crossbeam_channel::Sender;
 use lancet_core::{Oracle, PreparedSessions, Provider, Rng};
+use lancet_engine::Catalog;
 use rand::Rng as _;
 pub use reduce_queue::ReduceOptions;
 use reduce_queue::ReduceQueue;
@@ -198,6 +199,8 @@ const DROP_GRACE: Duration = Duration::from_secs(10);
 /// Everything the workers, the reducer and the reporter share.
 struct Shared {
     provider: Arc<dyn Provider>,
+    /// Every DBMS's description: which parser reads a finding's SQL.
+    catalog: &'static Catalog,
     dbms_version: String,
     oracles: Arc<OracleSet>,
     options: RunOptions,
@@ -298,6 +301,8 @@ impl Shared {
 /// databases' bookkeeping, and the flag that Ctrl-C and signals set.
 pub struct RunSetup {
     pub provider: Arc<dyn Provider>,
+    /// The DBMSs the binary knows (the registry's list, as a value).
+    pub catalog: &'static Catalog,
     pub oracles: Arc<OracleSet>,
     pub options: RunOptions,
     pub writer: Arc<FindingWriter>,
@@ -334,6 +339,7 @@ impl Drop for WorkerExit {
 pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     let RunSetup {
         provider,
+        catalog,
         oracles,
         options,
         writer,
@@ -360,6 +366,7 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
     };
     let shared = Arc::new(Shared {
         provider,
+        catalog,
         dbms_version,
         counters: Counters::new(oracles.names().len()),
         oracles,
