@@ -278,3 +278,34 @@ fn transactions_on_old_releases_run_clean_in_worker_processes() {
         assert!(err.contains("mixed levels: "), "{version}: {err}");
     }
 }
+
+/// `lancet bisect` takes a transaction schedule's finding as it takes a
+/// query reproducer: its oracle runs the schedule on every build of the
+/// ladder. The finding is of a planted lost write, lancet's own fault,
+/// which bisect leaves out: the schedule passes on each build (`.`), and
+/// none says it did not run (`-`).
+#[test]
+fn bisect_runs_a_transaction_finding_on_every_build() {
+    let Some(dir) = ladder() else { return };
+    let out = tempfile::tempdir().unwrap();
+    common::txn::a_planted_record(out.path(), "sqlite", "");
+    let record = common::txn::finding_records(out.path()).remove(0);
+    let o = common::run(&[
+        "bisect",
+        record.to_str().unwrap(),
+        "--libs",
+        dir.to_str().unwrap(),
+    ]);
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.starts_with(record.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("no line for the finding: {said}"));
+    let marks = &line[line.find('[').unwrap() + 1..line.find(']').unwrap()];
+    assert!(
+        marks.len() >= 4 && marks.chars().all(|c| c == '.'),
+        "{line}"
+    );
+    assert!(line.ends_with("passes on every build it runs on"), "{line}");
+}

@@ -329,21 +329,3 @@ fn known_transaction_bugs_pass_the_gate_while_open_and_are_reported_fixed() {
     assert_eq!(bugs.len(), kept, "{fixed}");
     assert!(bugs.iter().all(|b| b["fixed"] == true), "{bugs:?}");
 }
-
-/// `lancet bisect` given a transaction finding says what it does with
-/// one (it replays query reproducers only) instead of failing to parse it.
-#[test]
-fn bisect_given_a_transaction_finding_says_it_replays_query_reproducers_only() {
-    let out = tempfile::tempdir().unwrap();
-    a_planted_record(out.path(), "sqlite", "");
-    let record = finding_records(out.path()).remove(0);
-    let libs = out.path().to_str().unwrap();
-    let o = run(&["bisect", "--libs", libs, record.to_str().unwrap()]);
-    let said = printed(&o);
-    assert_eq!(o.status.code(), Some(2), "{said}");
-    assert!(
-        said.contains("is a transaction schedule's finding")
-            && said.contains("lancet replay --sqlite-lib"),
-        "{said}"
-    );
-}

@@ -126,28 +126,19 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
     for file in &args.files {
         let record = FindingRecord::load(file, &registry::CATALOG)
             .with_context(|| format!("cannot read the reproducer {}", file.display()))?;
-        let FindingRecord::Query(finding) = record else {
-            bail!(
-                "{} is a transaction schedule's finding (--oracle txn): bisect replays query \
-                 reproducers only, not transaction schedules across builds; run the schedule on \
-                 one build with `lancet replay --sqlite-lib LIB {}`",
-                file.display(),
-                file.display()
-            );
-        };
-        findings.push(*finding);
+        findings.push(record);
     }
     // One engine's builds: the DBMS of the first reproducer, and every
     // other must be for it too.
-    let dbms_name = findings.first().map_or("", |f| f.dbms.as_str());
+    let dbms_name = findings.first().map_or("", |f| f.dbms());
     let dbms = registry::describe(dbms_name)?;
     for (file, finding) in args.files.iter().zip(&findings) {
-        if finding.dbms != dbms.name {
+        if finding.dbms() != dbms.name {
             bail!(
                 "{}: bisect replays {} builds; this reproducer is for {}",
                 file.display(),
                 dbms.label,
-                finding.dbms
+                finding.dbms()
             );
         }
     }
@@ -183,9 +174,9 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
         let mut marks = String::new();
         for build in &builds {
             let databases = databases_of(build)?;
-            let outcome = match replay(finding, &databases) {
-                Ok(Replayed::StillFails { .. }) => Outcome::Fails,
-                Ok(Replayed::Passes(_)) => Outcome::Passes,
+            let outcome = match replay_any(finding, &databases) {
+                Ok(true) => Outcome::Fails,
+                Ok(false) => Outcome::Passes,
                 Err(_) => Outcome::DoesNotRun,
             };
             marks.push(match outcome {
@@ -200,7 +191,11 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
             still_open += 1;
         }
         println!("{}: [{marks}] {said}", file.display());
-        if let (Some((i, j)), FindingKind::Logic) = (fix(&outcomes), finding.kind) {
+        let logic = match finding {
+            FindingRecord::Query(f) if f.kind == FindingKind::Logic => Some(f),
+            _ => None,
+        };
+        if let (Some((i, j)), Some(finding)) = (fix(&outcomes), logic) {
             let fixed = databases_of(&builds[j])?;
             let truth = wrong_side::by_fixed_release(
                 finding,
@@ -246,6 +241,23 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Whether a finding of either kind still fails on `databases`' build:
+/// a query reproducer by its replay, a sessions oracle's case by that
+/// oracle (without a planted fault: bisect asks about the DBMS). An error
+/// is a case that cannot run there.
+fn replay_any(
+    finding: &FindingRecord,
+    databases: &lancet::databases::Databases,
+) -> anyhow::Result<bool> {
+    match finding {
+        FindingRecord::Query(f) => Ok(matches!(replay(f, databases)?, Replayed::StillFails { .. })),
+        FindingRecord::Txn(f) => {
+            let record = serde_json::to_string(f)?;
+            Ok(lancet::sessions_replay::replay(databases, &f.oracle, &record, None)?.same)
+        }
+    }
 }
 
 /// The wrong side the fixed release shows, and whether the record's

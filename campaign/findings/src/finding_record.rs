@@ -44,6 +44,14 @@ fn names_txn(path: &Path) -> Option<bool> {
 }
 
 impl FindingRecord {
+    /// The DBMS the finding was made on (its `--dbms` name).
+    pub fn dbms(&self) -> &str {
+        match self {
+            FindingRecord::Query(f) => &f.dbms,
+            FindingRecord::Txn(f) => &f.dbms,
+        }
+    }
+
     /// A record's text (`name` for errors).
     pub fn parse(text: &str, name: &str) -> anyhow::Result<FindingRecord> {
         let value: serde_json::Value = serde_json::from_str(text)

@@ -149,10 +149,7 @@ fn load_one(
 ) -> anyhow::Result<FindingRecord> {
     let context = || format!("known bug {} cannot be used", path.display());
     let record = FindingRecord::load(path, catalog).with_context(context)?;
-    let of = match &record {
-        FindingRecord::Query(f) => &f.dbms,
-        FindingRecord::Txn(f) => &f.dbms,
-    };
+    let of = record.dbms();
     if of != dbms {
         bail!(
             "known bug {} is a reproducer for {of}; this run tests {dbms}",
