@@ -1,14 +1,15 @@
-//! The lancet binary's library: the campaign's loop. It owns the runner
-//! that drives providers and oracles on many threads (and worker
-//! processes), run summaries and JUnit reports, and the provider registry (`registry`, the one place that lists the
-//! DBMSs, and its list as a value, `registry::CATALOG`, which the commands
-//! hand down). `main.rs` and `commands/` are a thin command line over it.
+//! The lancet binary's library: the command line's campaign files
+//! (`campaign`) and the provider registry (`registry`, the one place that
+//! lists the DBMSs, and its list as a value, `registry::CATALOG`, which
+//! the commands hand down). `main.rs` and `commands/` are a thin command
+//! line over the crates below.
 //!
 //! It depends on every other lancet crate and none depends on it. The
-//! databases a run owns (lancet-databases), findings (lancet-findings) and
-//! reduction (lancet-reduce) are crates of their own under `campaign/`,
-//! and what spans many runs (run files, shards, the findings store, the
-//! report) is lancet-fleet's; their modules are re-exported here under
+//! campaign is in crates of its own under `campaign/`: the databases a
+//! run owns (lancet-databases), findings (lancet-findings), reduction
+//! (lancet-reduce) and the runner with its summaries (lancet-campaign);
+//! what spans many runs (run files, shards, the findings store, the
+//! report) is lancet-fleet's. Their modules are re-exported here under
 //! their old paths. May not touch: SQL of a DBMS by name outside
 //! `registry` (tests/seams.rs checks), or the oracles' and providers'
 //! insides beyond their public traits.
@@ -18,9 +19,6 @@ pub mod registry;
 
 // The campaign's modules keep their paths in this crate (`lancet::runner`, ...).
 pub use lancet_campaign::{junit, runner, summary};
-
-// A transaction finding's file keeps its path (`lancet::txn::TxnFinding`).
-pub use lancet_findings::txn_finding as txn;
 
 // The databases' modules keep their paths in this crate (`lancet::databases`, ...).
 pub use lancet_databases::{cleanup, databases, ledger};

@@ -253,9 +253,9 @@ fn replay_any(
 ) -> anyhow::Result<bool> {
     match finding {
         FindingRecord::Query(f) => Ok(matches!(replay(f, databases)?, Replayed::StillFails { .. })),
-        FindingRecord::Txn(f) => {
-            let record = serde_json::to_string(f)?;
-            Ok(lancet::sessions_replay::replay(databases, &f.oracle, &record, None)?.same)
+        other => {
+            let f = other.sessions_finding()?;
+            Ok(lancet::sessions_replay::replay(databases, &f.oracle, &f.record, None)?.same)
         }
     }
 }

@@ -4,9 +4,8 @@
 use super::*;
 use crate::{Compared, ReduceArgs, ReplayArgs};
 use anyhow::{bail, Context};
-use lancet::finding_record::FindingRecord;
+use lancet::finding_record::{FindingRecord, SessionsFinding};
 use lancet::reproducer::FindingWriter;
-use lancet::txn::TxnFinding;
 use lancet_core::knobs::describe_changes;
 use lancet_core::Reduction;
 use std::process::ExitCode;
@@ -108,7 +107,7 @@ fn reduce_finding(
 ) -> anyhow::Result<ExitCode> {
     let finding = match FindingRecord::load(&args.file, &registry::CATALOG)? {
         FindingRecord::Query(finding) => finding,
-        FindingRecord::Txn(finding) => return reduce_txn(args, *finding, name, limit, stop),
+        other => return reduce_sessions(args, other.sessions_finding()?, name, limit, stop),
     };
     let databases = provider_for(&finding.dbms, &args.connect)?;
     let provider = databases.provider();
@@ -179,8 +178,12 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut broken = 0;
     for file in &args.files {
         let finding = match FindingRecord::load(file, &registry::CATALOG) {
-            Ok(FindingRecord::Txn(txn)) => {
-                match replay_txn(file, *txn, &args.connect) {
+            Ok(FindingRecord::Query(finding)) => Ok(finding),
+            Ok(other) => {
+                match other
+                    .sessions_finding()
+                    .and_then(|f| replay_sessions(file, f, &args.connect))
+                {
                     Ok(true) => failing += 1,
                     Ok(false) => {}
                     Err(e) => {
@@ -190,7 +193,6 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
                 }
                 continue;
             }
-            Ok(FindingRecord::Query(finding)) => Ok(finding),
             Err(e) => Err(e),
         };
         let outcome = finding.and_then(|finding| {
@@ -232,11 +234,12 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Runs a transaction finding's schedule again (`lancet replay`) and
+/// Runs the case of a finding of an oracle that opens sessions of its own
+/// (a transaction schedule) again (`lancet replay`), by that oracle, and
 /// says what it shows now: whether it still fails.
-fn replay_txn(
+fn replay_sessions(
     file: &std::path::Path,
-    finding: TxnFinding,
+    finding: SessionsFinding,
     connect: &ConnectArgs,
 ) -> anyhow::Result<bool> {
     let fault = finding.fault.as_deref().filter(|_| !connect.no_fault);
@@ -244,8 +247,8 @@ fn replay_txn(
         .map(|f| format!(" [with planted fault {f}]"))
         .unwrap_or_default();
     let databases = provider_for(&finding.dbms, connect)?;
-    let record = serde_json::to_string(&finding)?;
-    let shown = lancet::sessions_replay::replay(&databases, &finding.oracle, &record, fault)?;
+    let shown =
+        lancet::sessions_replay::replay(&databases, &finding.oracle, &finding.record, fault)?;
     if shown.same {
         println!("{}: still fails{note}: {}", file.display(), shown.said);
     } else {
@@ -254,13 +257,14 @@ fn replay_txn(
     Ok(shown.same)
 }
 
-/// `lancet reduce TXN-FINDING.json`: the schedule reduced to the fewest
-/// sessions, steps and rows that still show its signature, written
-/// beside it as `ID.reduced.json` (with `ID.reduced.sql` and its
-/// directory of scripts); a schedule already reduced is said so.
-fn reduce_txn(
+/// `lancet reduce ID.json` of a finding of an oracle that opens sessions
+/// of its own: its case reduced by its oracle (a transaction schedule:
+/// the fewest sessions, steps and rows that still show its signature),
+/// written beside it as `ID.reduced.json` (with `ID.reduced.sql` and its
+/// directory of scripts); a case already reduced is said so.
+fn reduce_sessions(
     args: ReduceArgs,
-    finding: TxnFinding,
+    finding: SessionsFinding,
     name: &str,
     limit: Duration,
     stop: &Arc<AtomicBool>,
@@ -268,9 +272,14 @@ fn reduce_txn(
     let fault = finding.fault.as_deref().filter(|_| !args.connect.no_fault);
     let databases = provider_for(&finding.dbms, &args.connect)?;
     let started = std::time::Instant::now();
-    let record = serde_json::to_string(&finding)?;
-    let reduction =
-        lancet::sessions_replay::reduce(&databases, &finding.oracle, &record, fault, limit, stop)?;
+    let reduction = lancet::sessions_replay::reduce(
+        &databases,
+        &finding.oracle,
+        &finding.record,
+        fault,
+        limit,
+        stop,
+    )?;
     match reduction {
         Reduction::Smaller { record, said } => {
             let out_sql = args.out.unwrap_or_else(|| reduced_path(&args.file, "sql"));

@@ -44,6 +44,23 @@ fn names_txn(path: &Path) -> Option<bool> {
 }
 
 impl FindingRecord {
+    /// The finding of an oracle that opens sessions of its own, as the
+    /// commands replay and reduce it; an error for a query finding.
+    pub fn sessions_finding(&self) -> anyhow::Result<SessionsFinding> {
+        match self {
+            FindingRecord::Query(_) => {
+                anyhow::bail!("a query oracle's finding has no sessions of its own")
+            }
+            FindingRecord::Txn(f) => Ok(SessionsFinding {
+                oracle: f.oracle.clone(),
+                dbms: f.dbms.clone(),
+                signature: f.signature.clone(),
+                fault: f.fault.clone(),
+                record: serde_json::to_string(f)?,
+            }),
+        }
+    }
+
     /// The DBMS the finding was made on (its `--dbms` name).
     pub fn dbms(&self) -> &str {
         match self {
@@ -89,6 +106,20 @@ impl FindingRecord {
         }
         Ok(FindingRecord::Query(Box::new(Finding::load_record(path)?)))
     }
+}
+
+/// A finding of an oracle that opens sessions of its own, as the
+/// commands handle it without knowing its record's type: which oracle
+/// replays it, and its record as that oracle reads it.
+#[derive(Clone, Debug)]
+pub struct SessionsFinding {
+    pub oracle: String,
+    pub dbms: String,
+    pub signature: String,
+    /// The planted fault it was found under, if any.
+    pub fault: Option<String>,
+    /// Its record, JSON text (see `lancet_core::PreparedSessions::replay`).
+    pub record: String,
 }
 
 /// A sessions oracle's finding as written to the findings directory.
