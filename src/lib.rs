@@ -1,17 +1,18 @@
-//! The lancet binary's library: the campaign's loop. It owns the runner
-//! that drives providers and oracles on many threads (and worker
-//! processes), run summaries and JUnit reports, and the provider registry (`registry`, the one place that lists the
-//! DBMSs, and its list as a value, `registry::CATALOG`, which the commands
-//! hand down). `main.rs` and `commands/` are a thin command line over it.
+//! The lancet binary's library: the command line's shared parts and the
+//! provider registry (`registry`, the one place that lists the DBMSs, and
+//! its list as a value, `registry::CATALOG`, which the commands hand down
+//! to the campaign's crates), campaign files (`campaign`) and a run's id.
+//! `main.rs` and `commands/` are a thin command line over it.
 //!
 //! It depends on every other lancet crate and none depends on it. The
-//! databases a run owns (lancet-databases), findings (lancet-findings) and
-//! reduction (lancet-reduce) are crates of their own under `campaign/`,
-//! and what spans many runs (run files, shards, the findings store, the
-//! report) is lancet-fleet's; their modules are re-exported here under
-//! their old paths. May not touch: SQL of a DBMS by name outside
-//! `registry` (tests/seams.rs checks), or the oracles' and providers'
-//! insides beyond their public traits.
+//! campaign lives in crates of its own under `campaign/`: the runner,
+//! summaries and JUnit reports (lancet-campaign), the databases a run owns
+//! (lancet-databases), findings (lancet-findings) and reduction
+//! (lancet-reduce); what spans many runs (run files, shards, the findings
+//! store, the report) is lancet-fleet's; their modules are re-exported
+//! here under their old paths. May not touch: a DBMS by name outside
+//! `registry` (tests/seams.rs checks), or the campaign's, oracles' and
+//! providers' insides beyond their public API.
 
 pub mod campaign;
 pub mod registry;
