@@ -1,7 +1,11 @@
 //! lancet's core model: the SQL syntax tree and its printer (with the
 //! dialect rules each provider supplies), values and result comparison,
 //! schemas, and the traits between providers (one per DBMS), oracles (one
-//! per test relation) and the runner.
+//! per test relation) and the runner. Oracles are of two kinds, one list
+//! ([`AnyOracle`]): query oracles ([`Oracle`], queries on the session a
+//! database's population opened, run by [`run_check`]) and oracles that
+//! open sessions of their own ([`SessionsOracle`], the transaction
+//! schedules, on the provider's capability [`txn::Transactions`]).
 //!
 //! Dependencies point one way: providers and oracles depend on this crate,
 //! never on each other; the `lancet` binary wires them together.

@@ -1,8 +1,10 @@
 //! Test oracles, each written once against lancet-core's model so that every
 //! provider gets every oracle. Definitions: `docs/oracles.md`.
 //!
-//! Owns: the oracles (what a test relation builds, runs and compares) and
-//! their planted faults. Depends on lancet-core only. May not touch: a
+//! Owns: the oracles of both kinds (what a test relation builds, runs and
+//! compares), listed once in [`all`]: query oracles and those that open
+//! sessions of their own (the transaction oracle, [`txn`]), and their
+//! planted faults. Depends on lancet-core only. May not touch: a
 //! DBMS by name or any provider crate, findings on disk, the runner's
 //! threads or processes; an oracle sees a DBMS only through core's traits.
 

@@ -1,23 +1,26 @@
 //! lancet's findings, from a check's disagreement to a bug in the index:
-//! the record ([`findings`], and [`finding_record`] for either kind, with
-//! a transaction schedule's record as a file in [`txn_finding`]), its
-//! reproducer on disk ([`reproducer`], scripts read back by [`script`]),
-//! replay ([`replay`]; a sessions oracle's finding by its oracle,
-//! [`sessions_replay`]) and the judgment of what a replay shows
-//! ([`judge`]), the knobs that hide a finding ([`localize`]), the rows a
-//! setup stored ([`stored_rows`]) and which side of a relation is wrong
-//! ([`wrong_side`]); signatures ([`signature`]), bug cores ([`bug`]), the
-//! findings index with flood control ([`dedup`]), known bugs of a CI gate
-//! ([`known`]), what the findings store keeps of a run ([`fleet_findings`])
-//! and what killed runs left ([`leftovers`]).
+//! the record ([`findings`], and [`finding_record`] for either kind of
+//! oracle, which also writes the record a sessions oracle hands the
+//! runner, with a transaction schedule's record as files in
+//! [`txn_finding`]), its reproducer on disk ([`reproducer`], scripts read
+//! back by [`script`]), replay ([`replay`]; a sessions oracle's finding
+//! run again or reduced by its oracle, [`sessions_replay`]) and the
+//! judgment of what a replay shows ([`judge`]), the knobs that hide a
+//! finding ([`localize`]), the rows a setup stored ([`stored_rows`]) and
+//! which side of a relation is wrong ([`wrong_side`]); signatures
+//! ([`signature`]), bug cores ([`bug`]), the findings index with flood
+//! control ([`dedup`]), known bugs of a CI gate ([`known`]), what the
+//! findings store keeps of a run ([`fleet_findings`]) and what killed
+//! runs left ([`leftovers`]).
 //!
-//! Depends on lancet-core, lancet-oracles (the transaction record, planted
-//! faults by name), lancet-engine (the [`lancet_engine::Catalog`] of DBMS
-//! descriptions, handed down by the commands: a record names its DBMS,
-//! and its SQL is read with that DBMS's parser), lancet-fleet and
-//! lancet-databases. May not touch: the registry or any provider (no DBMS
-//! by name, no global list of them), the runner's threads, summaries,
-//! reduction (lancet-reduce is above this crate).
+//! Depends on lancet-core, lancet-oracles (the transaction record, an
+//! oracle and a planted fault by name), lancet-engine (the
+//! [`lancet_engine::Catalog`] of DBMS descriptions, handed down by the
+//! commands: a record names its DBMS, and its SQL is read with that
+//! DBMS's parser), lancet-fleet and lancet-databases. May not touch: the
+//! registry or any provider (no DBMS by name, no global list of them), the
+//! runner's threads, summaries, reduction (lancet-reduce is above this
+//! crate).
 
 pub mod bug;
 pub mod dedup;
