@@ -26,7 +26,8 @@ pub use lancet_databases::{cleanup, databases, ledger};
 // The findings' modules keep their paths in this crate (`lancet::findings`, ...).
 pub use lancet_findings::{
     bug, dedup, finding_record, findings, fleet_findings, judge, known, leftovers, localize,
-    replay, reproducer, script, sessions_replay, signature, stored_rows, wrong_side,
+    replay, reproducer, script, sessions_record, sessions_replay, signature, stored_rows,
+    wrong_side,
 };
 
 // Reduction keeps its path in this crate (`lancet::reduce`).

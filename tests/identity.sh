@@ -301,8 +301,10 @@ start_mariadb() {
 # ---------------------------------------------------------------- comparing
 
 # Writes FILE's text with what differs between two runs masked, to stdout.
-# Statement logs get only the run's token (in database names) and, in the
-# `-- error:` comments, the DBMS's excerpt of the query at the error
+# Statement logs get only the run's token (in database names), a txn
+# run's server process ids (its lock-wait query names a session's
+# backend) and, in the `-- error:` comments, the DBMS's excerpt of the
+# query at the error
 # (`LINE 1: ... ^`): DuckDB evaluates the parts of a query in parallel and
 # names whichever failed first, so two runs of one binary differ there.
 # Findings and summaries also get paths, times and durations masked, and
@@ -315,7 +317,10 @@ mask() {
     local file=$1 run_dir=$2 run_id=$3 token=$4 kind=$5
     local sub=(-e "s#$run_dir#<run>#g" -e "s#$run_id#<run-id>#g" -e "s#$token#<token>#g")
     if [[ $kind == statements ]]; then
-        sed "${sub[@]}" -E -e 's#^(-- error: .*) LINE [0-9]+: .*\^#\1 LINE <excerpt> ^#' "$file"
+        # A txn run's observer asks the server whether a session waits for
+        # a lock by its backend's process id, which the server assigns.
+        sed "${sub[@]}" -E -e 's#^(-- error: .*) LINE [0-9]+: .*\^#\1 LINE <excerpt> ^#' \
+            -e "s#^(SELECT count\(\*\) FROM pg_stat_activity WHERE pid = )[0-9]+#\1<pid>#" "$file"
     elif [[ $file == *.json ]]; then
         local txn='.'
         # Summaries before the one campaign for every oracle named the

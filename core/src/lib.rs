@@ -74,6 +74,7 @@ pub use rng::Rng;
 pub use schema::Schema;
 pub use session::{statement_shape, DataReader, ExecError, Loss, Session, ShapeTimes};
 pub use sessions_oracle::{
-    PreparedSessions, Reduction, SessionsDatabase, SessionsOracle, SessionsRun, ShownAgain,
+    FindingFiles, PreparedSessions, Reduction, SessionsDatabase, SessionsFacts, SessionsOracle,
+    SessionsRun, ShownAgain,
 };
 pub use value::{Row, Value};

@@ -33,6 +33,16 @@ pub trait SessionsOracle: Send + Sync {
     /// Checks per database unless the run says otherwise
     /// (`--checks-per-database`).
     fn checks_per_database(&self) -> u64;
+    /// What lancet's findings keep of a finding of this oracle, read from
+    /// its record (JSON text): the index, the store, known bugs and the
+    /// commands take every sessions finding through this.
+    fn facts(&self, record: &str) -> anyhow::Result<SessionsFacts>;
+    /// A finding's record as the files a maintainer reads, written under
+    /// the id `id`.
+    fn files(&self, record: &str, id: &str) -> anyhow::Result<FindingFiles>;
+    /// The file id of a run's `n`-th finding of this oracle with
+    /// `signature` (`txn-0003-lost-update-read-committed`).
+    fn file_id(&self, n: u64, signature: &str) -> String;
     /// Readies a run on `provider`: a clear error when the DBMS lacks what
     /// this oracle needs, or `run` asks for what it cannot do (a setting it
     /// does not know, a fault of another oracle).
@@ -41,6 +51,43 @@ pub trait SessionsOracle: Send + Sync {
         provider: Arc<dyn Provider>,
         run: &SessionsRun,
     ) -> anyhow::Result<Box<dyn PreparedSessions>>;
+}
+
+/// What lancet's findings keep of a sessions oracle's finding.
+#[derive(Clone, Debug)]
+pub struct SessionsFacts {
+    /// The oracle that made it (its `--oracle` name), which replays it.
+    pub oracle: String,
+    /// The DBMS it was found on (its `--dbms` name).
+    pub dbms: String,
+    /// What groups its findings: the same for the same misbehaviour.
+    pub signature: String,
+    /// The planted fault it was found under, if any.
+    pub fault: Option<String>,
+    /// The findings' kind by name: `logic`, `unexpected-error`, `crash`
+    /// or `hang`.
+    pub kind: &'static str,
+    /// The relation it broke, in words.
+    pub relation: String,
+    /// Its size, in the oracle's own unit (a schedule's statements and
+    /// rows): what reduction makes smaller.
+    pub size: usize,
+    /// Equal for findings of one bug, and the bug in words.
+    pub bug_key: String,
+    pub bug_text: String,
+    /// Where its case came from: seed, thread and database.
+    pub origin: (u64, u32, u64),
+}
+
+/// A sessions oracle's finding as files: `ID.json` (the record, as the
+/// oracle writes it), `ID.sql` (the case as one script, the reproducer
+/// the index, store and report show) and the files of the directory
+/// `ID/` (by name: a script per session, a table of the steps).
+#[derive(Clone, Debug)]
+pub struct FindingFiles {
+    pub record: String,
+    pub script: String,
+    pub directory: Vec<(String, String)>,
 }
 
 /// What a run asks of a sessions oracle.

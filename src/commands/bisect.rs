@@ -254,8 +254,8 @@ fn replay_any(
     match finding {
         FindingRecord::Query(f) => Ok(matches!(replay(f, databases)?, Replayed::StillFails { .. })),
         other => {
-            let f = other.sessions_finding()?;
-            Ok(lancet::sessions_replay::replay(databases, &f.oracle, &f.record, None)?.same)
+            let r = other.sessions()?;
+            Ok(lancet::sessions_replay::replay(databases, &r.facts.oracle, &r.text, None)?.same)
         }
     }
 }

@@ -4,8 +4,9 @@
 use super::*;
 use crate::{Compared, ReduceArgs, ReplayArgs};
 use anyhow::{bail, Context};
-use lancet::finding_record::{FindingRecord, SessionsFinding};
+use lancet::finding_record::FindingRecord;
 use lancet::reproducer::FindingWriter;
+use lancet::sessions_record::SessionsRecord;
 use lancet_core::knobs::describe_changes;
 use lancet_core::Reduction;
 use std::process::ExitCode;
@@ -107,7 +108,7 @@ fn reduce_finding(
 ) -> anyhow::Result<ExitCode> {
     let finding = match FindingRecord::load(&args.file, &registry::CATALOG)? {
         FindingRecord::Query(finding) => finding,
-        other => return reduce_sessions(args, other.sessions_finding()?, name, limit, stop),
+        other => return reduce_sessions(args, other.sessions()?, name, limit, stop),
     };
     let databases = provider_for(&finding.dbms, &args.connect)?;
     let provider = databases.provider();
@@ -181,7 +182,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             Ok(FindingRecord::Query(finding)) => Ok(finding),
             Ok(other) => {
                 match other
-                    .sessions_finding()
+                    .sessions()
                     .and_then(|f| replay_sessions(file, f, &args.connect))
                 {
                     Ok(true) => failing += 1,
@@ -239,16 +240,16 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 /// says what it shows now: whether it still fails.
 fn replay_sessions(
     file: &std::path::Path,
-    finding: SessionsFinding,
+    finding: &SessionsRecord,
     connect: &ConnectArgs,
 ) -> anyhow::Result<bool> {
-    let fault = finding.fault.as_deref().filter(|_| !connect.no_fault);
+    let facts = &finding.facts;
+    let fault = facts.fault.as_deref().filter(|_| !connect.no_fault);
     let note = fault
         .map(|f| format!(" [with planted fault {f}]"))
         .unwrap_or_default();
-    let databases = provider_for(&finding.dbms, connect)?;
-    let shown =
-        lancet::sessions_replay::replay(&databases, &finding.oracle, &finding.record, fault)?;
+    let databases = provider_for(&facts.dbms, connect)?;
+    let shown = lancet::sessions_replay::replay(&databases, &facts.oracle, &finding.text, fault)?;
     if shown.same {
         println!("{}: still fails{note}: {}", file.display(), shown.said);
     } else {
@@ -264,18 +265,19 @@ fn replay_sessions(
 /// directory of scripts); a case already reduced is said so.
 fn reduce_sessions(
     args: ReduceArgs,
-    finding: SessionsFinding,
+    finding: &SessionsRecord,
     name: &str,
     limit: Duration,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<ExitCode> {
-    let fault = finding.fault.as_deref().filter(|_| !args.connect.no_fault);
-    let databases = provider_for(&finding.dbms, &args.connect)?;
+    let facts = &finding.facts;
+    let fault = facts.fault.as_deref().filter(|_| !args.connect.no_fault);
+    let databases = provider_for(&facts.dbms, &args.connect)?;
     let started = std::time::Instant::now();
     let reduction = lancet::sessions_replay::reduce(
         &databases,
-        &finding.oracle,
-        &finding.record,
+        &facts.oracle,
+        &finding.text,
         fault,
         limit,
         stop,
@@ -292,7 +294,7 @@ fn reduce_sessions(
             println!(
                 "reduced {name}: {said}, in {:.1} s\nsignature {}\nwritten to {}",
                 started.elapsed().as_secs_f64(),
-                finding.signature,
+                facts.signature,
                 written.sql.display()
             );
             Ok(ExitCode::SUCCESS)

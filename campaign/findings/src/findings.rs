@@ -45,6 +45,19 @@ impl FindingKind {
         }
     }
 
+    /// The kind named `name` (as [`FindingKind::name`] gives it).
+    pub fn from_name(name: &str) -> Option<FindingKind> {
+        [
+            FindingKind::Logic,
+            FindingKind::UnexpectedError,
+            FindingKind::Crash,
+            FindingKind::Hang,
+            FindingKind::Performance,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
     /// Findings of an oracle's relation: replayed, confirmed and
     /// deduplicated through the oracle's case.
     pub fn is_relation(self) -> bool {

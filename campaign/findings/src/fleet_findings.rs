@@ -5,7 +5,6 @@
 
 use crate::dedup::{Entry, Index};
 use crate::finding_record::FindingRecord;
-use crate::txn_finding::TxnFindingFile;
 use lancet_engine::Catalog;
 use lancet_fleet::store::push::{FindingFacts, RunBug, RunFindings};
 use std::path::Path;
@@ -71,11 +70,11 @@ impl RunFindings for CampaignFindings {
                 ),
                 oracle: finding.oracle,
             },
-            FindingRecord::Txn(txn) => FindingFacts {
-                kind: txn.kind().name(),
-                oracle: Some(txn.oracle.clone()),
-                origin: (txn.origin.seed, txn.origin.thread, txn.origin.database),
-                statements: txn.schedule.size(),
+            FindingRecord::Sessions(r) => FindingFacts {
+                kind: r.kind().name(),
+                oracle: Some(r.facts.oracle.clone()),
+                origin: r.facts.origin,
+                statements: r.facts.size,
             },
         })
     }
@@ -122,7 +121,7 @@ fn add_unindexed(dir: &Path, catalog: &Catalog, entries: &mut Vec<Entry>) -> any
                     flipped_by_knobs: Vec::new(),
                 }
             }
-            Ok(FindingRecord::Txn(txn)) => txn.indexed(&sql),
+            Ok(FindingRecord::Sessions(r)) => r.indexed(&sql),
             Err(_) => continue,
         };
         add_one(entries, found, sql);

@@ -19,7 +19,7 @@
 use crate::finding_record::FindingRecord;
 use crate::findings::FindingKind;
 use crate::replay::Replayed;
-use crate::txn_finding::{TxnFinding, TxnFindingFile};
+use crate::sessions_record::SessionsRecord;
 use anyhow::{bail, Context};
 use lancet_core::Dialect;
 use lancet_databases::databases::Databases;
@@ -115,7 +115,7 @@ pub fn load(
             let (reproducer, finding) = loaded.swap_remove(0);
             let (kind, oracle) = match &finding {
                 FindingRecord::Query(f) => (f.kind, f.oracle.clone()),
-                FindingRecord::Txn(f) => (f.kind(), Some(f.oracle.clone())),
+                FindingRecord::Sessions(r) => (r.kind(), Some(r.facts.oracle.clone())),
             };
             Ok(KnownBug {
                 reproducer,
@@ -135,7 +135,7 @@ fn signature_of(record: &FindingRecord, dialect: Dialect, catalog: &Catalog) -> 
             .signature
             .clone()
             .unwrap_or_else(|| crate::signature::signature(f, dialect, catalog)),
-        FindingRecord::Txn(f) => f.signature.clone(),
+        FindingRecord::Sessions(r) => r.facts.signature.clone(),
     }
 }
 
@@ -166,13 +166,13 @@ fn load_one(
 /// run's planted fault of the oracle that made it) in place of the one it
 /// recorded: still failing while it shows its signature (the oracle gives
 /// a timing-dependent case a second try, as in the campaign).
-fn replay_txn(
-    finding: &TxnFinding,
+fn replay_sessions(
+    finding: &SessionsRecord,
     databases: &Databases,
     fault: Option<&str>,
 ) -> anyhow::Result<Replayed> {
-    let record = serde_json::to_string(finding)?;
-    let shown = crate::sessions_replay::replay(databases, &finding.oracle, &record, fault)?;
+    let shown =
+        crate::sessions_replay::replay(databases, &finding.facts.oracle, &finding.text, fault)?;
     Ok(if shown.same {
         Replayed::StillFails {
             why: shown.said,
@@ -204,7 +204,7 @@ impl KnownBugs {
         for bug in bugs {
             let outcome = match &bug.finding {
                 FindingRecord::Query(f) => crate::replay::replay(f, databases),
-                FindingRecord::Txn(f) => replay_txn(f, databases, txn_fault),
+                FindingRecord::Sessions(r) => replay_sessions(r, databases, txn_fault),
             }
             .with_context(|| {
                 format!("known bug {} cannot be replayed", bug.reproducer.display())

@@ -1,8 +1,8 @@
 //! lancet's findings, from a check's disagreement to a bug in the index:
 //! the record ([`findings`], and [`finding_record`] for either kind of
 //! oracle, which also writes the record a sessions oracle hands the
-//! runner, with a transaction schedule's record as files in
-//! [`txn_finding`]), its reproducer on disk ([`reproducer`], scripts read
+//! runner; such a record with the facts its oracle reads from it and the
+//! files it lays out is [`sessions_record`]), its reproducer on disk ([`reproducer`], scripts read
 //! back by [`script`]), replay ([`replay`]; a sessions oracle's finding
 //! run again or reduced by its oracle, [`sessions_replay`]) and the
 //! judgment of what a replay shows ([`judge`]), the knobs that hide a
@@ -13,8 +13,8 @@
 //! findings store keeps of a run ([`fleet_findings`]) and what killed
 //! runs left ([`leftovers`]).
 //!
-//! Depends on lancet-core, lancet-oracles (the transaction record, an
-//! oracle and a planted fault by name), lancet-engine (the
+//! Depends on lancet-core, lancet-oracles (an oracle and a planted fault
+//! by name: a sessions record's oracle reads and lays it out), lancet-engine (the
 //! [`lancet_engine::Catalog`] of DBMS descriptions, handed down by the
 //! commands: a record names its DBMS, and its SQL is read with that
 //! DBMS's parser), lancet-fleet and lancet-databases. May not touch: the
@@ -34,10 +34,10 @@ pub mod localize;
 pub mod replay;
 pub mod reproducer;
 pub mod script;
+pub mod sessions_record;
 pub mod sessions_replay;
 pub mod signature;
 pub mod stored_rows;
-pub mod txn_finding;
 pub mod wrong_side;
 
 /// lancet's version (the workspace's), as findings record it.

@@ -19,6 +19,7 @@
 pub mod anomaly;
 mod bench;
 pub mod driver;
+mod files;
 mod filing;
 mod judge;
 pub mod model;

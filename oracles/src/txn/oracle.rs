@@ -15,8 +15,8 @@ use super::NAME;
 use lancet_core::fault::Fault;
 use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
 use lancet_core::{
-    PreparedSessions, Provider, Reduction, Rng, SessionsDatabase, SessionsOracle, SessionsRun,
-    ShownAgain,
+    FindingFiles, PreparedSessions, Provider, Reduction, Rng, SessionsDatabase, SessionsFacts,
+    SessionsOracle, SessionsRun, ShownAgain,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,6 +43,18 @@ impl SessionsOracle for Txn {
 
     fn checks_per_database(&self) -> u64 {
         500
+    }
+
+    fn facts(&self, record: &str) -> anyhow::Result<SessionsFacts> {
+        Ok(super::files::facts(&super::files::parse(record)?))
+    }
+
+    fn files(&self, record: &str, id: &str) -> anyhow::Result<FindingFiles> {
+        super::files::files(&super::files::parse(record)?, id)
+    }
+
+    fn file_id(&self, n: u64, signature: &str) -> String {
+        TxnFinding::file_id(n, signature)
     }
 
     fn prepare(
@@ -290,14 +302,7 @@ impl PreparedTxn {
     /// replay with the fault off (`--no-fault`) or with the run's
     /// (`--known`) is prepared with that fault.
     fn recorded(&self, record: &str) -> anyhow::Result<TxnFinding> {
-        let finding: TxnFinding = serde_json::from_str(record)
-            .map_err(|e| anyhow::anyhow!("not a transaction finding: {e}"))?;
-        anyhow::ensure!(
-            finding.oracle == NAME,
-            "not a transaction finding (its oracle is {})",
-            finding.oracle
-        );
-        Ok(finding)
+        super::files::parse(record)
     }
 
     /// The rules a recorded schedule runs under: each of its sessions'

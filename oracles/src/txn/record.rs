@@ -1,8 +1,9 @@
 //! A transaction finding's record: what a schedule's run showed, with
 //! the statements that make its table and begin its transactions as the
 //! DBMS took them, and the forms people read it in (the schedule as a
-//! table of sessions and steps, one script). Pure data: where it is
-//! written and how it is indexed are the campaign's.
+//! table of sessions and steps, one script). Pure data: what lancet's
+//! findings keep of it and the files it is written as are
+//! [`super::files`]'s; where they are written is the campaign's.
 
 use super::anomaly::Anomaly;
 use super::driver::{ScheduleRun, TraceLine};
