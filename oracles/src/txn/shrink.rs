@@ -1,6 +1,6 @@
 //! How a schedule shrinks for the reducer: one session, one statement or
-//! one row fewer, each a candidate the runner keeps if the same anomaly
-//! still shows.
+//! one row fewer, each a candidate the oracle keeps ([`super::filing`])
+//! if the same anomaly still shows.
 
 use super::schedule::{table_of, Action, Schedule};
 
