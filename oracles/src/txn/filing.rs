@@ -40,7 +40,7 @@ impl PreparedTxn {
         let id = filed?;
         if let Some(budget) = self.reduce {
             if let Some((small, small_run)) =
-                self.shrink(db, rules, bench, &schedule, &signature, budget, false)
+                self.shrink(db, rules, bench, &schedule, &signature, budget)
             {
                 let reduced = self.finding(
                     db,
@@ -157,10 +157,10 @@ impl PreparedTxn {
     }
 
     /// Greedy reduction: the first candidate that still shows `signature`
-    /// replaces the schedule, until none does or the time is up. With
-    /// `once_each`, a schedule already tried is not tried again (`lancet
-    /// reduce`: swaps of adjacent steps could otherwise undo each other
-    /// until the time is up); the campaign tries them as they come.
+    /// replaces the schedule, until none does or the time is up. A
+    /// schedule already tried is not tried again: swaps of adjacent steps
+    /// could otherwise undo each other until the time is up (in a
+    /// campaign and in `lancet reduce` alike).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn shrink(
         &self,
@@ -170,7 +170,6 @@ impl PreparedTxn {
         schedule: &Schedule,
         signature: &str,
         budget: Duration,
-        once_each: bool,
     ) -> Option<(Schedule, ScheduleRun)> {
         let deadline = Instant::now() + budget;
         let mut best: Option<(Schedule, ScheduleRun)> = None;
@@ -182,7 +181,7 @@ impl PreparedTxn {
                 if Instant::now() >= deadline || db.interrupted() {
                     break 'outer;
                 }
-                if once_each && !tried.insert(key(&candidate)) {
+                if !tried.insert(key(&candidate)) {
                     continue;
                 }
                 // Timing-dependent anomalies get a second try.

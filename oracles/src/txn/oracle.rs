@@ -265,7 +265,6 @@ impl PreparedSessions for PreparedTxn {
             &finding.schedule,
             &finding.signature,
             budget,
-            true,
         );
         // Steps only reordered are not smaller: the schedule was reduced.
         let Some((small, run)) = reduced.filter(|(s, _)| s.size() < before) else {
