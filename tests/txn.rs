@@ -437,8 +437,15 @@ fn a_killed_sqlite_session_worker_is_a_crash_finding_and_the_run_goes_on() {
             "txn",
             "--threads",
             "1",
+            // A check limit, not a time-out, ends the run: the database
+            // the crash ended early gives back the checks it did not run
+            // (a sessions run promises none to child processes).
+            "--queries",
+            "12000",
+            "--checks-per-database",
+            "500",
             "--timeout",
-            "40",
+            "150",
             "--no-reduce",
         ],
     );
@@ -472,6 +479,7 @@ fn a_killed_sqlite_session_worker_is_a_crash_finding_and_the_run_goes_on() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("  findings    "), "no summary: {err}");
     assert!(crash_found(), "{kills} kills, no crash finding: {err}");
+    assert!(err.contains("check limit reached"), "{err}");
     // The run went on after the crash, with new workers.
     let schedules: u64 = err
         .lines()

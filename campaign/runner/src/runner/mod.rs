@@ -346,6 +346,16 @@ pub fn run(setup: RunSetup) -> anyhow::Result<Summary> {
         databases,
         stop,
     } = setup;
+    // An oracle with sessions of its own runs each database on its worker
+    // thread (its sessions are threads of their own): no child processes,
+    // and no checks promised to them, which it would never give back.
+    let options = match oracles.sessions_oracle() {
+        Some(_) => RunOptions {
+            child: None,
+            ..options
+        },
+        None => options,
+    };
     let dbms_version = provider.version()?;
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
