@@ -11,6 +11,7 @@
 use crate::bug::BugCore;
 use crate::dedup::Indexed;
 use crate::findings::FindingKind;
+use crate::reproducer::write_synced;
 use anyhow::Context;
 use lancet_core::{AnyOracle, SessionsFacts, SessionsOracle};
 use std::path::{Path, PathBuf};
@@ -80,20 +81,24 @@ impl SessionsRecord {
         Ok(self.oracle()?.file_id(n, &self.facts.signature))
     }
 
-    /// Writes the finding as its oracle lays it out: `ID.json` (the
+    /// Writes the finding as its oracle lays it out, each file synced
+    /// through a temporary name as every finding is: `ID.json` (the
     /// record, first: on disk before anything else), `ID.sql` and the
     /// directory `ID/`, all in `findings_dir`. Returns the `.sql` path,
     /// which names the finding.
     pub fn write(&self, findings_dir: &Path, id: &str) -> anyhow::Result<PathBuf> {
         let files = self.oracle()?.files(&self.text, id)?;
-        write_synced(&findings_dir.join(format!("{id}.json")), &files.record)?;
+        write_synced(
+            &findings_dir.join(format!("{id}.json")),
+            files.record.as_bytes(),
+        )?;
         let sql = findings_dir.join(format!("{id}.sql"));
-        write_synced(&sql, &files.script)?;
+        write_synced(&sql, files.script.as_bytes())?;
         let dir = findings_dir.join(id);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         for (name, text) in &files.directory {
-            write_synced(&dir.join(name), text)?;
+            write_synced(&dir.join(name), text.as_bytes())?;
         }
         Ok(sql)
     }
@@ -124,15 +129,4 @@ impl SessionsRecord {
             flipped_by_knobs: Vec::new(),
         }
     }
-}
-
-/// Writes `text` to `path` and syncs it: a finding is on disk before the
-/// run goes on.
-fn write_synced(path: &Path, text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))
 }
