@@ -37,4 +37,23 @@ fn every_oracle_catches_its_planted_fault() {
         conn.execute_batch(&sql)
             .unwrap_or_else(|e| panic!("{} does not run: {e}", reproducer.display()));
     }
+    // An oracle with sessions of its own: a line per planted fault, each
+    // caught, its reproducer on disk.
+    for r in lancet_oracles::all() {
+        let lancet_core::AnyOracle::Sessions(oracle) = r.oracle else {
+            continue;
+        };
+        for fault in oracle.faults() {
+            let line = stdout
+                .lines()
+                .find(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    f.len() > 4 && f[0] == oracle.name() && f[1] == fault.name()
+                })
+                .unwrap_or_else(|| panic!("no line for {}: {stdout}", fault.name()));
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(fields[2], "yes", "{} missed: {line}", fault.name());
+            assert!(std::path::Path::new(fields[4]).exists(), "{line}");
+        }
+    }
 }
