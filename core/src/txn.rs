@@ -201,11 +201,93 @@ pub fn table_statements(name: &str, index_v: bool, integer: &str, options: &str)
     v
 }
 
+/// Where a knob's value holds: each session sets it before each
+/// schedule, or the database has it for all its sessions (SQLite's
+/// journal mode, which a connection cannot leave WAL for while others
+/// use the file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnobScope {
+    Session,
+    Database,
+}
+
+/// A setting of the DBMS that changes how its transactions behave, or
+/// which access path a write or read takes, by the DBMS's documentation:
+/// lancet draws one of its values for each schedule (for each database,
+/// where its scope is the database), the rules follow the value
+/// ([`Transactions::levels_under`]), and a finding names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxnKnob {
+    /// The setting's name as the DBMS spells it (`innodb_snapshot_isolation`).
+    pub name: String,
+    /// The values lancet draws from, as the DBMS spells them.
+    pub values: Vec<String>,
+    pub scope: KnobScope,
+    /// Some of its values change a level's documented rules
+    /// ([`Transactions::levels_under`]): a finding's signature names its
+    /// value, so that what shows only under one value groups apart.
+    pub changes_rules: bool,
+    /// What the setting changes, and the page that says so.
+    pub why: String,
+}
+
+impl TxnKnob {
+    /// A knob of `scope` with its `values` and where its effect is
+    /// documented.
+    pub fn new(name: &str, values: &[&str], scope: KnobScope, why: &str) -> TxnKnob {
+        TxnKnob {
+            name: name.to_string(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+            scope,
+            changes_rules: false,
+            why: why.to_string(),
+        }
+    }
+
+    /// The same knob, whose values change the levels' rules.
+    pub fn changing_rules(self) -> TxnKnob {
+        TxnKnob {
+            changes_rules: true,
+            ..self
+        }
+    }
+}
+
+/// The knobs' values a schedule runs under, by knob name; empty where a
+/// DBMS has no knobs (and in records written before knobs).
+pub type Settings = std::collections::BTreeMap<String, String>;
+
+/// Settings as people read them: `innodb_snapshot_isolation=ON,
+/// enable_seqscan=off`; empty for none.
+pub fn settings_label(settings: &Settings) -> String {
+    settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A DBMS's transactions, as the transaction oracle uses them.
 pub trait Transactions: Send + Sync {
     /// The isolation levels lancet models for this DBMS build, with their
-    /// rules.
+    /// rules under the server's settings as they are.
     fn levels(&self) -> Vec<LevelRules>;
+    /// The settings lancet turns for this DBMS build (none by default).
+    fn knobs(&self) -> Vec<TxnKnob> {
+        Vec::new()
+    }
+    /// The levels' rules under `settings` (values of [`Transactions::knobs`];
+    /// a knob not named keeps the server's value): a setting that changes
+    /// a documented rule changes them here.
+    fn levels_under(&self, _settings: &Settings) -> Vec<LevelRules> {
+        self.levels()
+    }
+    /// The statement that gives knob `name` the value `value` on a
+    /// session: sent before each BEGIN for a session's knob, once when a
+    /// session opens for a database's ([`KnobScope`]).
+    fn setting_sql(&self, name: &str, value: &str) -> String {
+        format!("SET {name} = {value}")
+    }
     /// The statements that start a transaction at `level`, in `mode`
     /// (one of its [`LevelRules::mode`]s; `None`: the plain BEGIN).
     fn begin(&self, level: IsolationLevel, mode: Option<&str>) -> Vec<String>;

@@ -5,9 +5,11 @@
 
 use super::driver::{Run, ScheduleRun, Timing};
 use super::planted::TxnFault;
+use super::record::TxnFinding;
 use super::schedule::{Schedule, MAX_SESSIONS};
 use super::sessions::Sessions;
-use lancet_core::txn::{LevelRules, Transactions};
+use super::settings::Knobs;
+use lancet_core::txn::{KnobScope, LevelRules, Settings, Transactions};
 use lancet_core::{Connection, OwnedDatabase, SessionsDatabase};
 
 /// A database with its sessions: the schedules run on it.
@@ -19,6 +21,9 @@ pub(crate) struct Bench<'a> {
     observer: Option<Box<dyn Connection>>,
     tx: &'a dyn Transactions,
     database: OwnedDatabase,
+    /// The database's knobs, in force on every session.
+    settings: Settings,
+    database_sql: Vec<String>,
 }
 
 impl Drop for Bench<'_> {
@@ -30,23 +35,30 @@ impl Drop for Bench<'_> {
 }
 
 /// What a schedule's run needs besides the bench: the level rules the
-/// provider models, the planted fault and the driver's timing.
+/// provider models under each setting, the planted fault and the
+/// driver's timing.
 pub(crate) struct Rules<'a> {
     pub(crate) tx: &'a dyn Transactions,
-    pub(crate) rules: &'a [LevelRules],
+    pub(crate) knobs: &'a Knobs,
     pub(crate) fault: Option<TxnFault>,
     pub(crate) timing: Timing,
 }
 
 impl Rules<'_> {
-    /// The rules of each session of `schedule`, by its level and mode.
-    /// A schedule drawn here is at the levels of `rules`; a recorded one
-    /// is checked against them before it runs ([`Rules::check`]).
+    /// The rules of each session of `schedule`, by its settings, level
+    /// and mode. A schedule drawn here is at the levels and settings of
+    /// the run; a recorded one is checked against them before it runs.
     pub(crate) fn of(&self, schedule: &Schedule) -> anyhow::Result<Vec<&LevelRules>> {
+        let rules = self.knobs.rules_under(&schedule.settings).ok_or_else(|| {
+            anyhow::anyhow!(
+                "this DBMS has no such transaction settings: {}",
+                lancet_core::txn::settings_label(&schedule.settings)
+            )
+        })?;
         (0..schedule.sessions)
             .map(|s| {
                 let (level, mode) = schedule.level_of(s);
-                self.rules
+                rules
                     .iter()
                     .find(|r| r.level == level && r.mode.as_deref() == mode)
                     .ok_or_else(|| {
@@ -55,21 +67,45 @@ impl Rules<'_> {
             })
             .collect()
     }
+
+    /// The signature of a run of `schedule`, naming the settings that
+    /// change the rules.
+    pub(crate) fn signature(&self, run: &ScheduleRun, schedule: &Schedule) -> String {
+        let settings = Knobs::signature_part(&schedule.settings, self.knobs.knobs());
+        TxnFinding::signature_of(run, schedule, &settings)
+    }
+
+    /// The statements a session sends before its BEGIN: the schedule's
+    /// session settings.
+    pub(crate) fn before_begin(&self, schedule: &Schedule) -> Vec<String> {
+        self.knobs
+            .sql(self.tx, &schedule.settings, KnobScope::Session)
+    }
 }
 
 /// Opens the sessions (1 to [`MAX_SESSIONS`], then the observer, which
-/// the statement logs name session 0) on `db`'s database.
+/// the statement logs name session 0) on `db`'s database, with the
+/// database's knobs of `settings` in force on each.
 pub(crate) fn open_bench<'a>(
     tx: &'a dyn Transactions,
+    knobs: &Knobs,
+    settings: &Settings,
     db: &mut dyn SessionsDatabase,
 ) -> anyhow::Result<Bench<'a>> {
     let database = db.database().clone();
+    let settings = knobs.database_part(settings);
+    let database_sql = knobs.sql(tx, &settings, KnobScope::Database);
     let mut opened = 0;
     let mut open = || -> anyhow::Result<Box<dyn Connection>> {
         let conn = tx.open_session(&database)?;
         opened += 1;
         let session = if opened > MAX_SESSIONS { 0 } else { opened };
-        db.logged(session, conn)
+        let mut conn = db.logged(session, conn)?;
+        for sql in &database_sql {
+            conn.execute(sql)
+                .map_err(|e| anyhow::anyhow!("database setting `{sql}` failed: {e}"))?;
+        }
+        Ok(conn)
     };
     let sessions = Sessions::open(tx, MAX_SESSIONS, &mut open)?;
     let mut observer = open()?;
@@ -83,10 +119,18 @@ pub(crate) fn open_bench<'a>(
         observer: Some(observer),
         tx,
         database,
+        settings,
+        database_sql,
     })
 }
 
 impl Bench<'_> {
+    /// The database's settings (its knobs' values), which every schedule
+    /// run on it records.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     /// Runs `schedule` on a fresh table of the bench's database.
     pub(crate) fn run(
         &mut self,
@@ -99,12 +143,14 @@ impl Bench<'_> {
             schedule,
             timing: rules.timing,
             fault: rules.fault,
+            before_begin: rules.before_begin(schedule),
         };
         let database = self.database.clone();
         let tx = rules.tx;
+        let database_sql = &self.database_sql;
         let mut open = || -> anyhow::Result<Box<dyn Connection>> {
             let mut conn = tx.open_session(&database)?;
-            for sql in tx.session_setup() {
+            for sql in database_sql.iter().cloned().chain(tx.session_setup()) {
                 conn.execute(&sql).map_err(|e| anyhow::anyhow!("{e}"))?;
             }
             Ok(conn)

@@ -31,7 +31,7 @@ impl PreparedTxn {
         run: ScheduleRun,
         origin: ScheduleOrigin,
     ) -> anyhow::Result<()> {
-        let signature = TxnFinding::signature_of(&run, &schedule);
+        let signature = rules.signature(&run, &schedule);
         if !db.reserve(&signature) {
             return Ok(());
         }
@@ -74,7 +74,7 @@ impl PreparedTxn {
         let mut repeated = 0;
         for _ in 0..AGAIN {
             if let Ok(again) = bench.run(rules, schedule) {
-                if TxnFinding::signature_of(&again, schedule) == signature {
+                if rules.signature(&again, schedule) == signature {
                     repeated += 1;
                 }
             }
@@ -107,6 +107,15 @@ impl PreparedTxn {
     ) -> anyhow::Result<TxnFinding> {
         let tx = rules.tx;
         let of = rules.of(schedule)?;
+        // A session's BEGIN, after its settings.
+        let before = rules.before_begin(schedule);
+        let begin = |level, mode| -> Vec<String> {
+            before
+                .iter()
+                .cloned()
+                .chain(tx.begin(level, mode))
+                .collect()
+        };
         let provider = db.provider();
         Ok(TxnFinding {
             oracle: NAME.to_string(),
@@ -141,18 +150,23 @@ impl PreparedTxn {
                     tx.create_table(&schedule.table_name(t), index_v, placement)
                 })
                 .collect(),
-            begin: tx.begin(schedule.level, schedule.mode.as_deref()),
+            begin: begin(schedule.level, schedule.mode.as_deref()),
             session_begins: if schedule.is_mixed() {
                 (0..schedule.sessions)
                     .map(|s| {
                         let (level, mode) = schedule.level_of(s);
-                        tx.begin(level, mode)
+                        begin(level, mode)
                     })
                     .collect()
             } else {
                 Vec::new()
             },
             client_command: tx.client_command(),
+            database_settings: self.knobs.sql(
+                tx,
+                &self.knobs.database_part(&schedule.settings),
+                lancet_core::txn::KnobScope::Database,
+            ),
         })
     }
 
@@ -189,7 +203,7 @@ impl PreparedTxn {
                     let Ok(run) = bench.run(rules, &candidate) else {
                         continue;
                     };
-                    if TxnFinding::signature_of(&run, &candidate) == signature {
+                    if rules.signature(&run, &candidate) == signature {
                         current = candidate.clone();
                         best = Some((candidate, run));
                         continue 'outer;

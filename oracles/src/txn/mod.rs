@@ -29,6 +29,7 @@ pub mod record;
 pub mod schedule;
 pub mod serial;
 pub mod sessions;
+mod settings;
 pub mod shrink;
 mod tables;
 

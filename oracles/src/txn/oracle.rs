@@ -11,9 +11,10 @@ use super::driver::{ScheduleRun, Timing};
 use super::planted::{faults, TxnFault};
 use super::record::{ScheduleOrigin, TxnFinding};
 use super::schedule::{Schedule, MAX_SESSIONS};
+use super::settings::Knobs;
 use super::NAME;
 use lancet_core::fault::Fault;
-use lancet_core::txn::{IsolationLevel, LevelRules, Transactions};
+use lancet_core::txn::{IsolationLevel, KnobScope, Transactions};
 use lancet_core::{
     FindingFiles, PreparedSessions, Provider, Reduction, Rng, SessionsDatabase, SessionsFacts,
     SessionsOracle, SessionsRun, ShownAgain,
@@ -81,19 +82,15 @@ impl SessionsOracle for Txn {
             })?),
         };
         let levels = parse_levels(&run.settings)?;
-        let rules: Vec<LevelRules> = tx
-            .levels()
-            .into_iter()
-            .filter(|r| levels.is_empty() || levels.contains(&r.level))
-            .collect();
+        let knobs = Knobs::prepare(tx, &levels)?;
         anyhow::ensure!(
-            !rules.is_empty(),
+            !knobs.is_empty(),
             "{} models none of the levels asked for",
             provider.name()
         );
         Ok(Box::new(PreparedTxn {
             provider,
-            rules,
+            knobs,
             fault,
             reduce: run.reduce,
             timing: Timing::default(),
@@ -121,8 +118,9 @@ pub fn parse_levels(text: &[String]) -> anyhow::Result<Vec<IsolationLevel>> {
 /// The transaction oracle ready for a run on one DBMS.
 pub(crate) struct PreparedTxn {
     pub(crate) provider: Arc<dyn Provider>,
-    /// The levels this run draws, as the provider models them.
-    pub(crate) rules: Vec<LevelRules>,
+    /// The levels this run draws and the settings it turns, with the
+    /// rules the provider models under each.
+    pub(crate) knobs: Knobs,
     pub(crate) fault: Option<TxnFault>,
     /// Time for reducing one finding; `None`: no reduction.
     pub(crate) reduce: Option<Duration>,
@@ -139,7 +137,7 @@ impl PreparedTxn {
     pub(crate) fn rules(&self) -> anyhow::Result<Rules<'_>> {
         Ok(Rules {
             tx: self.tx()?,
-            rules: &self.rules,
+            knobs: &self.knobs,
             fault: self.fault,
             timing: self.timing,
         })
@@ -155,20 +153,20 @@ impl PreparedSessions for PreparedTxn {
     ) -> anyhow::Result<()> {
         let tx = self.tx()?;
         let rules = self.rules()?;
-        let levels: Vec<(IsolationLevel, Option<String>)> = self
-            .rules
-            .iter()
-            .map(|r| (r.level, r.mode.clone()))
-            .collect();
+        let levels = self.knobs.levels();
         let placements = tx.placements();
         let locking_reads = tx.locking_reads();
-        let mut bench = open_bench(tx, db)?;
+        // The database's settings, then each schedule's session settings.
+        let database_settings = self.knobs.draw(rng, KnobScope::Database);
+        let mut bench = open_bench(tx, &self.knobs, &database_settings, db)?;
         let (seed, thread, database) = db.origin();
         for index in 0..checks {
             if db.should_stop() {
                 break;
             }
-            let schedule = Schedule::generate(rng, &levels, &placements, locking_reads);
+            let mut schedule = Schedule::generate(rng, &levels, &placements, locking_reads);
+            schedule.settings = self.knobs.draw(rng, KnobScope::Session);
+            schedule.settings.extend(bench.settings().clone());
             let started = Instant::now();
             let run = bench.run(&rules, &schedule)?;
             db.count_check(
@@ -190,6 +188,18 @@ impl PreparedSessions for PreparedTxn {
                     ("conflicts", run.conflicts as u64),
                 ],
             );
+            // How many schedules ran under each setting's value.
+            for (name, value) in &schedule.settings {
+                db.tally(
+                    format!("{name}={value}"),
+                    &[
+                        ("schedules", 1),
+                        ("undetermined", u64::from(run.undetermined.is_some())),
+                        ("committed", run.committed as u64),
+                        ("conflicts", run.conflicts as u64),
+                    ],
+                );
+            }
             if run.anomalies.is_empty() && run.failure.is_none() {
                 continue;
             }
@@ -215,7 +225,7 @@ impl PreparedSessions for PreparedTxn {
     fn replay(&self, record: &str, db: &mut dyn SessionsDatabase) -> anyhow::Result<ShownAgain> {
         let finding = self.recorded(record)?;
         let rules = self.rules_of(&finding)?;
-        let mut bench = open_bench(rules.tx, db)?;
+        let mut bench = open_bench(rules.tx, &self.knobs, &finding.schedule.settings, db)?;
         let (signature, run) = run_again(&mut bench, &rules, &finding)?;
         let ends = endings(&run);
         if signature != finding.signature {
@@ -249,7 +259,7 @@ impl PreparedSessions for PreparedTxn {
     ) -> anyhow::Result<Reduction> {
         let finding = self.recorded(record)?;
         let rules = self.rules_of(&finding)?;
-        let mut bench = open_bench(rules.tx, db)?;
+        let mut bench = open_bench(rules.tx, &self.knobs, &finding.schedule.settings, db)?;
         let (shown, _) = run_again(&mut bench, &rules, &finding)?;
         let before = finding.schedule.size();
         if shown != finding.signature {
@@ -315,18 +325,10 @@ impl PreparedTxn {
             s.sessions,
             s.steps.iter().map(|step| step.session + 1).max().unwrap_or(0),
         );
-        for session in 0..s.sessions {
-            let (level, mode) = s.level_of(session);
-            anyhow::ensure!(
-                self.rules
-                    .iter()
-                    .any(|r| r.level == level && r.mode.as_deref() == mode),
-                "{} does not model {}",
-                self.provider.name(),
-                s.label_of(session)
-            );
-        }
-        self.rules()
+        // Its settings and levels, as this DBMS models them.
+        let rules = self.rules()?;
+        rules.of(s)?;
+        Ok(rules)
     }
 }
 
@@ -340,7 +342,7 @@ fn run_again(
     let mut last = None;
     for _ in 0..2 {
         let run = bench.run(rules, &finding.schedule)?;
-        let signature = TxnFinding::signature_of(&run, &finding.schedule);
+        let signature = rules.signature(&run, &finding.schedule);
         let same = signature == finding.signature;
         last = Some((signature, run));
         if same {

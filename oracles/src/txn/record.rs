@@ -62,6 +62,19 @@ pub struct TxnFinding {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub session_begins: Vec<Vec<String>>,
     pub client_command: String,
+    /// The statements every session sends when it opens: the database's
+    /// settings (SQLite's journal mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub database_settings: Vec<String>,
+}
+
+/// How a signature names the statement an anomaly shows in, where its
+/// kind alone does not say: a locking read.
+fn statement_class(op: super::schedule::Op) -> &'static str {
+    match op {
+        super::schedule::Op::LockingRead(_) => " by a locking read",
+        _ => "",
+    }
 }
 
 impl TxnFinding {
@@ -70,7 +83,11 @@ impl TxnFinding {
     /// where it shows in no step: the final rows), so that a mixed
     /// schedule's finding groups with those of that level, and reduces
     /// to a schedule of that level alone.
-    pub fn signature_of(run: &ScheduleRun, schedule: &Schedule) -> String {
+    /// `settings` is what the signature names of the schedule's settings
+    /// (` [innodb_snapshot_isolation=ON]`, see `Knobs::signature_part`).
+    /// An anomaly of a locking read says so: a read that locks goes by
+    /// another path in the DBMS than the write beside it.
+    pub fn signature_of(run: &ScheduleRun, schedule: &Schedule, settings: &str) -> String {
         let what = match (&run.failure, run.anomalies.first()) {
             (_, Some(a)) => a.kind.name().to_string(),
             (Some((_, e)), None) => match e.kind {
@@ -90,9 +107,13 @@ impl TxnFinding {
             .and_then(|i| schedule.steps.get(i))
             .map_or(0, |st| st.session);
         let label = schedule.label_of(session);
+        let by = match step.and_then(|i| schedule.steps.get(i)).map(|st| st.action) {
+            Some(Action::Stmt(op)) if run.anomalies.first().is_some() => statement_class(op),
+            _ => "",
+        };
         match schedule.placement_label() {
-            Some(placement) => format!("{what}@{label} on {placement}"),
-            None => format!("{what}@{label}"),
+            Some(placement) => format!("{what}@{label}{settings}{by} on {placement}"),
+            None => format!("{what}@{label}{settings}{by}"),
         }
     }
 
@@ -112,7 +133,8 @@ impl TxnFinding {
 
     /// The statements that make the table and its rows.
     pub fn setup(&self) -> Vec<String> {
-        let mut setup = self.create_table.clone();
+        let mut setup = self.database_settings.clone();
+        setup.extend(self.create_table.iter().cloned());
         for t in 0..self.schedule.table_count() {
             setup.extend(self.schedule.fill_sql(t));
         }
@@ -128,9 +150,14 @@ impl TxnFinding {
     /// (`session-N.sql`).
     pub fn session_script(&self, session: usize) -> String {
         let statements: Vec<String> = self
-            .schedule
-            .session_steps(session)
-            .flat_map(|(_, st)| self.statements_of(st))
+            .database_settings
+            .iter()
+            .cloned()
+            .chain(
+                self.schedule
+                    .session_steps(session)
+                    .flat_map(|(_, st)| self.statements_of(st)),
+            )
             .collect();
         script(&statements)
     }
@@ -306,6 +333,7 @@ mod tests {
                 step(0, Action::Commit),
                 step(1, Action::Commit),
             ],
+            settings: Default::default(),
         };
         let signed = |kind, step, at_end| {
             let run = ScheduleRun {
@@ -317,7 +345,7 @@ mod tests {
                 }],
                 ..ScheduleRun::default()
             };
-            TxnFinding::signature_of(&run, &schedule)
+            TxnFinding::signature_of(&run, &schedule, "")
         };
         assert_eq!(
             signed(AnomalyKind::SpuriousConflict, 3, false),

@@ -2,7 +2,7 @@
 //! transaction, and the order lancet sends their steps in. Drawn from a
 //! database's RNG; printed as SQL every DBMS of lancet reads alike.
 
-use lancet_core::txn::{IsolationLevel, LockingReads};
+use lancet_core::txn::{IsolationLevel, LockingReads, Settings};
 use lancet_core::Rng;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -185,6 +185,11 @@ pub struct Schedule {
     /// Every session's steps, in the order lancet sends them (a session
     /// that waits for a lock sends its later steps once it returns).
     pub steps: Vec<Step>,
+    /// The DBMS's settings the schedule runs under (its knobs' values,
+    /// see `Transactions::knobs`); empty in records written before knobs,
+    /// which run under the server's settings as they are.
+    #[serde(default, skip_serializing_if = "Settings::is_empty")]
+    pub settings: Settings,
 }
 
 /// The table every schedule uses, in the database lancet created for it.
@@ -289,6 +294,7 @@ impl Schedule {
             mixed,
             more_tables,
             steps,
+            settings: Settings::new(),
         };
         schedule.settle_levels();
         schedule

@@ -25,7 +25,10 @@
 
 use crate::connection::MySqlConnection;
 use crate::MySqlProvider;
-use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, Transactions, WriteRule};
+use lancet_core::txn::{
+    Conflict, IsolationLevel, KnobScope, LevelRules, ReadView, Settings, Transactions, TxnKnob,
+    WriteRule,
+};
 use lancet_core::{Connection, DbError, OwnedDatabase, Value};
 use std::time::Duration;
 
@@ -59,6 +62,31 @@ pub fn rules(level: IsolationLevel, snapshot_isolation: bool) -> LevelRules {
     }
 }
 
+/// MariaDB's `innodb_snapshot_isolation`, by the name lancet's knob has.
+pub const SNAPSHOT_ISOLATION: &str = "innodb_snapshot_isolation";
+
+/// The knob of `innodb_snapshot_isolation`, where the server has the
+/// variable: session-scoped ("Dynamic: Yes, Scope: Global, Session", the
+/// MariaDB KB's InnoDB system variables), off by default before 11.6.
+pub fn snapshot_isolation_knob() -> TxnKnob {
+    TxnKnob::new(
+        SNAPSHOT_ISOLATION,
+        &["OFF", "ON"],
+        KnobScope::Session,
+        "REPEATABLE READ writes and locking reads of a row changed after the snapshot fail with \
+         error 1020 (ER_CHECKREAD) instead of using the newest version (MariaDB KB: InnoDB \
+         System Variables, innodb_snapshot_isolation; MDEV-32898)",
+    )
+    .changing_rules()
+}
+
+/// Whether `settings` turn snapshot isolation on (`None`: they do not say).
+pub fn snapshot_isolation_in(settings: &Settings) -> Option<bool> {
+    settings
+        .get(SNAPSHOT_ISOLATION)
+        .map(|v| v.eq_ignore_ascii_case("on") || v == "1")
+}
+
 /// Error numbers of the conflicts a level allows.
 pub fn conflict(error: &DbError) -> Option<Conflict> {
     match error.code.as_deref()? {
@@ -70,6 +98,17 @@ pub fn conflict(error: &DbError) -> Option<Conflict> {
 }
 
 impl MySqlProvider {
+    /// Whether the server has `innodb_snapshot_isolation` (MariaDB
+    /// 10.6.18, 10.11.8 and later).
+    fn has_snapshot_isolation(&self) -> bool {
+        let Ok(mut conn) = MySqlConnection::open(&self.url, None, self.kind, self.time_limit)
+        else {
+            return false;
+        };
+        conn.query("SELECT @@SESSION.innodb_snapshot_isolation")
+            .is_ok()
+    }
+
     /// Whether the server runs REPEATABLE READ with
     /// `innodb_snapshot_isolation` on (a server without the variable: no).
     fn snapshot_isolation(&self) -> bool {
@@ -91,7 +130,19 @@ impl MySqlProvider {
 
 impl Transactions for MySqlProvider {
     fn levels(&self) -> Vec<LevelRules> {
-        let si = self.snapshot_isolation();
+        self.levels_under(&Settings::new())
+    }
+
+    fn knobs(&self) -> Vec<TxnKnob> {
+        if self.has_snapshot_isolation() {
+            vec![snapshot_isolation_knob()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn levels_under(&self, settings: &Settings) -> Vec<LevelRules> {
+        let si = snapshot_isolation_in(settings).unwrap_or_else(|| self.snapshot_isolation());
         [
             IsolationLevel::ReadUncommitted,
             IsolationLevel::ReadCommitted,
@@ -113,6 +164,10 @@ impl Transactions for MySqlProvider {
             format!("SET TRANSACTION ISOLATION LEVEL {}", level.sql()),
             start.to_string(),
         ]
+    }
+
+    fn setting_sql(&self, name: &str, value: &str) -> String {
+        format!("SET SESSION {name} = {value}")
     }
 
     fn locking_reads(&self) -> lancet_core::txn::LockingReads {
@@ -178,5 +233,16 @@ mod tests {
             rules(IsolationLevel::Serializable, false).read_view,
             ReadView::LockingLatest
         );
+    }
+
+    #[test]
+    fn the_snapshot_isolation_knob_is_read_from_settings() {
+        let mut s = Settings::new();
+        assert_eq!(snapshot_isolation_in(&s), None);
+        s.insert(SNAPSHOT_ISOLATION.into(), "ON".into());
+        assert_eq!(snapshot_isolation_in(&s), Some(true));
+        s.insert(SNAPSHOT_ISOLATION.into(), "OFF".into());
+        assert_eq!(snapshot_isolation_in(&s), Some(false));
+        assert!(snapshot_isolation_knob().changes_rules);
     }
 }

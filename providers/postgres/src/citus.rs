@@ -263,6 +263,21 @@ impl Flavor for Citus {
         false
     }
 
+    /// PostgreSQL's planner switches, and how a multi-shard write runs:
+    /// over one connection per shard at once, or over one connection per
+    /// worker in turn (Citus docs, `citus.multi_shard_modify_mode`).
+    fn transaction_knobs(&self) -> Vec<lancet_core::txn::TxnKnob> {
+        let mut knobs = crate::txn::planner_knobs();
+        knobs.push(lancet_core::txn::TxnKnob::new(
+            "citus.multi_shard_modify_mode",
+            &["parallel", "sequential"],
+            lancet_core::txn::KnobScope::Session,
+            "whether a multi-shard UPDATE or DELETE opens a connection per shard at once or runs \
+             over one connection per worker (Citus docs: citus.multi_shard_modify_mode)",
+        ));
+        knobs
+    }
+
     fn transaction_table(&self, name: &str, placement: Option<&str>) -> Vec<String> {
         if placement == Some(REFERENCE) {
             vec![format!("SELECT create_reference_table('{name}')")]

@@ -136,6 +136,16 @@ pub trait Flavor: Send + Sync {
     fn transaction_locking_reads(&self) -> lancet_core::txn::LockingReads {
         lancet_core::txn::LockingReads::Any
     }
+    /// The settings the transaction oracle turns per schedule: the
+    /// planner switches that decide whether a write or locking read finds
+    /// its rows by a sequential scan, an index scan or a bitmap scan
+    /// (manual 19.7.1 "Planner Method Configuration"), so that each
+    /// access path's locking is checked. None of PostgreSQL's other
+    /// session settings changes what a level makes visible or locks
+    /// (chapter 13), so none changes the rules.
+    fn transaction_knobs(&self) -> Vec<lancet_core::txn::TxnKnob> {
+        crate::txn::planner_knobs()
+    }
     /// The ways the transaction oracle's table may be placed (Citus:
     /// distributed or reference); none for PostgreSQL.
     fn transaction_placements(&self) -> Vec<&'static str> {

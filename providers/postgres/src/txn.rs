@@ -21,7 +21,9 @@
 
 use crate::connection::PgConnection;
 use crate::PostgresProvider;
-use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, Transactions, WriteRule};
+use lancet_core::txn::{
+    Conflict, IsolationLevel, KnobScope, LevelRules, ReadView, Transactions, TxnKnob, WriteRule,
+};
 use lancet_core::{Connection, DbError, OwnedDatabase};
 use std::time::Duration;
 
@@ -70,6 +72,24 @@ pub fn citus_rules(level: IsolationLevel) -> LevelRules {
     )
 }
 
+/// The planner switches that choose how a statement finds its rows
+/// (manual 19.7.1): a write or locking read that finds a row by a
+/// sequential scan, an index scan or a bitmap heap scan must lock and
+/// re-check it alike (13.2.1), so each path is drawn.
+pub fn planner_knobs() -> Vec<TxnKnob> {
+    ["enable_seqscan", "enable_indexscan", "enable_bitmapscan"]
+        .into_iter()
+        .map(|name| {
+            TxnKnob::new(
+                name,
+                &["on", "off"],
+                KnobScope::Session,
+                "which scan finds a statement's rows (PostgreSQL manual 19.7.1, Planner Method Configuration)",
+            )
+        })
+        .collect()
+}
+
 /// SQLSTATEs of the conflicts a level allows.
 pub fn conflict(error: &DbError) -> Option<Conflict> {
     match error.code.as_deref()? {
@@ -91,6 +111,10 @@ impl Transactions for PostgresProvider {
 
     fn placements(&self) -> Vec<&'static str> {
         self.flavor.transaction_placements()
+    }
+
+    fn knobs(&self) -> Vec<TxnKnob> {
+        self.flavor.transaction_knobs()
     }
 
     fn locking_reads(&self) -> lancet_core::txn::LockingReads {

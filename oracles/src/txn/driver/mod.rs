@@ -77,13 +77,19 @@ pub struct Run<'a> {
     pub schedule: &'a Schedule,
     pub timing: Timing,
     pub fault: Option<TxnFault>,
+    /// What each session sends before its BEGIN: the schedule's session
+    /// settings (`SET SESSION innodb_snapshot_isolation = ON`).
+    pub before_begin: Vec<String>,
 }
 
 impl Run<'_> {
-    /// The statements that begin session `s`'s transaction.
+    /// The statements that begin session `s`'s transaction, its
+    /// settings first.
     fn begin_of(&self, s: usize) -> Vec<String> {
         let (level, mode) = self.schedule.level_of(s);
-        self.tx.begin(level, mode)
+        let mut statements = self.before_begin.clone();
+        statements.extend(self.tx.begin(level, mode));
+        statements
     }
 
     /// Whether some session's writes may take locks beyond their rows.
@@ -167,13 +173,7 @@ impl<'r, 'a> Driving<'r, 'a> {
     fn sql(&self, step: usize) -> (String, bool) {
         let s = self.run.schedule.steps[step];
         match s.action {
-            Action::Begin => (
-                self.run
-                    .tx
-                    .begin(self.run.schedule.level, self.run.schedule.mode.as_deref())
-                    .join("; "),
-                false,
-            ),
+            Action::Begin => (self.run.begin_of(s.session).join("; "), false),
             Action::Commit => (
                 self.run.tx.end(lancet_core::txn::TransactionEnd::Commit),
                 false,

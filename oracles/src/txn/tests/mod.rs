@@ -52,6 +52,7 @@ fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)
                 table: 0,
             })
             .collect(),
+        settings: Default::default(),
     }
 }
 
