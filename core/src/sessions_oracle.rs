@@ -95,12 +95,31 @@ pub struct FindingFiles {
 pub struct SessionsRun {
     /// The planted fault (`--inject-fault`), if any.
     pub fault: Option<Fault>,
-    /// The oracle's own settings from the command line, as written (the
-    /// transaction oracle's `--txn-levels`): what they mean is the oracle's.
+    /// The oracle's own settings from the command line, each `name=value`
+    /// or a bare `name` (the transaction oracles' `--txn-levels` as
+    /// `levels=read-committed`, `--txn-strict` as `strict`): what they
+    /// mean is the oracle's ([`SessionsRun::values`], [`SessionsRun::flag`]).
     pub settings: Vec<String>,
     /// How long the reduction of one finding may take; `None`: findings
     /// are kept as found.
     pub reduce: Option<Duration>,
+}
+
+impl SessionsRun {
+    /// The values of setting `name`, in order (`levels=rc` twice: both).
+    pub fn values(&self, name: &str) -> Vec<String> {
+        self.settings
+            .iter()
+            .filter_map(|s| s.split_once('='))
+            .filter(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+            .collect()
+    }
+
+    /// Whether the bare setting `name` is given.
+    pub fn flag(&self, name: &str) -> bool {
+        self.settings.iter().any(|s| s == name)
+    }
 }
 
 /// A sessions oracle ready for a run on one DBMS: shared by the run's

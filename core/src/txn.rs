@@ -109,6 +109,53 @@ pub struct LevelRules {
     /// IMMEDIATE` with no busy timeout: SQLITE_BUSY).
     #[serde(default)]
     pub exclusive_begin: bool,
+    /// A write that waited for a lock may skip rows that began to match
+    /// while it waited, or that a commit changed under its index scan
+    /// (InnoDB's locking reads: which rows the scan meets depends on
+    /// where it was): such rows are left unchecked. Off, the write acts
+    /// on exactly the rows that match when it runs after its wait.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub rows_open_after_wait: bool,
+    /// Where this level departs from the standard's as the DBMS documents
+    /// it: each deviation with the rules without it. lancet allows and
+    /// counts them; `--txn-strict` reports them as findings of their own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deviations: Vec<Deviation>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// A documented departure of one DBMS's level from the standard level:
+/// InnoDB's REPEATABLE READ writes that read the newest rows, rows an
+/// InnoDB write skips after a wait, PostgreSQL's READ COMMITTED re-check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Deviation {
+    /// Its name in summaries and signatures (`write-sees-newer`).
+    pub name: String,
+    /// What the DBMS does instead, and the page that says so.
+    pub why: String,
+    /// The level's rules without it: what the standard asks.
+    pub standard: Box<LevelRules>,
+}
+
+impl Deviation {
+    /// The deviation `name` of `rules`, whose standard is `standard`.
+    pub fn new(name: &str, why: &str, standard: LevelRules) -> Deviation {
+        Deviation {
+            name: name.to_string(),
+            why: why.to_string(),
+            standard: Box::new(LevelRules {
+                deviations: Vec::new(),
+                ..standard
+            }),
+        }
+    }
 }
 
 impl LevelRules {
@@ -131,6 +178,8 @@ impl LevelRules {
             same_value_is_no_change: false,
             mode: None,
             exclusive_begin: false,
+            rows_open_after_wait: true,
+            deviations: Vec::new(),
         }
     }
 

@@ -33,7 +33,10 @@ pub fn fuzz(args: FuzzArgs) -> anyhow::Result<ExitCode> {
     };
     let sessions = sessions_run(
         &t.inject_fault,
-        &args.txn_levels,
+        &super::TxnArgs {
+            levels: args.txn_levels.clone(),
+            strict: args.txn_strict,
+        },
         (!args.no_reduce).then(|| Duration::from_secs(args.reduce_time.max(1))),
     )?;
     let (oracles, not_here) = oracles_for(&t.oracle, &provider, &sessions)?;
@@ -158,7 +161,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         args.seconds
     );
     // `all` is measured as a whole and oracle by oracle.
-    let sessions = sessions_run(&t.inject_fault, &[], None)?;
+    let sessions = sessions_run(&t.inject_fault, &super::TxnArgs::default(), None)?;
     let (everything, _) = oracles_for(&t.oracle, &provider, &sessions)?;
     let mut measured: Vec<String> = vec![t.oracle.clone()];
     if t.oracle == "all" {

@@ -65,14 +65,27 @@ pub fn oracle_set(
 /// command line: its planted fault, its settings and its reduction time.
 pub fn sessions_run(
     fault: &Option<String>,
-    settings: &[String],
+    txn: &TxnArgs,
     reduce: Option<std::time::Duration>,
 ) -> anyhow::Result<SessionsRun> {
+    let mut settings: Vec<String> = txn.levels.iter().map(|l| format!("levels={l}")).collect();
+    if txn.strict {
+        settings.push("strict".into());
+    }
     Ok(SessionsRun {
         fault: self::fault(fault)?,
-        settings: settings.to_vec(),
+        settings,
         reduce,
     })
+}
+
+/// The transaction oracles' flags, as `fuzz` and `bench` take them.
+#[derive(Clone, Debug, Default)]
+pub struct TxnArgs {
+    /// `--txn-levels`.
+    pub levels: Vec<String>,
+    /// `--txn-strict`.
+    pub strict: bool,
 }
 
 /// The oracles `name` selects that can run on `provider`, and a note on

@@ -75,4 +75,9 @@ pub struct Anomaly {
     /// order), not in one session's statement: `step` is then the last.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub at_end: bool,
+    /// Under `--txn-strict`: the documented deviation of the level this
+    /// is (the standard's rules forbid it, the DBMS's documentation
+    /// allows it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deviation: Option<String>,
 }

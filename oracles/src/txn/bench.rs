@@ -40,6 +40,8 @@ impl Drop for Bench<'_> {
 pub(crate) struct Rules<'a> {
     pub(crate) tx: &'a dyn Transactions,
     pub(crate) knobs: &'a Knobs,
+    /// `--txn-strict` (see `driver::Run::strict`).
+    pub(crate) strict: bool,
     pub(crate) fault: Option<TxnFault>,
     pub(crate) timing: Timing,
 }
@@ -144,6 +146,7 @@ impl Bench<'_> {
             timing: rules.timing,
             fault: rules.fault,
             before_begin: rules.before_begin(schedule),
+            strict: rules.strict,
         };
         let database = self.database.clone();
         let tx = rules.tx;

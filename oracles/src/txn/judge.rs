@@ -122,6 +122,7 @@ impl Model<'_> {
             step,
             detail,
             at_end: true,
+            deviation: None,
         });
     }
 

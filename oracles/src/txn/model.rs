@@ -192,6 +192,7 @@ impl<'a> Model<'a> {
             step,
             detail,
             at_end: false,
+            deviation: None,
         });
     }
 

@@ -81,7 +81,7 @@ impl SessionsOracle for Txn {
                 )
             })?),
         };
-        let levels = parse_levels(&run.settings)?;
+        let levels = parse_levels(&run.values("levels"))?;
         let knobs = Knobs::prepare(tx, &levels)?;
         anyhow::ensure!(
             !knobs.is_empty(),
@@ -91,6 +91,7 @@ impl SessionsOracle for Txn {
         Ok(Box::new(PreparedTxn {
             provider,
             knobs,
+            strict: run.flag("strict"),
             fault,
             reduce: run.reduce,
             timing: Timing::default(),
@@ -121,6 +122,8 @@ pub(crate) struct PreparedTxn {
     /// The levels this run draws and the settings it turns, with the
     /// rules the provider models under each.
     pub(crate) knobs: Knobs,
+    /// `--txn-strict`: documented deviations are findings.
+    pub(crate) strict: bool,
     pub(crate) fault: Option<TxnFault>,
     /// Time for reducing one finding; `None`: no reduction.
     pub(crate) reduce: Option<Duration>,
@@ -138,6 +141,7 @@ impl PreparedTxn {
         Ok(Rules {
             tx: self.tx()?,
             knobs: &self.knobs,
+            strict: self.strict,
             fault: self.fault,
             timing: self.timing,
         })
@@ -188,6 +192,12 @@ impl PreparedSessions for PreparedTxn {
                     ("conflicts", run.conflicts as u64),
                 ],
             );
+            // How many schedules met each documented deviation.
+            let mut met: Vec<&str> = run.deviations.iter().map(|d| d.name.as_str()).collect();
+            met.dedup();
+            for name in met {
+                db.tally(format!("deviation {name}"), &[("schedules", 1)]);
+            }
             // How many schedules ran under each setting's value.
             for (name, value) in &schedule.settings {
                 db.tally(
@@ -325,9 +335,11 @@ impl PreparedTxn {
             s.sessions,
             s.steps.iter().map(|step| step.session + 1).max().unwrap_or(0),
         );
-        // Its settings and levels, as this DBMS models them.
-        let rules = self.rules()?;
+        // Its settings and levels, as this DBMS models them; a finding of
+        // a deviation is checked as --txn-strict checks it.
+        let mut rules = self.rules()?;
         rules.of(s)?;
+        rules.strict |= finding.anomalies.iter().any(|a| a.deviation.is_some());
         Ok(rules)
     }
 }

@@ -89,7 +89,10 @@ impl TxnFinding {
     /// another path in the DBMS than the write beside it.
     pub fn signature_of(run: &ScheduleRun, schedule: &Schedule, settings: &str) -> String {
         let what = match (&run.failure, run.anomalies.first()) {
-            (_, Some(a)) => a.kind.name().to_string(),
+            (_, Some(a)) => match &a.deviation {
+                Some(name) => format!("deviation-{name}"),
+                None => a.kind.name().to_string(),
+            },
             (Some((_, e)), None) => match e.kind {
                 lancet_core::FailureKind::ConnectionLost => "crash".to_string(),
                 lancet_core::FailureKind::Hang => "hang".to_string(),
@@ -108,7 +111,7 @@ impl TxnFinding {
             .map_or(0, |st| st.session);
         let label = schedule.label_of(session);
         let by = match step.and_then(|i| schedule.steps.get(i)).map(|st| st.action) {
-            Some(Action::Stmt(op)) if run.anomalies.first().is_some() => statement_class(op),
+            Some(Action::Stmt(op)) if !run.anomalies.is_empty() => statement_class(op),
             _ => "",
         };
         match schedule.placement_label() {
@@ -342,6 +345,7 @@ mod tests {
                     step,
                     detail: String::new(),
                     at_end,
+                    deviation: None,
                 }],
                 ..ScheduleRun::default()
             };

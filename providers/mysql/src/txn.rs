@@ -26,8 +26,8 @@
 use crate::connection::MySqlConnection;
 use crate::MySqlProvider;
 use lancet_core::txn::{
-    Conflict, IsolationLevel, KnobScope, LevelRules, ReadView, Settings, Transactions, TxnKnob,
-    WriteRule,
+    Conflict, Deviation, IsolationLevel, KnobScope, LevelRules, ReadView, Settings, Transactions,
+    TxnKnob, WriteRule,
 };
 use lancet_core::{Connection, DbError, OwnedDatabase, Value};
 use std::time::Duration;
@@ -52,14 +52,58 @@ pub fn rules(level: IsolationLevel, snapshot_isolation: bool) -> LevelRules {
         IsolationLevel::RepeatableRead => (ReadView::Begin, WriteRule::NewestRows),
         IsolationLevel::Serializable => (ReadView::LockingLatest, WriteRule::NewestRows),
     };
-    LevelRules {
+    let documented = LevelRules {
         // "If you set a column to the value it currently has, MySQL
         // notices this and does not update it" (UPDATE): no new version,
         // so a REPEATABLE READ transaction's later reads show the row of
         // its snapshot (seen with lancet on MariaDB 10.11).
         same_value_is_no_change: true,
         ..LevelRules::new(level, read_view, writes, true, SOURCE)
+    };
+    LevelRules {
+        deviations: deviations(&documented),
+        ..documented
     }
+}
+
+/// InnoDB's documented departures from the standard level in `rules`.
+fn deviations(rules: &LevelRules) -> Vec<Deviation> {
+    let mut out = Vec::new();
+    if rules.writes == WriteRule::NewestRows {
+        out.push(Deviation::new(
+            "skips-rows-after-wait",
+            "a write that waited for a row lock meets or skips rows that began to match while it \
+             waited, by where its scan was (InnoDB locking reads and semi-consistent reads: MySQL \
+             manual 17.7.2.1 and 17.7.3; MDEV-26643, MDEV-27992)",
+            LevelRules {
+                rows_open_after_wait: false,
+                ..rules.clone()
+            },
+        ));
+    }
+    if rules.level == IsolationLevel::RepeatableRead && rules.writes == WriteRule::NewestRows {
+        out.push(Deviation::new(
+            "write-sees-newer",
+            "a REPEATABLE READ write reads the newest committed rows, not its snapshot's, so it \
+             may change rows its reads cannot see and lose another's update (MySQL manual \
+             17.7.2.3 \"Consistent Nonlocking Reads\": the snapshot applies to SELECT, not to DML)",
+            LevelRules {
+                writes: WriteRule::SnapshotOrAbort,
+                ..rules.clone()
+            },
+        ));
+        out.push(Deviation::new(
+            "same-value-update-is-no-change",
+            "an UPDATE that sets a value the row already has makes no new version, so the \
+             transaction's reads go on showing its snapshot's row (MySQL manual 15.2.17 UPDATE; \
+             MDEV-26642)",
+            LevelRules {
+                same_value_is_no_change: false,
+                ..rules.clone()
+            },
+        ));
+    }
+    out
 }
 
 /// MariaDB's `innodb_snapshot_isolation`, by the name lancet's knob has.

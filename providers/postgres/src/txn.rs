@@ -22,7 +22,8 @@
 use crate::connection::PgConnection;
 use crate::PostgresProvider;
 use lancet_core::txn::{
-    Conflict, IsolationLevel, KnobScope, LevelRules, ReadView, Transactions, TxnKnob, WriteRule,
+    Conflict, Deviation, IsolationLevel, KnobScope, LevelRules, ReadView, Transactions, TxnKnob,
+    WriteRule,
 };
 use lancet_core::{Connection, DbError, OwnedDatabase};
 use std::time::Duration;
@@ -49,7 +50,26 @@ pub fn rules(level: IsolationLevel) -> LevelRules {
             (ReadView::FirstStatement, WriteRule::SnapshotOrAbort)
         }
     };
-    LevelRules::new(level, read_view, writes, false, SOURCE)
+    let documented = LevelRules::new(level, read_view, writes, false, SOURCE);
+    let deviations = if writes == WriteRule::SnapshotRowsNewestVersions {
+        vec![Deviation::new(
+            "read-committed-recheck",
+            "an UPDATE or DELETE that waited re-checks only the rows of its statement snapshot on \
+             their newest versions, so it skips rows that began to match meanwhile (PostgreSQL \
+             manual 13.2.1: \"an updating command ... can see an inconsistent snapshot\")",
+            LevelRules {
+                writes: WriteRule::NewestRows,
+                rows_open_after_wait: false,
+                ..documented.clone()
+            },
+        )]
+    } else {
+        Vec::new()
+    };
+    LevelRules {
+        deviations,
+        ..documented
+    }
 }
 
 /// READ COMMITTED as Citus runs it on a distributed table: a read is one
@@ -63,13 +83,25 @@ pub fn rules(level: IsolationLevel) -> LevelRules {
 /// SET v = v + 5` deletes the rows the update moved above 6). Those shard
 /// locks make writes wait beyond the rows they change.
 pub fn citus_rules(level: IsolationLevel) -> LevelRules {
-    LevelRules::new(
+    let documented = LevelRules::new(
         level,
         ReadView::Statement,
         WriteRule::NewestRows,
         true,
         "PostgreSQL manual 13.2.1, and Citus's execution of multi-shard modifications (shard locks on the coordinator, snapshots on the workers)",
-    )
+    );
+    LevelRules {
+        deviations: vec![Deviation::new(
+            "skips-rows-after-wait",
+            "a multi-shard write that waited runs on each worker with a snapshot of its own, so \
+             rows that began to match while it waited may be met or not",
+            LevelRules {
+                rows_open_after_wait: false,
+                ..documented.clone()
+            },
+        )],
+        ..documented
+    }
 }
 
 /// The planner switches that choose how a statement finds its rows

@@ -17,7 +17,11 @@ use lancet_core::txn::{LevelRules, Transactions};
 use lancet_core::{Connection, DbError, FailureKind};
 use std::time::{Duration, Instant};
 
+mod deviations;
 mod waits;
+
+pub use deviations::DeviationMet;
+use deviations::Standards;
 
 /// How long the driver waits, and for what.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +71,8 @@ pub struct ScheduleRun {
     /// Transactions that committed and that ended in a conflict.
     pub committed: usize,
     pub conflicts: usize,
+    /// The documented deviations the schedule met (see `deviations`).
+    pub deviations: Vec<DeviationMet>,
 }
 
 /// Everything one schedule run needs.
@@ -80,6 +86,9 @@ pub struct Run<'a> {
     /// What each session sends before its BEGIN: the schedule's session
     /// settings (`SET SESSION innodb_snapshot_isolation = ON`).
     pub before_begin: Vec<String>,
+    /// `--txn-strict`: a documented deviation the schedule met is an
+    /// anomaly of its own (where no other anomaly shows).
+    pub strict: bool,
 }
 
 impl Run<'_> {
@@ -141,6 +150,8 @@ struct Driving<'r, 'a> {
     /// `Transactions::session_id_sql`).
     ids: Vec<Option<String>>,
     model: Model<'a>,
+    /// The standard's rules beside the documented ones.
+    standards: Standards<'a>,
     sessions: &'r Sessions,
     planted: Option<Planted>,
     inflight: Vec<Option<InFlight>>,
@@ -160,6 +171,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         Driving {
             run,
             model: Model::mixed(run.schedule, run.rules.clone()),
+            standards: Standards::new(run.schedule, &run.rules),
             sessions,
             planted,
             inflight: vec![None; run.schedule.sessions],
@@ -247,6 +259,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         let st = self.run.schedule.steps[step];
         let session = st.session;
         let wait = self.model.start(step);
+        self.standards.start(step);
         let (sql, is_query) = self.sql(step);
         let sent = Instant::now();
         let f = InFlight {
@@ -390,7 +403,9 @@ impl<'r, 'a> Driving<'r, 'a> {
                 if self.stopped() {
                     return;
                 }
-                self.model.finish(step, Outcome::Ok(rows), late);
+                let outcome = Outcome::Ok(rows);
+                self.standards.finish(step, &outcome, late);
+                self.model.finish(step, outcome, late);
                 if matches!(st.action, Action::Commit | Action::Rollback) {
                     if st.action == Action::Commit {
                         self.out.committed += 1;
@@ -444,6 +459,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         }
         self.trace(step, format!("{c:?}: {e}"), late);
         self.out.conflicts += 1;
+        self.standards.finish(step, &Outcome::Conflict(c), late);
         self.model.finish(step, Outcome::Conflict(c), late);
         // lancet ends the transaction at once, so that its
         // locks go now on every DBMS.
@@ -512,6 +528,7 @@ impl<'r, 'a> Driving<'r, 'a> {
             Ok(Some(rows)) => match pairs(&rows) {
                 Ok(rows) => {
                     self.model.end(&rows);
+                    self.standards.end(&rows);
                     self.out.final_rows = rows;
                 }
                 Err(why) => self.out.failure = Some((usize::MAX, DbError::statement(None, why))),
@@ -520,6 +537,25 @@ impl<'r, 'a> Driving<'r, 'a> {
             Err(e) => self.out.failure = Some((usize::MAX, e)),
         }
         self.out.anomalies = std::mem::take(&mut self.model.anomalies);
+        if self.stopped() {
+            return;
+        }
+        self.out.deviations = self.standards.met(&self.out.anomalies);
+        if self.run.strict && self.out.anomalies.is_empty() {
+            self.out.anomalies = self
+                .out
+                .deviations
+                .iter()
+                .map(|d| Anomaly {
+                    deviation: Some(d.name.clone()),
+                    detail: format!(
+                        "the documented deviation {} (which --txn-strict reports): by the standard's rules, {}",
+                        d.name, d.anomaly.detail
+                    ),
+                    ..d.anomaly.clone()
+                })
+                .collect();
+        }
     }
 }
 

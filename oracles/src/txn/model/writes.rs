@@ -53,7 +53,7 @@ impl Model<'_> {
             WriteRule::NewestRows => {
                 let table = self.schedule.steps[step].table;
                 let now = self.targets(session, table, pred, &started.view);
-                if waited {
+                if waited && rules.rows_open_after_wait {
                     // Rows that began to match while it waited: whether
                     // the scan meets them depends on where it was. Over
                     // the index on v, so do rows a commit changed while
