@@ -58,3 +58,10 @@ pub fn a_planted_record(out: &Path, dbms: &str, url: &str) -> serde_json::Value 
     assert_eq!(o.status.code(), Some(1), "{}", printed(&o));
     read_json(&finding_records(out).remove(0))
 }
+
+/// The real isolation bugs of MariaDB 10.11.19 that lancet found, as
+/// reduced findings (`docs/bugs-found.md`): what a gate on that server
+/// passes as `--known`.
+pub fn known_mariadb_bugs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/known-txn-mariadb-10.11")
+}

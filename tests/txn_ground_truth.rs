@@ -1,0 +1,88 @@
+//! Ground truth for the transaction oracle: published or found isolation
+//! bugs that still reproduce on the suite's servers
+//! (`docs/isolation-ground-truth.md`), each shown by lancet: its reduced
+//! finding replays and still shows the anomaly, and lancet's generator
+//! finds it again from a seed.
+
+mod common;
+use common::txn::*;
+use common::*;
+use lancet_testkit::MariaDbServer;
+
+/// Every reduced finding of a real MariaDB bug still shows on 10.11.19:
+/// `lancet replay` exits 1 and names the anomaly again.
+#[test]
+fn mariadb_isolation_bugs_still_reproduce_from_their_findings() {
+    if !MariaDbServer::available() {
+        eprintln!("SKIPPED: no mariadbd here (tests/run.sh installs mariadb-server)");
+        return;
+    }
+    let db = MariaDbServer::start().expect("a throwaway MariaDB");
+    let mut replayed = 0;
+    for record in files_below(&known_mariadb_bugs(), ".json") {
+        let o = run(&["replay", "--url", &db.url(), record.to_str().unwrap()]);
+        let said = printed(&o);
+        assert_eq!(o.status.code(), Some(1), "{}: {said}", record.display());
+        let signature = read_json(&record)["signature"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            said.contains(&format!("still shows {signature}")),
+            "{}: {said}",
+            record.display()
+        );
+        replayed += 1;
+    }
+    assert_eq!(replayed, 3);
+}
+
+/// lancet's generator, with `innodb_snapshot_isolation` drawn per
+/// schedule, finds the secondary-index bug (a REPEATABLE READ write
+/// through `KEY(v)` skips a row deleted after its snapshot instead of
+/// failing with 1020) from a seed, reduced, with the setting named.
+#[test]
+fn the_generator_finds_the_snapshot_isolation_bug_of_mariadb() {
+    if !MariaDbServer::available() {
+        eprintln!("SKIPPED: no mariadbd here (tests/run.sh installs mariadb-server)");
+        return;
+    }
+    let db = MariaDbServer::start().expect("a throwaway MariaDB");
+    let out = tempfile::tempdir().unwrap();
+    let o = txn(
+        out.path(),
+        "mysql",
+        &db.url(),
+        &[
+            "--txn-levels",
+            "repeatable-read",
+            "--queries",
+            "400",
+            "--seed",
+            "3",
+            "--flood-limit",
+            "1",
+        ],
+    );
+    let said = printed(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    let found = finding_records(out.path()).into_iter().find(|r| {
+        read_json(r)["signature"]
+            .as_str()
+            .unwrap()
+            .starts_with("lost-update@REPEATABLE READ [innodb_snapshot_isolation=ON]")
+    });
+    let found = found.unwrap_or_else(|| panic!("not found: {said}"));
+    let record = read_json(&found);
+    assert_eq!(
+        record["schedule"]["settings"]["innodb_snapshot_isolation"],
+        "ON"
+    );
+    let reduced = found.with_extension("reduced.sql");
+    let script = std::fs::read_to_string(&reduced).unwrap();
+    assert!(
+        script.contains("SET SESSION innodb_snapshot_isolation = ON;"),
+        "{script}"
+    );
+    assert!(script.contains("CREATE INDEX"), "{script}");
+}
