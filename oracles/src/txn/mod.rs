@@ -21,6 +21,7 @@ mod bench;
 pub mod driver;
 mod files;
 mod filing;
+pub mod forms;
 mod judge;
 pub mod model;
 mod oracle;
@@ -34,6 +35,7 @@ mod tables;
 
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use driver::{Run, ScheduleRun, Timing, TraceLine};
+pub use forms::{Forms, Spellings};
 pub use model::{Model, Outcome, Status, Wait};
 pub use oracle::{parse_levels, Txn};
 pub use planted::{faults, TxnFault};
