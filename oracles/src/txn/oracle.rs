@@ -189,6 +189,10 @@ impl PreparedSessions for PreparedTxn {
                     ("undetermined", u64::from(run.undetermined.is_some())),
                     ("committed", run.committed as u64),
                     ("conflicts", run.conflicts as u64),
+                    (
+                        "with rows left open after a wait",
+                        u64::from(!run.left_open.is_empty()),
+                    ),
                 ],
             );
             if run.anomalies.is_empty() && run.failure.is_none() {
