@@ -55,15 +55,25 @@ impl Model<'_> {
     pub(super) fn set_ignore(&mut self, step: usize, changes: &[(i64, Version)], a: Assign) {
         let Step { session, table, .. } = self.schedule.steps[step];
         let rules = self.rules_of(session);
-        for &(k, old) in changes {
+        // Which rows may meet a duplicate, judged before any of them is
+        // left open: a row of this statement holds its old value or its
+        // new one, both of which count.
+        let open: Vec<bool> = changes
+            .iter()
+            .map(|&(k, old)| {
+                let value = a.apply(old.v);
+                changes
+                    .iter()
+                    .any(|&(c, o)| c != k && a.apply(o.v) == value)
+                    || self.value_taken(session, table, value, Some(old.row))
+            })
+            .collect();
+        for (&(k, old), open) in changes.iter().zip(open) {
             let value = a.apply(old.v);
             if rules.same_value_is_no_change && value == old.v {
                 continue;
             }
-            let others = changes
-                .iter()
-                .any(|&(c, o)| c != k && a.apply(o.v) == value);
-            if others || self.value_taken(session, table, value, Some(old.row)) {
+            if open {
                 self.txns[session].uncertain.insert(k);
                 self.txns[session].skipped = true;
                 continue;
@@ -243,8 +253,24 @@ impl Model<'_> {
         out
     }
 
+    /// Whether some row of `table` is left open (its value, even its
+    /// key, unknown): for a committed write, or an open transaction's.
+    fn open_in(&self, table: usize) -> bool {
+        self.uncertain_committed
+            .iter()
+            .chain(
+                self.txns
+                    .iter()
+                    .filter(|t| t.status == Status::Active)
+                    .flat_map(|t| t.uncertain.iter()),
+            )
+            .any(|&k| table_of(k) == table)
+    }
+
     /// Whether a row other than `row` may hold `value` in `table`'s
     /// UNIQUE `v`, now or by a statement another session has in flight.
+    /// A row left open may hold any value (an UPDATE IGNORE that may
+    /// have skipped it, a scan that may have met it).
     pub(super) fn value_taken(
         &self,
         session: usize,
@@ -258,9 +284,10 @@ impl Model<'_> {
             .filter(|(k, _)| table_of(*k) == table)
             .map(|(_, v)| v.v)
             .collect();
-        if live
-            .iter()
-            .any(|(k, v)| table_of(*k) == table && v.v == value && Some(v.row) != row)
+        if self.open_in(table)
+            || live
+                .iter()
+                .any(|(k, v)| table_of(*k) == table && v.v == value && Some(v.row) != row)
         {
             return true;
         }
@@ -275,11 +302,13 @@ impl Model<'_> {
     }
 
     /// Whether a row other than `row` may hold key `key`, now or by a
-    /// statement another session has in flight.
+    /// statement another session has in flight, or a row left open may.
     fn key_taken(&self, session: usize, key: i64, row: u64) -> bool {
-        self.live_versions()
-            .iter()
-            .any(|&(k, v)| k == key && v.row != row)
+        self.open_in(table_of(key))
+            || self
+                .live_versions()
+                .iter()
+                .any(|&(k, v)| k == key && v.row != row)
             || self.in_flight(session, table_of(key)).any(|op| match op {
                 Op::Insert(k, _) | Op::InsertIgnore(k, _) | Op::Upsert(k, ..) => k == key,
                 Op::Move(..) => true,
