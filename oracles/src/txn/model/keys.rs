@@ -137,6 +137,16 @@ impl Model<'_> {
             (None, _) => {
                 let new = self.version(v, session);
                 self.txns[session].writes.insert(k, Some(new));
+                // The snapshot holds another row at `k`, which a
+                // transaction that committed after it deleted or moved
+                // away: PostgreSQL's snapshot then shows both tuples
+                // (seen with lancet on PostgreSQL 18.6 at REPEATABLE
+                // READ), InnoDB's one record per key only the new one.
+                let snapshot =
+                    matches!(rules.read_view, ReadView::FirstStatement | ReadView::Begin);
+                if snapshot && started.view.contains_key(&k) {
+                    self.txns[session].uncertain.insert(k);
+                }
             }
         }
     }

@@ -499,3 +499,38 @@ fn a_value_an_update_ignore_may_have_written_may_be_a_duplicate() {
     };
     assert_eq!(run(&s, &innodb_rc(), dup, &[(3, 9), (4, 6)]), vec![]);
 }
+
+/// Found by lancet on PostgreSQL 18.6: at REPEATABLE READ, an upsert
+/// waits for a concurrent DELETE of its key, inserts once it commits,
+/// and the snapshot then shows the deleted row and the new one, two rows
+/// of one key (InnoDB, one record per key, shows only the new one): the
+/// key's reads are open for the transaction.
+#[test]
+fn a_key_an_upsert_took_from_a_row_of_the_snapshot_reads_open() {
+    let s = schedule(
+        IsolationLevel::RepeatableRead,
+        &[(4, 4)],
+        &[
+            (0, Begin),
+            (0, stmt(Op::Delete(Pred::ValueRange(3, 7)))),
+            (1, Begin),
+            (1, stmt(Op::Upsert(4, 7, 3))), // 3: waits for session 1
+            (0, Commit),
+            (1, stmt(Op::Read(Pred::Key(4)))), // 5
+            (1, Commit),
+        ],
+    );
+    for read in [vec![(4, 4), (4, 7)], vec![(4, 7)]] {
+        let r = pg_rr();
+        let mut m = Model::new(&s, &r);
+        returns_at_once(&mut m, 0..3);
+        assert_eq!(m.start(3), Wait::Must);
+        returns_at_once(&mut m, 4..5);
+        m.finish(3, ok(), true);
+        m.start(5);
+        m.finish(5, rows(&read), false);
+        returns_at_once(&mut m, 6..7);
+        m.end(&[(4, 7)]);
+        assert!(m.anomalies.is_empty(), "{read:?}: {:?}", m.anomalies);
+    }
+}
