@@ -534,3 +534,65 @@ fn a_key_an_upsert_took_from_a_row_of_the_snapshot_reads_open() {
         assert!(m.anomalies.is_empty(), "{read:?}: {:?}", m.anomalies);
     }
 }
+
+/// A schedule on a UNIQUE table shrinks to one with a plain index, and
+/// to one with none; its moves and upserts go like any statement.
+#[test]
+fn a_unique_table_shrinks_to_a_plain_one_and_the_new_statements_drop() {
+    let mut s = unique(schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 1)],
+        &[
+            (0, Begin),
+            (0, mv(Pred::All)),
+            (0, stmt(Op::Upsert(50, 1, 1))),
+            (0, Commit),
+        ],
+    ));
+    s.spellings = spelled();
+    let c = crate::txn::shrink::candidates(&s);
+    assert!(c.iter().any(|c| c.index_v && !c.unique_v));
+    assert!(c.iter().any(|c| !c.index_v && !c.unique_v));
+    assert!(c.iter().any(|c| c.steps.len() == 3
+        && !c
+            .steps
+            .iter()
+            .any(|st| matches!(st.action, Stmt(Op::Move(..))))));
+    assert!(c.iter().all(|c| c.spellings == s.spellings));
+}
+
+/// The one way two rows meet in a pair of keys: an upsert at an initial
+/// row's key after that row moved away. A move of both may then fail on
+/// the primary key; a move with no such row may not.
+#[test]
+fn a_move_may_fail_on_a_key_only_where_a_second_row_was_born_into_its_pair() {
+    let steps = |upsert: bool| {
+        let mut steps = vec![
+            (0, Begin),
+            (0, mv(Pred::Key(1))), // row 1 -> 501
+            (0, Commit),
+            (1, Begin),
+        ];
+        if upsert {
+            steps.push((1, stmt(Op::Upsert(1, 3, 1)))); // a new row at 1
+        }
+        steps.extend([(1, mv(Pred::All)), (1, Commit)]);
+        steps
+    };
+    let mut s = schedule(IsolationLevel::ReadCommitted, &[(1, 5)], &steps(true));
+    s.spellings = spelled();
+    let dup = |i| match i {
+        5 => Outcome::Conflict(Conflict::DuplicateKey),
+        _ => ok(),
+    };
+    assert_eq!(run(&s, &pg_rc(), dup, &[(501, 5)]), vec![]);
+    let alone = schedule(IsolationLevel::ReadCommitted, &[(1, 5)], &steps(false));
+    let dup = |i| match i {
+        4 => Outcome::Conflict(Conflict::DuplicateKey),
+        _ => ok(),
+    };
+    assert_eq!(
+        run(&alone, &pg_rc(), dup, &[(501, 5)]),
+        vec![AnomalyKind::SpuriousConflict]
+    );
+}
