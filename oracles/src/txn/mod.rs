@@ -6,8 +6,10 @@
 //! the committed transactions must explain them. Definitions:
 //! `docs/oracles.md`, section *Transactions*.
 //!
-//! This module holds what no DBMS owns: schedules, the model, the
-//! checks, how a schedule shrinks, the driver that runs a schedule on a
+//! This module holds what no DBMS owns: schedules (with the forms a
+//! DBMS may offer beyond plain statements: moves to new keys, upserts,
+//! IGNORE, a UNIQUE index on `v`, [`forms`]), the model, the checks, how
+//! a schedule shrinks, the driver that runs a schedule on a
 //! database's sessions (a thread per session, lock waits, the waits after
 //! a transaction ends), the planted faults it applies and a finding's
 //! record, and how a finding is confirmed, filed and reduced ([`Txn`], a
