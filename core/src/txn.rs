@@ -206,7 +206,8 @@ pub enum LockingReads {
     /// Only over one key, `WHERE k = c` (Citus runs FOR UPDATE on one
     /// shard only: "could not run distributed query with FOR UPDATE/SHARE
     /// commands" otherwise). Over one key every write rule finds the same
-    /// row: keys never change, and inserted keys are new.
+    /// row: Citus's keys never change (no [`Transactions::key_updates`]),
+    /// and inserted keys are new.
     KeyEquality,
     /// Over every condition.
     Any,
@@ -224,6 +225,10 @@ pub enum Conflict {
     Deadlock,
     /// The statement waited for a lock longer than the lock timeout.
     LockTimeout,
+    /// A duplicate key in the primary key or a UNIQUE index (MySQL 1062,
+    /// PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE/PRIMARYKEY):
+    /// allowed where some version of another row may hold the key.
+    DuplicateKey,
 }
 
 /// What a transaction's end does to it, per DBMS: after a conflict
@@ -236,16 +241,39 @@ pub enum TransactionEnd {
     Rollback,
 }
 
+/// The index the oracle's table has on `v`: none, a plain one, or a
+/// UNIQUE one (whose writes may fail on a duplicate value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexV {
+    None,
+    Plain,
+    Unique,
+}
+
+impl IndexV {
+    /// The shape a schedule's two flags name (`unique` only counts with
+    /// an index).
+    pub fn of(index_v: bool, unique: bool) -> IndexV {
+        match (index_v, unique) {
+            (false, _) => IndexV::None,
+            (true, false) => IndexV::Plain,
+            (true, true) => IndexV::Unique,
+        }
+    }
+}
+
 /// The statements that make the oracle's table `name` with the DBMS's
 /// spelling of an integer (`integer`, `INT`) and table options after the
-/// column list (InnoDB's `ENGINE=InnoDB`), and the index on `v` if
-/// `index_v`: what every [`Transactions::create_table`] starts from.
-pub fn table_statements(name: &str, index_v: bool, integer: &str, options: &str) -> Vec<String> {
+/// column list (InnoDB's `ENGINE=InnoDB`), and the index on `v` as
+/// `index`: what every [`Transactions::create_table`] starts from.
+pub fn table_statements(name: &str, index: IndexV, integer: &str, options: &str) -> Vec<String> {
     let mut v = vec![format!(
         "CREATE TABLE {name} (k {integer} PRIMARY KEY, v {integer} NOT NULL){options}"
     )];
-    if index_v {
-        v.push(format!("CREATE INDEX {name}_v ON {name} (v)"));
+    match index {
+        IndexV::None => {}
+        IndexV::Plain => v.push(format!("CREATE INDEX {name}_v ON {name} (v)")),
+        IndexV::Unique => v.push(format!("CREATE UNIQUE INDEX {name}_v ON {name} (v)")),
     }
     v
 }
@@ -316,6 +344,24 @@ pub fn settings_label(settings: &Settings) -> String {
         .join(", ")
 }
 
+/// A statement form of the oracle's schedules that DBMSs spell each
+/// their own way, or lack: the provider gives a template
+/// ([`Transactions::spelling`]) in which `{table}`, `{k}`, `{v}`, `{c}`,
+/// `{set}` and `{where}` stand for the table, the row's key and value,
+/// the amount added, the SET list and the WHERE clause (with `WHERE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Insert `(k, v)`, or add `c` to `v` of the row that has key `k`
+    /// (`ON DUPLICATE KEY UPDATE`, `ON CONFLICT (k) DO UPDATE`).
+    UpsertAdd,
+    /// Insert `(k, v)` unless a row has key `k` (`INSERT IGNORE`, `ON
+    /// CONFLICT DO NOTHING`, `INSERT OR IGNORE`).
+    InsertIgnore,
+    /// An UPDATE that skips the rows whose new values would be
+    /// duplicates (`UPDATE IGNORE`, MariaDB and MySQL).
+    UpdateIgnore,
+}
+
 /// A DBMS's transactions, as the transaction oracle uses them.
 pub trait Transactions: Send + Sync {
     /// The isolation levels lancet models for this DBMS build, with their
@@ -363,10 +409,26 @@ pub trait Transactions: Send + Sync {
         LockingReads::None
     }
     /// Statements that create the oracle's table `name` (integer key `k`,
-    /// integer value `v`), with an index on `v` if `index_v`, in this
+    /// integer value `v`), with the index on `v` `index`, in this
     /// DBMS's storage (InnoDB) and as `placement` (one of
     /// [`Transactions::placements`], `None` where there are none).
-    fn create_table(&self, name: &str, index_v: bool, placement: Option<&str>) -> Vec<String>;
+    fn create_table(&self, name: &str, index: IndexV, placement: Option<&str>) -> Vec<String>;
+    /// How this DBMS spells `form`, as a template (see [`Form`]); `None`
+    /// where the DBMS or its release lacks it, and schedules never hold it.
+    fn spelling(&self, _form: Form) -> Option<String> {
+        None
+    }
+    /// Whether schedules may move rows to a new key (`UPDATE ... SET k =
+    /// ...`): not where the key places the row (Citus's distribution
+    /// column cannot change).
+    fn key_updates(&self) -> bool {
+        false
+    }
+    /// Whether the table may have a UNIQUE index on `v` (not where every
+    /// unique index must hold the distribution column, Citus).
+    fn unique_v(&self) -> bool {
+        false
+    }
     /// Statements run on every session before its transactions (lock
     /// timeouts).
     fn session_setup(&self) -> Vec<String> {

@@ -146,8 +146,8 @@ impl PreparedTxn {
             reduced_from,
             create_table: (0..schedule.table_count())
                 .flat_map(|t| {
-                    let (index_v, placement) = schedule.shape(t);
-                    tx.create_table(&schedule.table_name(t), index_v, placement)
+                    let (index, placement) = schedule.shape(t);
+                    tx.create_table(&schedule.table_name(t), index, placement)
                 })
                 .collect(),
             begin: begin(schedule.level, schedule.mode.as_deref()),

@@ -95,6 +95,7 @@ impl Model<'_> {
         let checked = committed.iter().all(|&s| self.rules_of(s).serializable)
             && (0..self.schedule.sessions).any(|s| self.rules_of(s).serializable);
         if checked
+            && !self.serial_unknown
             && !super::serial::explained(
                 self.schedule,
                 &self.initial,

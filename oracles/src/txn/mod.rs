@@ -6,8 +6,10 @@
 //! the committed transactions must explain them. Definitions:
 //! `docs/oracles.md`, section *Transactions*.
 //!
-//! This module holds what no DBMS owns: schedules, the model, the
-//! checks, how a schedule shrinks, the driver that runs a schedule on a
+//! This module holds what no DBMS owns: schedules (with the forms a
+//! DBMS may offer beyond plain statements: moves to new keys, upserts,
+//! IGNORE, a UNIQUE index on `v`, [`forms`]), the model, the checks, how
+//! a schedule shrinks, the driver that runs a schedule on a
 //! database's sessions (a thread per session, lock waits, the waits after
 //! a transaction ends), the planted faults it applies and a finding's
 //! record, and how a finding is confirmed, filed and reduced ([`Txn`], a
@@ -21,6 +23,7 @@ mod bench;
 pub mod driver;
 mod files;
 mod filing;
+pub mod forms;
 mod judge;
 pub mod model;
 mod oracle;
@@ -35,6 +38,7 @@ mod tables;
 
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use driver::{Run, ScheduleRun, Timing, TraceLine};
+pub use forms::{Forms, Spellings};
 pub use model::{Model, Outcome, Status, Wait};
 pub use oracle::{parse_levels, Txn};
 pub use planted::{faults, TxnFault};

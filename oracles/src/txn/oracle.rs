@@ -162,13 +162,14 @@ impl PreparedSessions for PreparedTxn {
         let locking_reads = tx.locking_reads();
         // The database's settings, then each schedule's session settings.
         let database_settings = self.knobs.draw(rng, KnobScope::Database);
+        let forms = super::forms::Forms::of(tx);
         let mut bench = open_bench(tx, &self.knobs, &database_settings, db)?;
         let (seed, thread, database) = db.origin();
         for index in 0..checks {
             if db.should_stop() {
                 break;
             }
-            let mut schedule = Schedule::generate(rng, &levels, &placements, locking_reads);
+            let mut schedule = Schedule::generate(rng, &levels, &placements, locking_reads, &forms);
             schedule.settings = self.knobs.draw(rng, KnobScope::Session);
             schedule.settings.extend(bench.settings().clone());
             let started = Instant::now();
@@ -190,6 +191,10 @@ impl PreparedSessions for PreparedTxn {
                     ("undetermined", u64::from(run.undetermined.is_some())),
                     ("committed", run.committed as u64),
                     ("conflicts", run.conflicts as u64),
+                    (
+                        "with rows left open after a wait",
+                        u64::from(!run.left_open.is_empty()),
+                    ),
                 ],
             );
             // How many schedules met each documented deviation.

@@ -8,7 +8,7 @@
 use super::anomaly::Anomaly;
 use super::driver::{ScheduleRun, TraceLine};
 use super::schedule::{Action, Schedule, Step};
-use lancet_core::txn::LevelRules;
+use lancet_core::txn::{IndexV, LevelRules};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -203,7 +203,7 @@ impl TxnFinding {
                 .clone(),
             Action::Commit => vec!["COMMIT".into()],
             Action::Rollback => vec!["ROLLBACK".into()],
-            Action::Stmt(op) => vec![op.sql(&self.schedule.table_name(step.table))],
+            Action::Stmt(op) => vec![self.schedule.op_sql(op, step.table)],
         }
     }
 
@@ -243,12 +243,16 @@ impl TxnFinding {
         if s.table_count() > 1 {
             let tables: Vec<String> = (0..s.table_count())
                 .map(|t| {
-                    let (index_v, placement) = s.shape(t);
+                    let (index, placement) = s.shape(t);
                     format!(
                         "{} (keys from {}{}{})",
                         s.table_name(t),
                         t as i64 * super::schedule::KEYS_PER_TABLE,
-                        if index_v { ", index on v" } else { "" },
+                        match index {
+                            IndexV::None => "",
+                            IndexV::Plain => ", index on v",
+                            IndexV::Unique => ", UNIQUE index on v",
+                        },
                         placement.map(|p| format!(", {p}")).unwrap_or_default()
                     )
                 })
@@ -314,6 +318,8 @@ mod tests {
         let schedule = Schedule {
             table: "t".into(),
             index_v: false,
+            unique_v: false,
+            spellings: Default::default(),
             placement: None,
             rows: vec![(1, 1)],
             level: IsolationLevel::ReadCommitted,

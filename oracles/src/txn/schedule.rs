@@ -2,7 +2,8 @@
 //! transaction, and the order lancet sends their steps in. Drawn from a
 //! database's RNG; printed as SQL every DBMS of lancet reads alike.
 
-use lancet_core::txn::{IsolationLevel, LockingReads, Settings};
+use super::forms::{partner, Forms, Spellings, MOVE};
+use lancet_core::txn::{Form, IndexV, IsolationLevel, LockingReads, Settings};
 use lancet_core::Rng;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,8 @@ pub enum Pred {
     KeyRange(i64, i64),
     ValueRange(i64, i64),
     ValueAbove(i64),
+    /// `v = c`, drawn on tables with a UNIQUE index on `v`.
+    Value(i64),
     All,
 }
 
@@ -25,6 +28,7 @@ impl Pred {
             Pred::KeyRange(a, b) => a <= k && k <= b,
             Pred::ValueRange(a, b) => a <= v && v <= b,
             Pred::ValueAbove(c) => v > c,
+            Pred::Value(c) => v == c,
             Pred::All => true,
         }
     }
@@ -36,6 +40,7 @@ impl Pred {
             Pred::KeyRange(a, b) => format!(" WHERE k BETWEEN {a} AND {b}"),
             Pred::ValueRange(a, b) => format!(" WHERE v BETWEEN {a} AND {b}"),
             Pred::ValueAbove(c) => format!(" WHERE v > {c}"),
+            Pred::Value(c) => format!(" WHERE v = {c}"),
             Pred::All => String::new(),
         }
     }
@@ -56,6 +61,14 @@ impl Assign {
             Assign::Set(c) => c,
         }
     }
+
+    /// The SET list.
+    fn sql(self) -> String {
+        match self {
+            Assign::Add(c) => format!("v = v + {c}"),
+            Assign::Set(c) => format!("v = {c}"),
+        }
+    }
 }
 
 /// One statement of a transaction.
@@ -73,19 +86,61 @@ pub enum Op {
     /// a duplicate.
     Insert(i64, i64),
     Delete(Pred),
+    /// `UPDATE ... SET k = <partner key>`: each row it picks moves to the
+    /// other key of its pair ([`super::forms::partner`], around the
+    /// pivot `base + 500` this holds), where DBMSs allow it.
+    Move(Pred, i64),
+    /// Insert `(k, v)`, or add `c` to `v` of the row with key `k`
+    /// ([`Form::UpsertAdd`]): at an existing key, a locking write of it.
+    Upsert(i64, i64, i64),
+    /// Insert `(k, v)` unless a row has key `k` ([`Form::InsertIgnore`]).
+    InsertIgnore(i64, i64),
+    /// An UPDATE that skips the rows whose new value would be a
+    /// duplicate ([`Form::UpdateIgnore`]).
+    UpdateIgnore(Pred, Assign),
 }
 
 impl Op {
-    pub fn sql(self, table: &str) -> String {
+    /// The statement as SQL, with the forms the DBMS spells its own way
+    /// as `spellings` has them.
+    pub fn sql(self, table: &str, spellings: &Spellings) -> String {
         match self {
             Op::Read(p) => format!("SELECT k, v FROM {table}{} ORDER BY k", p.sql()),
             Op::LockingRead(p) => {
                 format!("SELECT k, v FROM {table}{} ORDER BY k FOR UPDATE", p.sql())
             }
-            Op::Update(p, Assign::Add(c)) => format!("UPDATE {table} SET v = v + {c}{}", p.sql()),
-            Op::Update(p, Assign::Set(c)) => format!("UPDATE {table} SET v = {c}{}", p.sql()),
+            Op::Update(p, a) => format!("UPDATE {table} SET {}{}", a.sql(), p.sql()),
             Op::Insert(k, v) => format!("INSERT INTO {table} (k, v) VALUES ({k}, {v})"),
             Op::Delete(p) => format!("DELETE FROM {table}{}", p.sql()),
+            Op::Move(p, pivot) => format!(
+                "UPDATE {table} SET k = CASE WHEN k < {pivot} THEN k + {MOVE} ELSE k - {MOVE} END{}",
+                p.sql()
+            ),
+            Op::Upsert(k, v, c) => spellings.fill(
+                Form::UpsertAdd,
+                &[
+                    ("table", table.to_string()),
+                    ("k", k.to_string()),
+                    ("v", v.to_string()),
+                    ("c", c.to_string()),
+                ],
+            ),
+            Op::InsertIgnore(k, v) => spellings.fill(
+                Form::InsertIgnore,
+                &[
+                    ("table", table.to_string()),
+                    ("k", k.to_string()),
+                    ("v", v.to_string()),
+                ],
+            ),
+            Op::UpdateIgnore(p, a) => spellings.fill(
+                Form::UpdateIgnore,
+                &[
+                    ("table", table.to_string()),
+                    ("set", a.sql()),
+                    ("where", p.sql()),
+                ],
+            ),
         }
     }
 
@@ -140,6 +195,9 @@ fn is_zero(n: &usize) -> bool {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoreTable {
     pub index_v: bool,
+    /// The index on `v` is UNIQUE (with `index_v`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unique_v: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
 }
@@ -161,6 +219,13 @@ pub struct SessionLevel {
 pub struct Schedule {
     pub table: String,
     pub index_v: bool,
+    /// The index on `v` is UNIQUE (with `index_v`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unique_v: bool,
+    /// How the DBMS spells the forms the schedule may hold (upserts,
+    /// IGNORE), as it said when the schedule was drawn.
+    #[serde(default, skip_serializing_if = "Spellings::is_empty")]
+    pub spellings: Spellings,
     /// How the table is placed, where the DBMS has several ways (see
     /// `Transactions::placements`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,12 +268,13 @@ pub const MAX_SESSIONS: usize = 4;
 impl Schedule {
     /// Draws a schedule at one of `levels` (a level and its mode), over
     /// a table placed as one of `placements` (if any), with the `SELECT
-    /// ... FOR UPDATE` steps the DBMS takes.
+    /// ... FOR UPDATE` steps the DBMS takes and the `forms` it offers.
     pub fn generate(
         rng: &mut Rng,
         levels: &[(IsolationLevel, Option<String>)],
         placements: &[&str],
         locking_reads: LockingReads,
+        forms: &Forms,
     ) -> Schedule {
         let (level, mode) = levels[rng.random_range(0..levels.len())].clone();
         let draw_placement = |rng: &mut Rng| {
@@ -216,13 +282,14 @@ impl Schedule {
                 .then(|| placements[rng.random_range(0..placements.len())].to_string())
         };
         let placement = draw_placement(rng);
-        let mut tables = vec![TableDraw::new(rng, 0)];
+        let mut tables = vec![TableDraw::new(rng, 0, forms)];
         let mut more_tables = Vec::new();
         // A third of the schedules have a second table.
         if rng.random_bool(0.3) {
-            tables.push(TableDraw::new(rng, 1));
+            tables.push(TableDraw::new(rng, 1, forms));
             more_tables.push(MoreTable {
-                index_v: rng.random_bool(0.5),
+                index_v: rng.random_bool(0.5) || tables[1].unique,
+                unique_v: tables[1].unique,
                 placement: draw_placement(rng),
             });
         }
@@ -255,7 +322,7 @@ impl Schedule {
                     } else {
                         0
                     };
-                    let op = draw_op(rng, &mut tables[t], locking_reads);
+                    let op = draw_op(rng, &mut tables[t], locking_reads, forms);
                     actions.push((Action::Stmt(op), t));
                 }
                 actions.push(if rng.random_bool(0.85) {
@@ -285,7 +352,9 @@ impl Schedule {
         }
         let mut schedule = Schedule {
             table: TABLE.to_string(),
-            index_v: rng.random_bool(0.5),
+            index_v: rng.random_bool(0.5) || tables[0].unique,
+            unique_v: tables[0].unique,
+            spellings: forms.spellings.clone(),
             placement,
             rows,
             level,
@@ -364,12 +433,15 @@ impl Schedule {
     }
 
     /// Table `t`'s index on `v` and its placement.
-    pub fn shape(&self, t: usize) -> (bool, Option<&str>) {
+    pub fn shape(&self, t: usize) -> (IndexV, Option<&str>) {
         match t {
-            0 => (self.index_v, self.placement.as_deref()),
+            0 => (
+                IndexV::of(self.index_v, self.unique_v),
+                self.placement.as_deref(),
+            ),
             n => {
                 let m = &self.more_tables[n - 1];
-                (m.index_v, m.placement.as_deref())
+                (IndexV::of(m.index_v, m.unique_v), m.placement.as_deref())
             }
         }
     }
@@ -392,9 +464,14 @@ impl Schedule {
     pub fn statement_sql(&self, i: usize) -> Option<String> {
         let step = self.steps[i];
         match step.action {
-            Action::Stmt(op) => Some(op.sql(&self.table_name(step.table))),
+            Action::Stmt(op) => Some(self.op_sql(op, step.table)),
             _ => None,
         }
+    }
+
+    /// The SQL of `op` on table `t`, in the DBMS's spelling.
+    pub fn op_sql(&self, op: Op, t: usize) -> String {
+        op.sql(&self.table_name(t), &self.spellings)
     }
 
     /// The steps of session `s`, in order.
@@ -424,32 +501,66 @@ impl Pred {
     }
 }
 
+mod wider;
+
 /// What the generator knows of one table while it draws statements: the
-/// first key, its rows, and the next key an INSERT takes.
+/// first key, its rows, the next key an INSERT takes, and the forms it
+/// may hold.
 struct TableDraw {
     base: i64,
     rows: Vec<(i64, i64)>,
     next_key: i64,
+    /// Its index on `v` is UNIQUE: its rows' values differ.
+    unique: bool,
+    forms: Forms,
 }
 
 impl TableDraw {
-    fn new(rng: &mut Rng, t: i64) -> TableDraw {
+    fn new(rng: &mut Rng, t: i64, forms: &Forms) -> TableDraw {
         let base = t * KEYS_PER_TABLE;
+        // A draw only where the DBMS has UNIQUE indexes on v.
+        let unique = forms.unique_v && rng.random_bool(0.25);
         let nrows = rng.random_range(2..=6i64);
+        let mut rows: Vec<(i64, i64)> = Vec::new();
+        for k in 1..=nrows {
+            let mut v = rng.random_range(0..10);
+            while unique && rows.iter().any(|&(_, w)| w == v) {
+                v = (v + 1) % 10;
+            }
+            rows.push((base + k, v));
+        }
         TableDraw {
             base,
-            rows: (1..=nrows)
-                .map(|k| (base + k, rng.random_range(0..10)))
-                .collect(),
+            rows,
             next_key: base + 100,
+            unique,
+            forms: forms.clone(),
         }
+    }
+
+    /// A key a `WHERE k = c` picks: an initial row's (or the key just
+    /// past them), or, where rows move, sometimes its partner key.
+    fn key(&self, rng: &mut Rng) -> i64 {
+        let k = self.base + rng.random_range(1..=self.rows.len() as i64 + 1);
+        if self.forms.moves && rng.random_bool(0.25) {
+            partner(k, self.pivot())
+        } else {
+            k
+        }
+    }
+
+    /// The pivot of this table's moves ([`super::forms::partner`]).
+    fn pivot(&self) -> i64 {
+        self.base + MOVE
     }
 }
 
 fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
     let nrows = t.rows.len() as i64;
     match rng.random_range(0..10) {
-        0..=5 => Pred::Key(t.base + rng.random_range(1..=nrows + 1)),
+        // On a UNIQUE index, a third of the key conditions are on v.
+        0..=5 if t.unique && rng.random_bool(0.35) => Pred::Value(rng.random_range(0..10)),
+        0..=5 => Pred::Key(t.key(rng)),
         6 => {
             let a = t.base + rng.random_range(1..=nrows);
             Pred::KeyRange(a, a + rng.random_range(0..3))
@@ -463,7 +574,7 @@ fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
     }
 }
 
-fn draw_op(rng: &mut Rng, t: &mut TableDraw, locking: LockingReads) -> Op {
+fn draw_op(rng: &mut Rng, t: &mut TableDraw, locking: LockingReads, forms: &Forms) -> Op {
     match rng.random_range(0..20) {
         // A quarter of the reads lock, where the DBMS has FOR UPDATE (no
         // draw otherwise, so that schedules elsewhere stay as they were).
@@ -476,6 +587,8 @@ fn draw_op(rng: &mut Rng, t: &mut TableDraw, locking: LockingReads) -> Op {
             })
         }
         0..=7 => Op::Read(draw_pred(rng, t)),
+        // Moves, upserts and IGNORE: only where the DBMS has them.
+        8..=14 if forms.any() && rng.random_bool(0.3) => wider::draw(rng, t),
         8..=14 => {
             let assign = if rng.random_bool(0.7) {
                 Assign::Add(rng.random_range(1..=5))

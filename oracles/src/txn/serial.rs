@@ -3,6 +3,7 @@
 //! every read they made and the final rows (the idea of WriteCheck and of
 //! Elle's G2 detection, on a schedule small enough to try every order).
 
+use super::forms::partner;
 use super::model::{Reads, State};
 use super::schedule::{Action, Op, Schedule};
 use std::collections::BTreeMap;
@@ -61,7 +62,10 @@ fn run_alone(
             Op::Insert(k, v) => {
                 rows.insert(k, v);
             }
-            Op::Update(p, a) => {
+            // UPDATE IGNORE: the model checks no serial order of a
+            // transaction whose IGNORE may have skipped rows; where it
+            // skipped none, it is an UPDATE.
+            Op::Update(p, a) | Op::UpdateIgnore(p, a) => {
                 for (&k, v) in rows.iter_mut() {
                     if p.matches_in(st.table, k, *v) {
                         *v = a.apply(*v);
@@ -69,6 +73,32 @@ fn run_alone(
                 }
             }
             Op::Delete(p) => rows.retain(|&k, v| !p.matches_in(st.table, k, *v)),
+            Op::Move(p, pivot) => {
+                let moving: Vec<(i64, i64)> = rows
+                    .iter()
+                    .filter(|(&k, &v)| p.matches_in(st.table, k, v))
+                    .map(|(&k, &v)| (k, v))
+                    .collect();
+                for (k, _) in &moving {
+                    rows.remove(k);
+                }
+                for (k, v) in moving {
+                    // Alone, a move onto a key another row holds fails:
+                    // this order is not the one that ran.
+                    if rows.insert(partner(k, pivot), v).is_some() {
+                        return false;
+                    }
+                }
+            }
+            Op::Upsert(k, v, c) => match rows.get_mut(&k) {
+                Some(x) => *x += c,
+                None => {
+                    rows.insert(k, v);
+                }
+            },
+            Op::InsertIgnore(k, v) => {
+                rows.entry(k).or_insert(v);
+            }
         }
     }
     true

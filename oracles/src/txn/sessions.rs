@@ -128,4 +128,4 @@ pub fn pairs(rows: &[Vec<Value>]) -> Result<Vec<(i64, i64)>, String> {
 }
 
 /// How a schedule's table was made: its index on `v` and its placement.
-pub(crate) type TableShape = (bool, Option<String>);
+pub(crate) type TableShape = (lancet_core::txn::IndexV, Option<String>);

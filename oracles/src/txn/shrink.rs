@@ -57,9 +57,16 @@ pub fn candidates(schedule: &Schedule) -> Vec<Schedule> {
             });
         }
     }
+    if schedule.unique_v {
+        out.push(Schedule {
+            unique_v: false,
+            ..schedule.clone()
+        });
+    }
     if schedule.index_v {
         out.push(Schedule {
             index_v: false,
+            unique_v: false,
             ..schedule.clone()
         });
     }

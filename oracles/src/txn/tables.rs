@@ -22,13 +22,13 @@ pub(crate) fn set_up_tables(
     let mut names = Vec::new();
     for t in 0..schedule.table_count() {
         let name = schedule.table_name(t);
-        let (index_v, placement) = schedule.shape(t);
-        let shape = (index_v, placement.map(str::to_string));
+        let (index, placement) = schedule.shape(t);
+        let shape = (index, placement.map(str::to_string));
         if made.get(&name) == Some(&shape) {
             statements.push(format!("DELETE FROM {name}"));
         } else {
             statements.push(format!("DROP TABLE IF EXISTS {name}"));
-            statements.extend(tx.create_table(&name, index_v, placement));
+            statements.extend(tx.create_table(&name, index, placement));
             made.insert(name.clone(), shape);
         }
         statements.extend(schedule.fill_sql(t));

@@ -21,13 +21,25 @@
 //!   default before 11.6) makes a REPEATABLE READ write to a row changed
 //!   after the snapshot fail with error 1020 instead.
 //!
-//! Deadlocks fail with 1213, lock waits with 1205.
+//! Deadlocks fail with 1213, lock waits with 1205, duplicate keys (the
+//! primary key, the UNIQUE index on `v`) with 1062.
+//!
+//! Schedules may move rows to new keys: InnoDB carries out an UPDATE of
+//! the primary key as a delete-mark of the old record and an insert of
+//! the new one, so a write that waited on the old record meets the new
+//! one or not by where its scan is (the model leaves such rows open).
+//! Upserts are `INSERT ... ON DUPLICATE KEY UPDATE` ("an UPDATE of the old
+//! row occurs", a locking write of the newest row, or error 1020 under
+//! `innodb_snapshot_isolation` where that row changed after the
+//! snapshot), and `INSERT IGNORE` / `UPDATE IGNORE` skip the rows a
+//! duplicate key would fail (MySQL manual 15.2.7.2 "INSERT ... ON
+//! DUPLICATE KEY UPDATE", 15.2.7 "INSERT": "The IGNORE modifier").
 
 use crate::connection::MySqlConnection;
 use crate::MySqlProvider;
 use lancet_core::txn::{
-    Conflict, Deviation, IsolationLevel, KnobScope, LevelRules, ReadView, Settings, Transactions,
-    TxnKnob, WriteRule,
+    Conflict, Deviation, Form, IndexV, IsolationLevel, KnobScope, LevelRules, ReadView, Settings,
+    Transactions, TxnKnob, WriteRule,
 };
 use lancet_core::{Connection, DbError, OwnedDatabase, Value};
 use std::time::Duration;
@@ -137,6 +149,7 @@ pub fn conflict(error: &DbError) -> Option<Conflict> {
         "1213" => Some(Conflict::Deadlock),
         "1205" => Some(Conflict::LockTimeout),
         "1020" => Some(Conflict::Serialization),
+        "1062" => Some(Conflict::DuplicateKey),
         _ => None,
     }
 }
@@ -218,8 +231,29 @@ impl Transactions for MySqlProvider {
         lancet_core::txn::LockingReads::Any
     }
 
-    fn create_table(&self, name: &str, index_v: bool, _placement: Option<&str>) -> Vec<String> {
-        lancet_core::txn::table_statements(name, index_v, "INT", " ENGINE=InnoDB")
+    fn create_table(&self, name: &str, index: IndexV, _placement: Option<&str>) -> Vec<String> {
+        lancet_core::txn::table_statements(name, index, "INT", " ENGINE=InnoDB")
+    }
+
+    fn spelling(&self, form: Form) -> Option<String> {
+        Some(
+            match form {
+                Form::UpsertAdd => {
+                    "INSERT INTO {table} (k, v) VALUES ({k}, {v}) ON DUPLICATE KEY UPDATE v = v + {c}"
+                }
+                Form::InsertIgnore => "INSERT IGNORE INTO {table} (k, v) VALUES ({k}, {v})",
+                Form::UpdateIgnore => "UPDATE IGNORE {table} SET {set}{where}",
+            }
+            .to_string(),
+        )
+    }
+
+    fn key_updates(&self) -> bool {
+        true
+    }
+
+    fn unique_v(&self) -> bool {
+        true
     }
 
     fn session_setup(&self) -> Vec<String> {
@@ -260,7 +294,8 @@ mod tests {
         assert_eq!(conflict(&e("1213")), Some(Conflict::Deadlock));
         assert_eq!(conflict(&e("1205")), Some(Conflict::LockTimeout));
         assert_eq!(conflict(&e("1020")), Some(Conflict::Serialization));
-        assert_eq!(conflict(&e("1062")), None);
+        assert_eq!(conflict(&e("1062")), Some(Conflict::DuplicateKey));
+        assert_eq!(conflict(&e("1064")), None);
     }
 
     #[test]

@@ -278,6 +278,10 @@ impl Flavor for Citus {
         knobs
     }
 
+    fn transaction_wider_forms(&self) -> bool {
+        false
+    }
+
     fn transaction_table(&self, name: &str, placement: Option<&str>) -> Vec<String> {
         if placement == Some(REFERENCE) {
             vec![format!("SELECT create_reference_table('{name}')")]

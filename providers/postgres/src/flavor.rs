@@ -157,6 +157,13 @@ pub trait Flavor: Send + Sync {
     fn transaction_table(&self, _name: &str, _placement: Option<&str>) -> Vec<String> {
         Vec::new()
     }
+    /// Whether the transaction oracle's schedules may move rows to new
+    /// keys, have a UNIQUE index on `v` and hold upserts (Citus: no, its
+    /// distribution column cannot change and its unique indexes must
+    /// hold it).
+    fn transaction_wider_forms(&self) -> bool {
+        true
+    }
     /// Whether a session that waits for a row lock shows it in its own
     /// `pg_stat_activity` row (`wait_event_type = 'Lock'`). Not on Citus,
     /// whose coordinator session waits for a worker instead.

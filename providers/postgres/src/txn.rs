@@ -17,13 +17,26 @@
 //! locks them like one (13.2.1, 13.2.2, 13.3.2). Plain reads never wait
 //! for locks (13.1); a write or locking read waits for a row another open
 //! transaction changed or locked. Deadlocks fail with 40P01, lock
-//! timeouts with 55P03.
+//! timeouts with 55P03, duplicate keys with 23505.
+//!
+//! An UPDATE of the key is an update like any other: its new version is
+//! the newest of the row's update chain, which READ COMMITTED's re-check
+//! follows (13.2.1, "the second updater ... will attempt to apply its
+//! operation to the updated version of the row"), and a write to it from
+//! REPEATABLE READ fails with 40001. `INSERT ... ON CONFLICT (k) DO
+//! UPDATE` updates the newest version of the conflicting row under READ
+//! COMMITTED ("even if that row is not visible to the command"), and
+//! under REPEATABLE READ fails with 40001 where that row is not the one
+//! its snapshot shows; `ON CONFLICT DO NOTHING` inserts nothing where a
+//! row has the key (manual, INSERT: "ON CONFLICT Clause"). Citus takes
+//! none of these forms: its distribution column cannot change, and its
+//! unique indexes must hold it.
 
 use crate::connection::PgConnection;
 use crate::PostgresProvider;
 use lancet_core::txn::{
-    Conflict, Deviation, IsolationLevel, KnobScope, LevelRules, ReadView, Transactions, TxnKnob,
-    WriteRule,
+    Conflict, Deviation, Form, IndexV, IsolationLevel, KnobScope, LevelRules, ReadView,
+    Transactions, TxnKnob, WriteRule,
 };
 use lancet_core::{Connection, DbError, OwnedDatabase};
 use std::time::Duration;
@@ -128,6 +141,7 @@ pub fn conflict(error: &DbError) -> Option<Conflict> {
         "40001" => Some(Conflict::Serialization),
         "40P01" => Some(Conflict::Deadlock),
         "55P03" => Some(Conflict::LockTimeout),
+        "23505" => Some(Conflict::DuplicateKey),
         _ => None,
     }
 }
@@ -157,10 +171,33 @@ impl Transactions for PostgresProvider {
         vec![format!("BEGIN ISOLATION LEVEL {}", level.sql())]
     }
 
-    fn create_table(&self, name: &str, index_v: bool, placement: Option<&str>) -> Vec<String> {
-        let mut v = lancet_core::txn::table_statements(name, index_v, "integer", "");
+    fn create_table(&self, name: &str, index: IndexV, placement: Option<&str>) -> Vec<String> {
+        let mut v = lancet_core::txn::table_statements(name, index, "integer", "");
         v.extend(self.flavor.transaction_table(name, placement));
         v
+    }
+
+    fn spelling(&self, form: Form) -> Option<String> {
+        if !self.flavor.transaction_wider_forms() {
+            return None;
+        }
+        match form {
+            Form::UpsertAdd => Some(
+                "INSERT INTO {table} AS t (k, v) VALUES ({k}, {v}) ON CONFLICT (k) DO UPDATE SET v = t.v + {c}".into(),
+            ),
+            Form::InsertIgnore => {
+                Some("INSERT INTO {table} (k, v) VALUES ({k}, {v}) ON CONFLICT DO NOTHING".into())
+            }
+            Form::UpdateIgnore => None,
+        }
+    }
+
+    fn key_updates(&self) -> bool {
+        self.flavor.transaction_wider_forms()
+    }
+
+    fn unique_v(&self) -> bool {
+        self.flavor.transaction_wider_forms()
     }
 
     fn session_setup(&self) -> Vec<String> {
@@ -213,7 +250,8 @@ mod tests {
         assert_eq!(conflict(&e("40001")), Some(Conflict::Serialization));
         assert_eq!(conflict(&e("40P01")), Some(Conflict::Deadlock));
         assert_eq!(conflict(&e("55P03")), Some(Conflict::LockTimeout));
-        assert_eq!(conflict(&e("23505")), None);
+        assert_eq!(conflict(&e("23505")), Some(Conflict::DuplicateKey));
+        assert_eq!(conflict(&e("23502")), None);
         assert_eq!(
             conflict(&DbError::statement(None, "could not serialize access")),
             None

@@ -11,6 +11,13 @@
 //!   (lancet sets no busy timeout), as does a second `BEGIN IMMEDIATE`, and a transaction whose snapshot is
 //!   older than the last commit cannot become a writer: SQLITE_BUSY_SNAPSHOT.
 //!
+//! Schedules may move rows to new keys (`k` is the rowid), have a UNIQUE
+//! index on `v`, and hold `INSERT ... ON CONFLICT (k) DO UPDATE` (from
+//! 3.24.0, sqlite.org/lang_upsert.html), `INSERT OR IGNORE` and `UPDATE
+//! OR IGNORE` (sqlite.org/lang_conflict.html: IGNORE "skips the one row
+//! that contains the constraint violation"); a duplicate key fails with
+//! SQLITE_CONSTRAINT_PRIMARYKEY or SQLITE_CONSTRAINT_UNIQUE.
+//!
 //! The sessions share a database file in the system's temporary
 //! directory, removed when the database is done. Each session runs in a
 //! worker process of its own where crash isolation is on (the default of
@@ -22,7 +29,8 @@ use crate::connection::{SqliteConnection, DEFAULT_TIME_LIMIT};
 use crate::dynamic::DynamicConnection;
 use crate::SqliteProvider;
 use lancet_core::txn::{
-    Conflict, IsolationLevel, KnobScope, LevelRules, ReadView, Transactions, TxnKnob, WriteRule,
+    Conflict, Form, IndexV, IsolationLevel, KnobScope, LevelRules, ReadView, Transactions, TxnKnob,
+    WriteRule,
 };
 use lancet_core::{Connection, DbError, OwnedDatabase};
 use std::path::PathBuf;
@@ -89,9 +97,13 @@ pub fn conflict(error: &DbError) -> Option<Conflict> {
     match error.code.as_deref()? {
         "SQLITE_BUSY" => Some(Conflict::LockTimeout),
         "SQLITE_BUSY_SNAPSHOT" => Some(Conflict::Serialization),
+        "SQLITE_CONSTRAINT_PRIMARYKEY" | "SQLITE_CONSTRAINT_UNIQUE" => Some(Conflict::DuplicateKey),
         _ => None,
     }
 }
+
+/// The first release with upserts (`ON CONFLICT ... DO UPDATE`), 3.24.0.
+const UPSERT_VERSION: i32 = 3_024_000;
 
 /// The file of database `name`, which only lancet's names may be.
 fn file_of(name: &str) -> anyhow::Result<PathBuf> {
@@ -124,8 +136,27 @@ impl Transactions for SqliteProvider {
         }
     }
 
-    fn create_table(&self, name: &str, index_v: bool, _placement: Option<&str>) -> Vec<String> {
-        lancet_core::txn::table_statements(name, index_v, "INTEGER", "")
+    fn create_table(&self, name: &str, index: IndexV, _placement: Option<&str>) -> Vec<String> {
+        lancet_core::txn::table_statements(name, index, "INTEGER", "")
+    }
+
+    fn spelling(&self, form: Form) -> Option<String> {
+        match form {
+            Form::UpsertAdd => (self.version_number() >= UPSERT_VERSION).then(|| {
+                "INSERT INTO {table} (k, v) VALUES ({k}, {v}) ON CONFLICT (k) DO UPDATE SET v = v + {c}"
+                    .into()
+            }),
+            Form::InsertIgnore => Some("INSERT OR IGNORE INTO {table} (k, v) VALUES ({k}, {v})".into()),
+            Form::UpdateIgnore => Some("UPDATE OR IGNORE {table} SET {set}{where}".into()),
+        }
+    }
+
+    fn key_updates(&self) -> bool {
+        true
+    }
+
+    fn unique_v(&self) -> bool {
+        true
     }
 
     fn session_setup(&self) -> Vec<String> {
@@ -183,7 +214,11 @@ mod tests {
             conflict(&e("SQLITE_BUSY_SNAPSHOT")),
             Some(Conflict::Serialization)
         );
-        assert_eq!(conflict(&e("SQLITE_CONSTRAINT_PRIMARYKEY")), None);
+        assert_eq!(
+            conflict(&e("SQLITE_CONSTRAINT_PRIMARYKEY")),
+            Some(Conflict::DuplicateKey)
+        );
+        assert_eq!(conflict(&e("SQLITE_CONSTRAINT_NOTNULL")), None);
         assert!(file_of("../etc/passwd").is_err());
         assert!(file_of("lancet_ab_0_1").is_ok());
     }

@@ -73,6 +73,10 @@ pub struct ScheduleRun {
     pub conflicts: usize,
     /// The documented deviations the schedule met (see `deviations`).
     pub deviations: Vec<DeviationMet>,
+    /// Rows writes left open because they had waited for a lock, as
+    /// `(step, key)` ([`Model::left_open`]): a documented deviation
+    /// the model does not check.
+    pub left_open: Vec<(usize, i64)>,
 }
 
 /// Everything one schedule run needs.
@@ -521,6 +525,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         }
         if self.stopped() {
             self.out.anomalies = std::mem::take(&mut self.model.anomalies);
+            self.out.left_open = std::mem::take(&mut self.model.left_open);
             return;
         }
         let sql = final_rows_sql(self.run.schedule);
@@ -537,6 +542,7 @@ impl<'r, 'a> Driving<'r, 'a> {
             Err(e) => self.out.failure = Some((usize::MAX, e)),
         }
         self.out.anomalies = std::mem::take(&mut self.model.anomalies);
+        self.out.left_open = std::mem::take(&mut self.model.left_open);
         if self.stopped() {
             return;
         }

@@ -25,28 +25,26 @@ impl Model<'_> {
         let rules = self.rules_of(session);
         let changes: Vec<(i64, Version)> = match rules.writes {
             WriteRule::SnapshotRowsNewestVersions => {
-                let changes: Vec<(i64, Version)> = started
-                    .targets
-                    .iter()
-                    .filter_map(|&k| {
-                        let newest = match own(self, k) {
-                            Some(w) => w,
-                            None => self.committed.get(&k).copied(),
-                        }?;
-                        pred.matches(k, newest.v).then_some((k, newest))
-                    })
-                    .collect();
-                // Rows a concurrent commit changed, which the re-check
-                // then left alone: locked all the same.
-                let relocked: Vec<i64> = started
-                    .targets
-                    .iter()
-                    .filter(|k| {
-                        started.view.get(k).map(|v| v.id) != self.committed.get(k).map(|v| v.id)
-                            && !changes.iter().any(|(c, _)| c == *k)
-                    })
-                    .copied()
-                    .collect();
+                let mut changes: Vec<(i64, Version)> = Vec::new();
+                let mut relocked: Vec<i64> = Vec::new();
+                for &k in &started.targets {
+                    // The newest version of the row, at its new key if a
+                    // concurrent commit moved it (the update chain).
+                    let newest = match own(self, k) {
+                        Some(w) => w.map(|w| (k, w)),
+                        None => self.newest_of(k, &started.view),
+                    };
+                    let changed =
+                        started.view.get(&k).map(|v| v.id) != self.committed.get(&k).map(|v| v.id);
+                    match newest {
+                        Some((at, ver)) if pred.matches(at, ver.v) => changes.push((at, ver)),
+                        // A row a concurrent commit changed, which the
+                        // re-check then left alone: locked all the same.
+                        Some((at, _)) if changed => relocked.extend([k, at]),
+                        _ if changed => relocked.push(k),
+                        _ => {}
+                    }
+                }
                 self.txns[session].maybe_locked.extend(relocked);
                 changes
             }
@@ -69,6 +67,7 @@ impl Model<'_> {
                                 && started.view.get(k).map(|v| v.id)
                                     != self.committed.get(k).map(|v| v.id))
                     }));
+                    self.left_open.extend(open.iter().map(|&k| (step, k)));
                 }
                 let rows = self.overlay(session, &self.committed);
                 now.iter().map(|&k| (k, rows[&k])).collect()
@@ -116,6 +115,14 @@ impl Model<'_> {
         };
         match effect {
             Effect::Lock(rows) => self.locked(step, &changes, &open, rows),
+            Effect::Move(pivot) => {
+                self.txns[session].uncertain.extend(open);
+                self.move_rows(session, &changes, pivot);
+            }
+            Effect::SetIgnore(a) => {
+                self.txns[session].uncertain.extend(open);
+                self.set_ignore(step, &changes, a);
+            }
             Effect::Set(_) | Effect::Delete => {
                 self.txns[session].uncertain.extend(open);
                 let assign = match effect {
@@ -129,7 +136,7 @@ impl Model<'_> {
                         // reads go on showing the row as their view has it.
                         continue;
                     }
-                    let new = value.map(|v| self.version(v, session));
+                    let new = value.map(|v| self.version_of(old.row, v, session));
                     self.txns[session].writes.insert(k, new);
                 }
             }
@@ -166,4 +173,9 @@ pub(super) enum Effect {
     Delete,
     /// A locking read, with the rows the DBMS returned.
     Lock(Vec<(i64, i64)>),
+    /// A move of each row to its partner key around the pivot.
+    Move(i64),
+    /// An UPDATE IGNORE: the rows whose new value may be a duplicate may
+    /// be skipped.
+    SetIgnore(crate::txn::schedule::Assign),
 }

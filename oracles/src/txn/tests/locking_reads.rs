@@ -160,7 +160,7 @@ fn schedules_hold_locking_reads_and_mixed_levels_only_where_offered() {
         let (mut locks, mut mixed) = (0, 0);
         for seed in 0..300 {
             let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
-            let s = Schedule::generate(&mut rng, levels, &[], locking);
+            let s = Schedule::generate(&mut rng, levels, &[], locking, &Default::default());
             locks += s
                 .steps
                 .iter()
@@ -177,7 +177,7 @@ fn schedules_hold_locking_reads_and_mixed_levels_only_where_offered() {
                 .steps
                 .iter()
                 .filter_map(|st| match st.action {
-                    Action::Stmt(op @ Op::LockingRead(_)) => Some(op.sql(TABLE)),
+                    Action::Stmt(op @ Op::LockingRead(_)) => Some(op.sql(TABLE, &s.spellings)),
                     _ => None,
                 })
                 .collect();

@@ -37,6 +37,8 @@ fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)
     Schedule {
         table: TABLE.into(),
         index_v: false,
+        unique_v: false,
+        spellings: Default::default(),
         placement: None,
         rows: rows.to_vec(),
         level,
@@ -306,7 +308,13 @@ fn schedules_have_two_to_four_sessions() {
     let mut by_count = [0usize; MAX_SESSIONS + 1];
     for seed in 0..400 {
         let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
-        let s = Schedule::generate(&mut rng, &levels, &[], lancet_core::txn::LockingReads::Any);
+        let s = Schedule::generate(
+            &mut rng,
+            &levels,
+            &[],
+            lancet_core::txn::LockingReads::Any,
+            &Default::default(),
+        );
         assert!((2..=MAX_SESSIONS).contains(&s.sessions), "{}", s.sessions);
         assert!(s.steps.iter().all(|st| st.session < s.sessions));
         for session in 0..s.sessions {
@@ -578,6 +586,7 @@ fn read_uncommitted_may_show_an_open_write_but_nothing_else() {
     assert_eq!(run(&s, &ru, kept, &[(1, 10), (2, 20)]).len(), 1);
 }
 
+mod keys;
 mod locking_reads;
 mod locks;
 mod mixed;

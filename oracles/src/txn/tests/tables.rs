@@ -23,6 +23,7 @@ fn two_tables() -> Schedule {
     s.steps[1].table = 1;
     s.more_tables.push(MoreTable {
         index_v: false,
+        unique_v: false,
         placement: Some("reference".into()),
     });
     s
