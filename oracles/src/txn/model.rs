@@ -6,7 +6,7 @@
 //! records every departure as an [`Anomaly`].
 
 use super::anomaly::{Anomaly, AnomalyKind};
-use super::schedule::{Action, Op, Pred, Schedule, Step};
+use super::schedule::{Action, LockWait, Op, Pred, Schedule, Step};
 use lancet_core::txn::{Conflict, LevelRules, ReadView, WriteRule};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,16 +85,44 @@ pub(super) struct Txn {
     /// Rows its `SELECT ... FOR UPDATE` steps locked without changing
     /// them: other transactions' writes and locking reads of them wait.
     pub(super) locked: BTreeSet<i64>,
+    /// Rows its `FOR SHARE` steps locked (and it has not locked
+    /// exclusively): other transactions' writes and `FOR UPDATE` wait,
+    /// their `FOR SHARE` does not.
+    pub(super) shared: BTreeSet<i64>,
     /// A write statement of it succeeded: under single-writer rules it
     /// holds the database's write lock from then on.
     wrote: bool,
+    /// A statement of it that may take row locks finished: under rules
+    /// with locks beyond the rows (InnoDB), any row may be locked by it.
+    took_locks: bool,
+    /// Its savepoints, oldest first, each with what it had then.
+    savepoints: Vec<(u8, Mark)>,
+}
+
+/// What a transaction had written and locked when it made a savepoint.
+#[derive(Clone, Debug)]
+struct Mark {
+    writes: BTreeMap<i64, Option<Version>>,
+    uncertain: BTreeSet<i64>,
+    maybe_locked: BTreeSet<i64>,
+    locked: BTreeSet<i64>,
+    shared: BTreeSet<i64>,
 }
 
 #[derive(Clone, Debug)]
 struct Started {
     step: usize,
     view: State,
+    /// Rows it surely changes or locks, by the rules, when it starts.
     targets: BTreeSet<i64>,
+    /// Rows it may change or lock or not: its subquery's views disagree.
+    maybe: BTreeSet<i64>,
+    /// The committed rows after each commit while it was in flight: a
+    /// subquery that reads the newest rows as it goes may have read any.
+    seen: Vec<State>,
+    /// Whether it had to wait when it started; for a statement that never
+    /// waits (NOWAIT, SKIP LOCKED), whether it meets a lock.
+    verdict: Wait,
 }
 
 /// The model of one running schedule.
@@ -115,7 +143,9 @@ pub struct Model<'a> {
     pub anomalies: Vec<Anomaly>,
 }
 
+mod conditions;
 mod locks;
+mod savepoints;
 mod writes;
 use writes::Effect;
 
@@ -161,7 +191,10 @@ impl<'a> Model<'a> {
                     begin_against: None,
                     maybe_locked: BTreeSet::new(),
                     locked: BTreeSet::new(),
+                    shared: BTreeSet::new(),
                     wrote: false,
+                    took_locks: false,
+                    savepoints: Vec::new(),
                 };
                 schedule.sessions
             ],
@@ -240,21 +273,6 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// The keys of table `table` a write of `session` over `pred` would
-    /// change if it ran now, by the rules.
-    fn targets(&self, session: usize, table: usize, pred: Pred, view: &State) -> BTreeSet<i64> {
-        let base = match self.rules_of(session).writes {
-            WriteRule::NewestRows => self.overlay(session, &self.committed),
-            WriteRule::SnapshotRowsNewestVersions | WriteRule::SnapshotOrAbort => {
-                self.overlay(session, view)
-            }
-        };
-        base.iter()
-            .filter(|(&k, ver)| pred.matches_in(table, k, ver.v))
-            .map(|(&k, _)| k)
-            .collect()
-    }
-
     /// Step `step` is being sent: takes snapshots the rules take at this
     /// moment and says whether the statement must wait.
     pub fn start(&mut self, step: usize) -> Wait {
@@ -281,30 +299,45 @@ impl<'a> Model<'a> {
         let Action::Stmt(op) = s.action else {
             return Wait::MustNot;
         };
-        if rules.read_view == ReadView::FirstStatement && self.txns[session].snapshot.is_none() {
+        // A savepoint statement reads nothing: the first statement that
+        // does takes the snapshot (seen on PostgreSQL 18.6 and SQLite
+        // 3.40: a commit between SAVEPOINT and the first read is seen).
+        if rules.read_view == ReadView::FirstStatement
+            && self.txns[session].snapshot.is_none()
+            && !op.is_savepoint()
+        {
             self.txns[session].snapshot = Some(self.committed.clone());
         }
         let view = self.read_base(session);
-        let targets = match op {
-            Op::Read(_) | Op::Insert(..) => BTreeSet::new(),
-            Op::Update(p, _) | Op::Delete(p) | Op::LockingRead(p) => {
-                self.targets(session, s.table, p, &view)
+        let (targets, maybe) = match op {
+            Op::Update(p, _) | Op::Delete(p) | Op::LockingRead(p, _) => {
+                self.targets(session, s.table, p, &view, &[])
             }
+            _ => Default::default(),
         };
-        let wait = match op {
+        let shared = matches!(op, Op::LockingRead(_, lock) if lock.mode.shared());
+        let verdict = match op {
             Op::Read(_) if rules.read_view == ReadView::LockingLatest => Wait::May,
             Op::Read(_) => Wait::MustNot,
-            _ if targets
-                .iter()
-                .any(|&k| !self.unsure(session, k) && self.locker(session, k).is_some()) =>
+            _ if op.is_savepoint() => Wait::MustNot,
+            _ if targets.iter().any(|&k| {
+                !self.unsure(session, k) && self.locker(session, k, shared).is_some()
+            }) =>
             {
                 Wait::Must
             }
             _ if rules.extra_write_locks => Wait::May,
             // Locks the model cannot place: a row whose writer it is unsure
-            // of, or another session's write in flight, which may hold
-            // the locks of rows it has reached already.
-            _ if targets.iter().any(|&k| self.unsure_writer(session, k))
+            // of, a row it may or may not pick that another locks, or
+            // another session's write in flight, which may hold the locks
+            // of rows it has reached already.
+            _ if targets
+                .iter()
+                .chain(&maybe)
+                .any(|&k| self.unsure_writer(session, k))
+                || maybe
+                    .iter()
+                    .any(|&k| self.locker(session, k, shared).is_some())
                 || self.write_in_flight(session) =>
             {
                 Wait::May
@@ -315,8 +348,15 @@ impl<'a> Model<'a> {
             step,
             view,
             targets,
+            maybe,
+            seen: Vec::new(),
+            verdict,
         });
-        wait
+        match op {
+            // It never waits: whether it meets a lock is its verdict.
+            Op::LockingRead(_, lock) if lock.never_waits() => Wait::MustNot,
+            _ => verdict,
+        }
     }
 
     /// Step `step` finished with `outcome`; `waited`: it had been seen
@@ -340,7 +380,10 @@ impl<'a> Model<'a> {
             }
             (Action::Commit, Outcome::Ok(_)) => self.commit(session),
             (Action::Rollback, _) => self.abort(session),
-            (_, Outcome::Conflict(c)) => self.conflict(step, c),
+            (_, Outcome::Conflict(c)) => {
+                let verdict = started.filter(|st| st.step == step).map(|st| st.verdict);
+                self.conflict(step, c, verdict)
+            }
             (Action::Stmt(op), Outcome::Ok(rows)) => {
                 if self.txns[session].status != Status::Active {
                     return;
@@ -349,6 +392,8 @@ impl<'a> Model<'a> {
                     return;
                 };
                 self.txns[session].wrote |= op.changes_rows();
+                self.txns[session].took_locks |=
+                    op.locks_rows() || self.rules_of(session).read_view == ReadView::LockingLatest;
                 match op {
                     Op::Read(p) => self.read(step, p, &started, rows.unwrap_or_default()),
                     Op::Insert(k, v) => {
@@ -357,10 +402,13 @@ impl<'a> Model<'a> {
                     }
                     Op::Update(p, a) => self.write(step, p, Effect::Set(a), &started, waited),
                     Op::Delete(p) => self.write(step, p, Effect::Delete, &started, waited),
-                    Op::LockingRead(p) => {
+                    Op::LockingRead(p, lock) => {
                         let rows = rows.unwrap_or_default();
-                        self.write(step, p, Effect::Lock(rows), &started, waited)
+                        self.write(step, p, Effect::Lock(lock, rows), &started, waited)
                     }
+                    Op::Savepoint(n) => self.savepoint(session, n),
+                    Op::RollbackTo(n) => self.rollback_to(session, n),
+                    Op::Release(n) => self.release(session, n),
                 }
             }
         }
@@ -394,6 +442,12 @@ impl<'a> Model<'a> {
         }
         self.txns[session].status = Status::Committed;
         self.commit_order.push(session);
+        // Statements in flight may read these rows as they go.
+        for t in 0..self.txns.len() {
+            if let Some(st) = self.txns[t].started.as_mut() {
+                st.seen.push(self.committed.clone());
+            }
+        }
     }
 
     fn abort(&mut self, session: usize) {
@@ -408,13 +462,26 @@ impl<'a> Model<'a> {
 
     /// The DBMS refused a statement with a conflict: allowed or not, the
     /// transaction is over (lancet rolls it back).
-    fn conflict(&mut self, step: usize, conflict: Conflict) {
+    /// `verdict`: what the model said of the statement's locks when it
+    /// was sent.
+    fn conflict(&mut self, step: usize, conflict: Conflict, verdict: Option<Wait>) {
         let s = self.schedule.steps[step];
         let rules = self.rules_of(s.session);
+        let nowait = matches!(s.action, Action::Stmt(Op::LockingRead(_, lock)) if lock.wait == LockWait::NoWait);
         let allowed = match conflict {
             // An exclusive BEGIN fails only while another holds the lock.
             _ if s.action == Action::Begin && rules.exclusive_begin => {
                 self.txns[s.session].begin_against.is_some()
+            }
+            // NOWAIT fails for a lock only where one may be held.
+            Conflict::LockTimeout if nowait && verdict == Some(Wait::MustNot) => {
+                self.anomaly(
+                    AnomalyKind::SpuriousConflict,
+                    step,
+                    "NOWAIT failed with a lock error while no other open transaction held or may have held a lock on a row it locks".into(),
+                );
+                self.abort(s.session);
+                return;
             }
             // Deadlocks and lock timeouts end waits, at every level.
             Conflict::Deadlock | Conflict::LockTimeout => true,
@@ -444,13 +511,25 @@ impl<'a> Model<'a> {
         } else {
             started.view.clone()
         };
-        let allowed: Vec<(i64, i64)> = self
-            .overlay(session, &base)
+        // Its subquery, if any, reads the same rows.
+        let seen = self.overlay(session, &base);
+        let bound = pred.bind(table, seen.iter().map(|(&k, ver)| (k, ver.v)));
+        let allowed: Vec<(i64, i64)> = seen
             .iter()
-            .filter(|(&k, ver)| pred.matches_in(table, k, ver.v))
+            .filter(|(&k, ver)| bound.matches_in(table, k, ver.v))
             .map(|(&k, ver)| (k, ver.v))
             .collect();
-        let open = self.open_rows(session, &allowed, &rows, &BTreeSet::new());
+        // A dirty row the subquery may read as any version leaves every
+        // row's fate open.
+        let also = if self.subquery_dirty(session, pred) {
+            seen.keys()
+                .copied()
+                .chain(rows.iter().map(|r| r.0))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        let open = self.open_rows(session, &allowed, &rows, &also);
         self.check_rows(step, allowed, rows, &open, "returned");
     }
 

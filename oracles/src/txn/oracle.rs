@@ -162,13 +162,14 @@ impl PreparedSessions for PreparedTxn {
             .collect();
         let placements = tx.placements();
         let locking_reads = tx.locking_reads();
+        let more = tx.more_statements();
         let mut bench = open_bench(tx, db)?;
         let (seed, thread, database) = db.origin();
         for index in 0..checks {
             if db.should_stop() {
                 break;
             }
-            let schedule = Schedule::generate(rng, &levels, &placements, locking_reads);
+            let schedule = Schedule::generate(rng, &levels, &placements, locking_reads, more);
             let started = Instant::now();
             let run = bench.run(&rules, &schedule)?;
             db.count_check(

@@ -2,7 +2,8 @@
 //! transaction, and the order lancet sends their steps in. Drawn from a
 //! database's RNG; printed as SQL every DBMS of lancet reads alike.
 
-use lancet_core::txn::{IsolationLevel, LockingReads};
+pub use super::clauses::{Bound, Lock, LockMode, LockWait, Sub};
+use lancet_core::txn::{IsolationLevel, LockingReads, MoreStatements};
 use lancet_core::Rng;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -16,9 +17,14 @@ pub enum Pred {
     ValueRange(i64, i64),
     ValueAbove(i64),
     All,
+    /// A subquery over another table of the schedule: it picks rows only
+    /// once bound to the rows the subquery reads ([`Pred::bind`]).
+    Sub(Sub),
 }
 
 impl Pred {
+    /// Whether row `(k, v)` matches a condition without a subquery (one
+    /// with a subquery matches nothing until bound, [`Pred::bind`]).
     pub fn matches(self, k: i64, v: i64) -> bool {
         match self {
             Pred::Key(c) => k == c,
@@ -26,17 +32,37 @@ impl Pred {
             Pred::ValueRange(a, b) => a <= v && v <= b,
             Pred::ValueAbove(c) => v > c,
             Pred::All => true,
+            Pred::Sub(_) => {
+                debug_assert!(false, "a subquery condition is bound before it picks rows");
+                false
+            }
         }
     }
 
-    /// The condition as SQL, with `WHERE` (empty for every row).
-    fn sql(self) -> String {
+    /// The condition of a statement on table `table` once its subquery
+    /// (if any) has read `rows`.
+    pub fn bind(self, table: usize, rows: impl Iterator<Item = (i64, i64)>) -> Bound {
+        match self {
+            Pred::Sub(sub) => sub.bind(table, rows),
+            plain => Bound::Plain(plain),
+        }
+    }
+
+    /// The condition reads another table.
+    pub fn has_subquery(self) -> bool {
+        matches!(self, Pred::Sub(_))
+    }
+
+    /// The condition as SQL in a statement on `table`, with `WHERE`
+    /// (empty for every row).
+    fn sql(self, table: &str) -> String {
         match self {
             Pred::Key(c) => format!(" WHERE k = {c}"),
             Pred::KeyRange(a, b) => format!(" WHERE k BETWEEN {a} AND {b}"),
             Pred::ValueRange(a, b) => format!(" WHERE v BETWEEN {a} AND {b}"),
             Pred::ValueAbove(c) => format!(" WHERE v > {c}"),
             Pred::All => String::new(),
+            Pred::Sub(sub) => sub.sql(table),
         }
     }
 }
@@ -64,28 +90,42 @@ impl Assign {
 pub enum Op {
     /// A plain (consistent, non-locking) read.
     Read(Pred),
-    /// `SELECT ... FOR UPDATE`: a read that locks the rows it returns as
-    /// a write would, and reads them as the level's writes do (see
-    /// `Transactions::locking_reads`).
-    LockingRead(Pred),
+    /// `SELECT ... FOR UPDATE` (or `FOR SHARE`, with `NOWAIT` or `SKIP
+    /// LOCKED`): a read that locks the rows it returns, and reads them as
+    /// the level's writes do (see `Transactions::locking_reads`).
+    LockingRead(Pred, Lock),
     Update(Pred, Assign),
     /// A key no other row of the schedule has, so that no insert fails on
     /// a duplicate.
     Insert(i64, i64),
     Delete(Pred),
+    /// `SAVEPOINT s{n}`.
+    Savepoint(u8),
+    /// `ROLLBACK TO SAVEPOINT s{n}`: the transaction's writes after it
+    /// are undone (see `LevelRules::savepoint_locks` for its locks).
+    RollbackTo(u8),
+    /// `RELEASE SAVEPOINT s{n}`: the savepoint goes, the writes stay.
+    Release(u8),
 }
 
 impl Op {
     pub fn sql(self, table: &str) -> String {
         match self {
-            Op::Read(p) => format!("SELECT k, v FROM {table}{} ORDER BY k", p.sql()),
-            Op::LockingRead(p) => {
-                format!("SELECT k, v FROM {table}{} ORDER BY k FOR UPDATE", p.sql())
+            Op::Read(p) => format!("SELECT k, v FROM {table}{} ORDER BY k", p.sql(table)),
+            Op::LockingRead(p, lock) => format!(
+                "SELECT k, v FROM {table}{} ORDER BY k{}",
+                p.sql(table),
+                lock.sql()
+            ),
+            Op::Update(p, Assign::Add(c)) => {
+                format!("UPDATE {table} SET v = v + {c}{}", p.sql(table))
             }
-            Op::Update(p, Assign::Add(c)) => format!("UPDATE {table} SET v = v + {c}{}", p.sql()),
-            Op::Update(p, Assign::Set(c)) => format!("UPDATE {table} SET v = {c}{}", p.sql()),
+            Op::Update(p, Assign::Set(c)) => format!("UPDATE {table} SET v = {c}{}", p.sql(table)),
             Op::Insert(k, v) => format!("INSERT INTO {table} (k, v) VALUES ({k}, {v})"),
-            Op::Delete(p) => format!("DELETE FROM {table}{}", p.sql()),
+            Op::Delete(p) => format!("DELETE FROM {table}{}", p.sql(table)),
+            Op::Savepoint(n) => format!("SAVEPOINT s{n}"),
+            Op::RollbackTo(n) => format!("ROLLBACK TO SAVEPOINT s{n}"),
+            Op::Release(n) => format!("RELEASE SAVEPOINT s{n}"),
         }
     }
 
@@ -97,18 +137,23 @@ impl Op {
 
     /// The statement returns rows, which the model checks.
     pub fn returns_rows(self) -> bool {
-        matches!(self, Op::Read(_) | Op::LockingRead(_))
+        matches!(self, Op::Read(_) | Op::LockingRead(..))
     }
 
     /// The statement changes rows (an INSERT, UPDATE or DELETE).
     pub fn changes_rows(self) -> bool {
-        !self.returns_rows()
+        matches!(self, Op::Update(..) | Op::Insert(..) | Op::Delete(_))
     }
 
     /// The statement takes row locks under every level: a write or a
-    /// `SELECT ... FOR UPDATE`.
+    /// locking read.
     pub fn locks_rows(self) -> bool {
-        !self.is_read()
+        self.changes_rows() || matches!(self, Op::LockingRead(..))
+    }
+
+    /// A savepoint statement (SAVEPOINT, ROLLBACK TO, RELEASE).
+    pub fn is_savepoint(self) -> bool {
+        matches!(self, Op::Savepoint(_) | Op::RollbackTo(_) | Op::Release(_))
     }
 }
 
@@ -198,12 +243,14 @@ pub const MAX_SESSIONS: usize = 4;
 impl Schedule {
     /// Draws a schedule at one of `levels` (a level and its mode), over
     /// a table placed as one of `placements` (if any), with the `SELECT
-    /// ... FOR UPDATE` steps the DBMS takes.
+    /// ... FOR UPDATE` steps the DBMS takes and the `more` statement kinds
+    /// it offers.
     pub fn generate(
         rng: &mut Rng,
         levels: &[(IsolationLevel, Option<String>)],
         placements: &[&str],
         locking_reads: LockingReads,
+        more: MoreStatements,
     ) -> Schedule {
         let (level, mode) = levels[rng.random_range(0..levels.len())].clone();
         let draw_placement = |rng: &mut Rng| {
@@ -250,8 +297,13 @@ impl Schedule {
                     } else {
                         0
                     };
-                    let op = draw_op(rng, &mut tables[t], locking_reads);
+                    // The other table, which a subquery may read.
+                    let other = (more.subqueries && tables.len() > 1).then_some(1 - t);
+                    let op = draw_op(rng, &mut tables[t], locking_reads, more, other);
                     actions.push((Action::Stmt(op), t));
+                }
+                if more.savepoints && rng.random_bool(0.3) {
+                    add_savepoint(rng, &mut actions);
                 }
                 actions.push(if rng.random_bool(0.85) {
                     (Action::Commit, 0)
@@ -440,7 +492,23 @@ impl TableDraw {
     }
 }
 
-fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
+/// A condition on table `t`; where `sub_from` names another table, one
+/// in five reads it in a subquery.
+fn draw_pred(rng: &mut Rng, t: &TableDraw, sub_from: Option<usize>) -> Pred {
+    if let Some(from) = sub_from {
+        if rng.random_bool(0.2) {
+            let above = rng.random_range(0..10);
+            return Pred::Sub(if rng.random_bool(0.6) {
+                Sub::KeyIn {
+                    from,
+                    above,
+                    negated: rng.random_bool(0.3),
+                }
+            } else {
+                Sub::ValueAboveCount { from, above }
+            });
+        }
+    }
     let nrows = t.rows.len() as i64;
     match rng.random_range(0..10) {
         0..=5 => Pred::Key(t.base + rng.random_range(1..=nrows + 1)),
@@ -457,31 +525,78 @@ fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
     }
 }
 
-fn draw_op(rng: &mut Rng, t: &mut TableDraw, locking: LockingReads) -> Op {
+fn draw_op(
+    rng: &mut Rng,
+    t: &mut TableDraw,
+    locking: LockingReads,
+    more: MoreStatements,
+    sub_from: Option<usize>,
+) -> Op {
     match rng.random_range(0..20) {
         // A quarter of the reads lock, where the DBMS has FOR UPDATE (no
         // draw otherwise, so that schedules elsewhere stay as they were).
         0..=7 if locking != LockingReads::None && rng.random_bool(0.25) => {
-            Op::LockingRead(match locking {
+            let pred = match locking {
                 LockingReads::KeyEquality => {
                     Pred::Key(t.base + rng.random_range(1..=t.rows.len() as i64 + 1))
                 }
-                _ => draw_pred(rng, t),
-            })
+                _ => draw_pred(rng, t, None),
+            };
+            Op::LockingRead(pred, draw_lock(rng, more))
         }
-        0..=7 => Op::Read(draw_pred(rng, t)),
+        0..=7 => Op::Read(draw_pred(rng, t, sub_from)),
         8..=14 => {
             let assign = if rng.random_bool(0.7) {
                 Assign::Add(rng.random_range(1..=5))
             } else {
                 Assign::Set(rng.random_range(0..10))
             };
-            Op::Update(draw_pred(rng, t), assign)
+            Op::Update(draw_pred(rng, t, sub_from), assign)
         }
         15..=16 => {
             t.next_key += 1;
             Op::Insert(t.next_key, rng.random_range(0..10))
         }
-        _ => Op::Delete(draw_pred(rng, t)),
+        _ => Op::Delete(draw_pred(rng, t, sub_from)),
     }
+}
+
+/// A locking read's clause: `FOR UPDATE`, or what else the DBMS offers
+/// (no draw where it offers nothing else).
+fn draw_lock(rng: &mut Rng, more: MoreStatements) -> Lock {
+    let mut lock = Lock::FOR_UPDATE;
+    if let Some(share) = more.share {
+        if rng.random_bool(0.5) {
+            lock.mode = LockMode::share(share);
+        }
+    }
+    if more.nowait || more.skip_locked {
+        lock.wait = match rng.random_range(0..6) {
+            0 if more.nowait => LockWait::NoWait,
+            1 if more.skip_locked => LockWait::SkipLocked,
+            _ => LockWait::Wait,
+        };
+    }
+    lock
+}
+
+/// Puts `SAVEPOINT s1` before one of a session's statements and `ROLLBACK
+/// TO SAVEPOINT s1` (or, one time in five, `RELEASE SAVEPOINT s1`)
+/// somewhere after it, before its transaction's end. `actions` is the
+/// session's BEGIN, statements and end.
+fn add_savepoint(rng: &mut Rng, actions: &mut Vec<(Action, usize)>) {
+    let statements = actions.len().saturating_sub(2);
+    if statements == 0 {
+        return;
+    }
+    let at = rng.random_range(1..=statements);
+    actions.insert(at, (Action::Stmt(Op::Savepoint(1)), 0));
+    // After the savepoint, up to just before the end (now one further).
+    let back = rng.random_range(at + 1..actions.len());
+    let op = if rng.random_bool(0.8) {
+        Op::RollbackTo(1)
+    } else {
+        Op::Release(1)
+    };
+    actions.insert(back, (Action::Stmt(op), 0));
 }

@@ -92,6 +92,17 @@ impl Transactions for SqliteProvider {
         }
     }
 
+    /// Savepoints (3.6.8+, every release lancet loads;
+    /// sqlite.org/lang_savepoint.html) and subqueries; no row locks, so no
+    /// locking reads.
+    fn more_statements(&self) -> lancet_core::txn::MoreStatements {
+        lancet_core::txn::MoreStatements {
+            savepoints: true,
+            subqueries: true,
+            ..Default::default()
+        }
+    }
+
     fn create_table(&self, name: &str, index_v: bool, _placement: Option<&str>) -> Vec<String> {
         lancet_core::txn::table_statements(name, index_v, "INTEGER", "")
     }

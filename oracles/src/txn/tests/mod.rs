@@ -1,7 +1,9 @@
 //! The model against schedules whose outcome the manuals state.
 
 use super::model::{Model, Outcome, Wait};
-use super::schedule::{Action, Assign, Op, Pred, Schedule, Step, TABLE};
+use super::schedule::{
+    Action, Assign, Lock, LockMode, LockWait, Op, Pred, Schedule, Step, Sub, TABLE,
+};
 use super::AnomalyKind;
 use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, WriteRule};
 
@@ -305,7 +307,13 @@ fn schedules_have_two_to_four_sessions() {
     let mut by_count = [0usize; MAX_SESSIONS + 1];
     for seed in 0..400 {
         let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
-        let s = Schedule::generate(&mut rng, &levels, &[], lancet_core::txn::LockingReads::Any);
+        let s = Schedule::generate(
+            &mut rng,
+            &levels,
+            &[],
+            lancet_core::txn::LockingReads::Any,
+            Default::default(),
+        );
         assert!((2..=MAX_SESSIONS).contains(&s.sessions), "{}", s.sessions);
         assert!(s.steps.iter().all(|st| st.session < s.sessions));
         for session in 0..s.sessions {
@@ -580,4 +588,7 @@ fn read_uncommitted_may_show_an_open_write_but_nothing_else() {
 mod locking_reads;
 mod locks;
 mod mixed;
+mod savepoints;
+mod shared_locks;
+mod subqueries;
 mod tables;
