@@ -5,7 +5,9 @@
 //! condition is evaluated once the subquery's rows are known.
 
 use super::schedule::{table_of, Pred, KEYS_PER_TABLE};
-use lancet_core::txn::ShareLock;
+use lancet_core::txn::{MoreStatements, ShareLock};
+use lancet_core::Rng;
+use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -90,6 +92,25 @@ impl Lock {
         format!("{}{wait}", self.mode.sql())
     }
 
+    /// `FOR UPDATE`, or what else the DBMS offers (no draw where it
+    /// offers nothing else, so that schedules elsewhere stay as they were).
+    pub fn draw(rng: &mut Rng, more: MoreStatements) -> Lock {
+        let mut lock = Lock::FOR_UPDATE;
+        if let Some(share) = more.share {
+            if rng.random_bool(0.5) {
+                lock.mode = LockMode::share(share);
+            }
+        }
+        if more.nowait || more.skip_locked {
+            lock.wait = match rng.random_range(0..6) {
+                0 if more.nowait => LockWait::NoWait,
+                1 if more.skip_locked => LockWait::SkipLocked,
+                _ => LockWait::Wait,
+            };
+        }
+        lock
+    }
+
     /// It never waits for a lock (NOWAIT, SKIP LOCKED).
     pub fn never_waits(self) -> bool {
         self.wait != LockWait::Wait
@@ -113,6 +134,21 @@ pub enum Sub {
 }
 
 impl Sub {
+    /// A condition over table `from`: `IN` (sometimes `NOT IN`) or the
+    /// count.
+    pub fn draw(rng: &mut Rng, from: usize) -> Sub {
+        let above = rng.random_range(0..10);
+        if rng.random_bool(0.6) {
+            Sub::KeyIn {
+                from,
+                above,
+                negated: rng.random_bool(0.3),
+            }
+        } else {
+            Sub::ValueAboveCount { from, above }
+        }
+    }
+
     /// The table the subquery reads.
     pub fn from(self) -> usize {
         match self {

@@ -497,16 +497,7 @@ impl TableDraw {
 fn draw_pred(rng: &mut Rng, t: &TableDraw, sub_from: Option<usize>) -> Pred {
     if let Some(from) = sub_from {
         if rng.random_bool(0.2) {
-            let above = rng.random_range(0..10);
-            return Pred::Sub(if rng.random_bool(0.6) {
-                Sub::KeyIn {
-                    from,
-                    above,
-                    negated: rng.random_bool(0.3),
-                }
-            } else {
-                Sub::ValueAboveCount { from, above }
-            });
+            return Pred::Sub(Sub::draw(rng, from));
         }
     }
     let nrows = t.rows.len() as i64;
@@ -542,7 +533,7 @@ fn draw_op(
                 }
                 _ => draw_pred(rng, t, None),
             };
-            Op::LockingRead(pred, draw_lock(rng, more))
+            Op::LockingRead(pred, Lock::draw(rng, more))
         }
         0..=7 => Op::Read(draw_pred(rng, t, sub_from)),
         8..=14 => {
@@ -559,25 +550,6 @@ fn draw_op(
         }
         _ => Op::Delete(draw_pred(rng, t, sub_from)),
     }
-}
-
-/// A locking read's clause: `FOR UPDATE`, or what else the DBMS offers
-/// (no draw where it offers nothing else).
-fn draw_lock(rng: &mut Rng, more: MoreStatements) -> Lock {
-    let mut lock = Lock::FOR_UPDATE;
-    if let Some(share) = more.share {
-        if rng.random_bool(0.5) {
-            lock.mode = LockMode::share(share);
-        }
-    }
-    if more.nowait || more.skip_locked {
-        lock.wait = match rng.random_range(0..6) {
-            0 if more.nowait => LockWait::NoWait,
-            1 if more.skip_locked => LockWait::SkipLocked,
-            _ => LockWait::Wait,
-        };
-    }
-    lock
 }
 
 /// Puts `SAVEPOINT s1` before one of a session's statements and `ROLLBACK
