@@ -303,7 +303,7 @@ impl Schedule {
                     actions.push((Action::Stmt(op), t));
                 }
                 if more.savepoints && rng.random_bool(0.3) {
-                    add_savepoint(rng, &mut actions);
+                    add_savepoint(rng, &mut actions, more.reads_before_rollback_to);
                 }
                 actions.push(if rng.random_bool(0.85) {
                     (Action::Commit, 0)
@@ -554,9 +554,10 @@ fn draw_op(
 
 /// Puts `SAVEPOINT s1` before one of a session's statements and `ROLLBACK
 /// TO SAVEPOINT s1` (or, one time in five, `RELEASE SAVEPOINT s1`)
-/// somewhere after it, before its transaction's end. `actions` is the
+/// somewhere after it, before its transaction's end (a RELEASE where a
+/// read lies between and `reads_before` is false). `actions` is the
 /// session's BEGIN, statements and end.
-fn add_savepoint(rng: &mut Rng, actions: &mut Vec<(Action, usize)>) {
+fn add_savepoint(rng: &mut Rng, actions: &mut Vec<(Action, usize)>, reads_before: bool) {
     let statements = actions.len().saturating_sub(2);
     if statements == 0 {
         return;
@@ -565,7 +566,10 @@ fn add_savepoint(rng: &mut Rng, actions: &mut Vec<(Action, usize)>) {
     actions.insert(at, (Action::Stmt(Op::Savepoint(1)), 0));
     // After the savepoint, up to just before the end (now one further).
     let back = rng.random_range(at + 1..actions.len());
-    let op = if rng.random_bool(0.8) {
+    let reads = actions[at..back]
+        .iter()
+        .any(|(a, _)| matches!(a, Action::Stmt(op) if op.returns_rows()));
+    let op = if rng.random_bool(0.8) && (reads_before || !reads) {
         Op::RollbackTo(1)
     } else {
         Op::Release(1)

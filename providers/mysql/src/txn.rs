@@ -46,6 +46,16 @@ use std::time::Duration;
 const SOURCE: &str =
     "MariaDB KB: SET TRANSACTION, InnoDB Lock Modes; MySQL manual 17.7.2 InnoDB Transaction Model";
 
+/// Whether schedules put reads between a SAVEPOINT and the ROLLBACK TO
+/// it. MariaDB 10.11.19 releases the locks taken after a savepoint at
+/// ROLLBACK TO SAVEPOINT, though its KB says "all locks that have been
+/// acquired after the save point will survive", and a SERIALIZABLE
+/// transaction's read there then stops guarding its rows: lancet found
+/// `not-serializable@SERIALIZABLE` in most runs of 300 schedules
+/// (`docs/isolation-ground-truth.md`, issue 43's savepoint finding).
+/// Steered clear of, as a known bug, until it is fixed; `true` finds it.
+pub const READS_BEFORE_ROLLBACK_TO: bool = false;
+
 /// How long a transaction session waits for a row lock (error 1205).
 const LOCK_WAIT_SECONDS: u32 = 8;
 /// The statement time limit of those sessions.
@@ -158,6 +168,7 @@ impl Transactions for MySqlProvider {
             nowait: true,
             skip_locked: true,
             savepoints: true,
+            reads_before_rollback_to: READS_BEFORE_ROLLBACK_TO,
             subqueries: true,
         }
     }

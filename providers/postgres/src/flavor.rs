@@ -146,6 +146,7 @@ pub trait Flavor: Send + Sync {
             nowait: true,
             skip_locked: true,
             savepoints: true,
+            reads_before_rollback_to: true,
             subqueries: true,
         }
     }

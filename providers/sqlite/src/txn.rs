@@ -98,6 +98,7 @@ impl Transactions for SqliteProvider {
     fn more_statements(&self) -> lancet_core::txn::MoreStatements {
         lancet_core::txn::MoreStatements {
             savepoints: true,
+            reads_before_rollback_to: true,
             subqueries: true,
             ..Default::default()
         }

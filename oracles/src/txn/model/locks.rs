@@ -52,20 +52,31 @@ impl Model<'_> {
     /// The other open transactions that surely hold a lock on row `k`
     /// that a request of `session` waits for: an exclusive one (a write,
     /// `FOR UPDATE`) waits for every lock, a shared one (`FOR SHARE`) for
-    /// exclusive ones only.
+    /// exclusive ones only. Under locks beyond the rows (InnoDB), locks
+    /// are on index entries, and "if a secondary index is used in a
+    /// search and the index record locks to be set are exclusive, InnoDB
+    /// also retrieves the corresponding clustered index records and sets
+    /// locks on them" (MySQL 17.7.3): a shared locking read through the
+    /// index on `v` locks only its entries, which a `FOR UPDATE` through
+    /// the key did not lock, and the other way round (seen with lancet on
+    /// MariaDB 10.11: `LOCK IN SHARE MODE` over `v > 5` returned a row
+    /// another session held `FOR UPDATE` by its key). So there only a
+    /// write's lock is sure to stop a shared request, and a shared lock
+    /// none.
     pub(super) fn lockers(
         &self,
         session: usize,
         k: i64,
         shared: bool,
     ) -> impl Iterator<Item = usize> + '_ {
+        let by_entries = self.rules_of(session).extra_write_locks;
         (0..self.txns.len()).filter(move |&t| {
             let txn = &self.txns[t];
             t != session
                 && txn.status == Status::Active
                 && (txn.writes.contains_key(&k)
-                    || txn.locked.contains(&k)
-                    || (!shared && txn.shared.contains(&k)))
+                    || (txn.locked.contains(&k) && !(shared && by_entries))
+                    || (!shared && !by_entries && txn.shared.contains(&k)))
                 && !self.unsure(t, k)
         })
     }
