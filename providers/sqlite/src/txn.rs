@@ -9,7 +9,11 @@
 //!   changes;
 //! - one writer at a time: a second writer fails at once with SQLITE_BUSY
 //!   (lancet sets no busy timeout), as does a second `BEGIN IMMEDIATE`, and a transaction whose snapshot is
-//!   older than the last commit cannot become a writer: SQLITE_BUSY_SNAPSHOT.
+//!   older than the last commit cannot become a writer: SQLITE_BUSY_SNAPSHOT;
+//! - `ROLLBACK TO SAVEPOINT` undoes the writes since and "does not cancel
+//!   the transaction" (sqlite.org/lang_savepoint.html): its snapshot and
+//!   write lock stay (seen on 3.40: another `BEGIN IMMEDIATE` still fails),
+//!   and a SAVEPOINT reads nothing, so it takes no snapshot.
 //!
 //! The sessions share a database file in the system's temporary
 //! directory, removed when the database is done. Each session runs in a
