@@ -438,7 +438,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         let st = self.run.schedule.steps[step];
         // A lock timeout that ended a certain deadlock: the DBMS did not
         // detect it.
-        if c == lancet_core::txn::Conflict::LockTimeout {
+        if c == lancet_core::txn::Conflict::LockTimeout && !never_waits(st.action) {
             let mut waiting: Vec<bool> = self.inflight.iter().map(Option::is_some).collect();
             waiting[st.session] = true;
             if let Some(cycle) = self.model.deadlock_cycle(st.session, &waiting) {

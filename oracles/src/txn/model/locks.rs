@@ -127,6 +127,11 @@ impl Model<'_> {
     /// Extends `path` (which ends at the session it searches from) to a
     /// cycle back to its first session, depth first.
     fn cycle_from(&self, at: usize, waiting: &[bool], path: &mut Vec<usize>) -> bool {
+        // A NOWAIT or SKIP LOCKED read waits for nobody: no cycle runs
+        // through it (its lock error is how NOWAIT ends one).
+        if self.never_waits(at) {
+            return false;
+        }
         for next in self.blockers(at) {
             if waiting.get(next) != Some(&true) {
                 continue;
@@ -144,6 +149,17 @@ impl Model<'_> {
             path.pop();
         }
         false
+    }
+
+    /// The statement `session` has in flight never waits for a lock
+    /// (`NOWAIT`, `SKIP LOCKED`).
+    fn never_waits(&self, session: usize) -> bool {
+        self.txns[session].started.as_ref().is_some_and(|st| {
+            matches!(
+                self.schedule.steps[st.step].action,
+                Action::Stmt(Op::LockingRead(_, lock)) if lock.never_waits()
+            )
+        })
     }
 
     /// The statement `session` has in flight is a `NOWAIT` read that

@@ -298,3 +298,42 @@ fn under_innodb_a_shared_lock_and_a_locking_read_may_pass_each_other() {
     m.finish(2, ok(), false);
     assert_eq!(m.start(3), Wait::Must);
 }
+
+#[test]
+fn a_nowait_that_fails_ends_no_deadlock() {
+    use Action::*;
+    // Session 2 holds row 1 and waits for session 1's row 1001; session
+    // 1's NOWAIT of row 1 fails at once with the lock error: no wait, so
+    // no cycle of waits that the DBMS should have named a deadlock (seen
+    // on PostgreSQL 18 as a false `undetected-deadlock`).
+    let nowait = lock(Pred::Key(1), LockMode::ForUpdate, LockWait::NoWait);
+    let mut s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(1, 9), (1001, 7)],
+        &[
+            (0, Begin),
+            (1, Begin),
+            (1, ADD_1),
+            (0, Action::Stmt(Op::Update(Pred::Key(1001), Assign::Set(3)))),
+            (
+                1,
+                Action::Stmt(Op::LockingRead(Pred::Key(1001), Lock::FOR_UPDATE)),
+            ),
+            (0, nowait), // 5
+        ],
+    );
+    s.steps[3].table = 1;
+    s.steps[4].table = 1;
+    s.more_tables.push(crate::txn::schedule::MoreTable {
+        index_v: false,
+        placement: None,
+    });
+    let r = pg_rc();
+    let mut m = Model::new(&s, &r);
+    returns_at_once(&mut m, 0..4);
+    assert_eq!(m.start(4), Wait::Must);
+    assert_eq!(m.start(5), Wait::MustNot);
+    assert!(m.must_refuse(0));
+    assert_eq!(m.deadlock_cycle(0, &[true, true]), None);
+    assert_eq!(m.deadlock_cycle(1, &[true, true]), None);
+}
