@@ -255,7 +255,9 @@ impl<'a> Model<'a> {
             && (0..self.txns.len()).any(|t| {
                 t != session
                     && self.txns[t].status == Status::Active
-                    && (self.txns[t].writes.contains_key(&k) || self.writing(t, Op::changes_rows))
+                    && (self.txns[t].writes.contains_key(&k)
+                        || self.txns[t].uncertain.contains(&k)
+                        || self.writing(t, Op::changes_rows))
             })
     }
 
@@ -519,9 +521,9 @@ impl<'a> Model<'a> {
             .filter(|(&k, ver)| bound.matches_in(table, k, ver.v))
             .map(|(&k, ver)| (k, ver.v))
             .collect();
-        // A dirty row the subquery may read as any version leaves every
-        // row's fate open.
-        let also = if self.subquery_dirty(session, pred) {
+        // A row the subquery may read as any version (dirty, or left
+        // open) leaves every row's fate open.
+        let also = if self.subquery_open(session, pred) {
             seen.keys()
                 .copied()
                 .chain(rows.iter().map(|r| r.0))

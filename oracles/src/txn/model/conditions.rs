@@ -5,7 +5,7 @@
 //! be picked: the model leaves it open instead of guessing.
 
 use super::*;
-use crate::txn::schedule::Bound;
+use crate::txn::schedule::{table_of, Bound};
 use lancet_core::txn::SubqueryRead;
 
 impl Model<'_> {
@@ -41,8 +41,9 @@ impl Model<'_> {
                 Some(false) => {}
             }
         }
-        if self.subquery_dirty(session, pred) {
+        if self.subquery_open(session, pred) {
             maybe.append(&mut sure);
+            maybe.extend(base.keys().copied().filter(|&k| table_of(k) == table));
         }
         (sure, maybe)
     }
@@ -76,20 +77,27 @@ impl Model<'_> {
             .collect()
     }
 
-    /// Whether `pred`'s subquery reads a row that `session`'s view may
-    /// show dirty (READ UNCOMMITTED): then what it returns is open.
-    pub(super) fn subquery_dirty(&self, session: usize, pred: Pred) -> bool {
+    /// Whether `pred`'s subquery may read a row whose value is open for
+    /// `session`: one its view may show dirty (READ UNCOMMITTED), or one
+    /// an uncertain write left open. Then what it returns is open, and
+    /// so is every row the condition might pick.
+    pub(super) fn subquery_open(&self, session: usize, pred: Pred) -> bool {
         let Pred::Sub(sub) = pred else {
             return false;
         };
         let keys: BTreeSet<i64> = self
             .committed
             .keys()
-            .chain(self.txns.iter().flat_map(|t| t.writes.keys()))
+            .chain(
+                self.txns
+                    .iter()
+                    .flat_map(|t| t.writes.keys().chain(&t.uncertain)),
+            )
             .copied()
-            .filter(|&k| crate::txn::schedule::table_of(k) == sub.from())
+            .filter(|&k| table_of(k) == sub.from())
             .collect();
-        keys.into_iter().any(|k| self.dirty_for(session, k))
+        keys.into_iter()
+            .any(|k| self.dirty_for(session, k) || self.unsure(session, k))
     }
 
     /// The rows of the other table a subquery of `session`'s write may
@@ -106,7 +114,7 @@ impl Model<'_> {
             .chain(&started.seen)
             .chain(std::iter::once(&self.committed))
             .flat_map(|v| v.keys().copied())
-            .filter(|&k| crate::txn::schedule::table_of(k) == sub.from())
+            .filter(|&k| table_of(k) == sub.from())
             .collect();
         self.txns[session].maybe_locked.extend(keys);
     }

@@ -201,3 +201,50 @@ fn the_serial_order_check_evaluates_subqueries_on_the_rows_of_its_order() {
     let kept = [(1, 1), (2, 5), (1001, 5), (1002, 9)];
     assert!(run(&s, &pg_ser(), |_| ok(), &kept).contains(&AnomalyKind::NotSerializable));
 }
+
+#[test]
+fn a_subquery_over_a_row_left_open_leaves_every_row_open() {
+    use Action::*;
+    // READ UNCOMMITTED: session 2's open write of 1001 may be read dirty
+    // by session 1's subquery, so whether row 1 changes is open (seen on
+    // MariaDB 10.11: it read 1001 dirty and changed row 1). A later read
+    // by session 2 may then show row 1 either way, as dirty.
+    let ru = LevelRules {
+        extra_write_locks: true,
+        write_subquery: SubqueryRead::ViewOrNewest,
+        ..rules(
+            IsolationLevel::ReadUncommitted,
+            ReadView::Uncommitted,
+            WriteRule::NewestRows,
+        )
+    };
+    let in_above_1 = Pred::Sub(Sub::KeyIn {
+        from: 1,
+        above: 1,
+        negated: false,
+    });
+    let s = two(
+        IsolationLevel::ReadUncommitted,
+        &[(1, 5), (1001, 0)],
+        &[
+            (1, Begin, 0),
+            (
+                1,
+                Action::Stmt(Op::Update(Pred::Key(1001), Assign::Add(2))),
+                1,
+            ),
+            (0, Begin, 0),
+            (0, Action::Stmt(Op::Update(in_above_1, Assign::Set(8))), 0),
+            (1, Action::Stmt(Op::Read(Pred::ValueAbove(6))), 0), // 4
+            (0, Commit, 0),
+            (1, Commit, 0),
+        ],
+    );
+    for (read, row_1) in [(&[(1, 8)][..], 8), (&[][..], 5)] {
+        let answer = |i| match i {
+            4 => rows(read),
+            _ => ok(),
+        };
+        assert_eq!(run(&s, &ru, answer, &[(1, row_1), (1001, 2)]), vec![]);
+    }
+}
