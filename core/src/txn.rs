@@ -121,6 +121,13 @@ pub struct LevelRules {
     /// counts them; `--txn-strict` reports them as findings of their own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deviations: Vec<Deviation>,
+    /// What `ROLLBACK TO SAVEPOINT` does to the row locks taken after
+    /// the savepoint.
+    #[serde(default)]
+    pub savepoint_locks: SavepointLocks,
+    /// Which committed rows the subquery in a write's WHERE reads.
+    #[serde(default)]
+    pub write_subquery: SubqueryRead,
 }
 
 fn yes() -> bool {
@@ -158,6 +165,42 @@ impl Deviation {
     }
 }
 
+/// What `ROLLBACK TO SAVEPOINT` does to the row locks a transaction took
+/// after the savepoint (its writes there are undone on every DBMS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SavepointLocks {
+    /// They go (PostgreSQL: the subtransaction's locks are released
+    /// with it, manual "SAVEPOINT" and "ROLLBACK TO SAVEPOINT").
+    Released,
+    /// The documentation leaves it open (MySQL's manual says InnoDB keeps
+    /// the row locks "stored in memory" but not those of inserted rows;
+    /// MariaDB 10.11 was seen releasing them): each may be held, so waits
+    /// for them are "may".
+    #[default]
+    Maybe,
+}
+
+/// Which committed rows a subquery over another table reads inside an
+/// UPDATE or DELETE (`WHERE k IN (SELECT ...)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubqueryRead {
+    /// What the statement's plain read would see (PostgreSQL: the
+    /// statement's snapshot; its READ COMMITTED re-check "does not see
+    /// effects of those commands on other rows", 13.2.1; SQLite's one
+    /// snapshot).
+    #[default]
+    View,
+    /// The plain read's view or the newest committed rows, locked as it
+    /// reads them, at any moment while the statement runs (InnoDB: "InnoDB
+    /// sets shared next-key locks on rows from table s" for `UPDATE t ...
+    /// WHERE col IN (SELECT ... FROM s ...)`, MySQL manual 17.7.3; it
+    /// says nothing of DELETE, and INSERT ... SELECT reads consistently at
+    /// READ COMMITTED): a row the views disagree on is left open.
+    ViewOrNewest,
+}
+
 impl LevelRules {
     /// The rules of `level`: committed transactions must be serializable
     /// exactly at SERIALIZABLE.
@@ -180,6 +223,8 @@ impl LevelRules {
             exclusive_begin: false,
             rows_open_after_wait: true,
             deviations: Vec::new(),
+            savepoint_locks: SavepointLocks::Maybe,
+            write_subquery: SubqueryRead::View,
         }
     }
 
@@ -211,6 +256,41 @@ pub enum LockingReads {
     KeyEquality,
     /// Over every condition.
     Any,
+}
+
+/// What a DBMS's locking reads take besides `FOR UPDATE`, and the other
+/// statement kinds of schedules it offers: each is drawn only where it is
+/// offered (old SQLite releases, Citus's one-shard locking reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MoreStatements {
+    /// How it spells a shared locking read; `None`: it has none.
+    pub share: Option<ShareLock>,
+    /// `NOWAIT` after a locking read: it fails at once where it would
+    /// wait (PostgreSQL 9.5+, MariaDB 10.6+, MySQL 8).
+    pub nowait: bool,
+    /// `SKIP LOCKED` after a locking read: it leaves out the rows others
+    /// lock (same releases).
+    pub skip_locked: bool,
+    /// `SAVEPOINT`, `ROLLBACK TO SAVEPOINT` and `RELEASE SAVEPOINT`.
+    pub savepoints: bool,
+    /// Reads and locking reads may come between a SAVEPOINT and the
+    /// ROLLBACK TO it; false steers clear of a known bug that shows in
+    /// nearly every run otherwise (MariaDB releases the locks they took,
+    /// `docs/isolation-ground-truth.md`).
+    pub reads_before_rollback_to: bool,
+    /// Reads and writes whose WHERE has a subquery over another table of
+    /// the schedule.
+    pub subqueries: bool,
+}
+
+/// How a DBMS spells a shared locking read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShareLock {
+    /// `FOR SHARE` (PostgreSQL, MySQL 8).
+    ForShare,
+    /// `LOCK IN SHARE MODE` (MariaDB, which has no `FOR SHARE` in 10.11:
+    /// error 1064).
+    LockInShareMode,
 }
 
 /// Why a DBMS refused a statement of a transaction in a way its
@@ -407,6 +487,11 @@ pub trait Transactions: Send + Sync {
     /// has no row locks).
     fn locking_reads(&self) -> LockingReads {
         LockingReads::None
+    }
+    /// The statement kinds beyond reads, writes and `FOR UPDATE` that
+    /// schedules may hold (none by default).
+    fn more_statements(&self) -> MoreStatements {
+        MoreStatements::default()
     }
     /// Statements that create the oracle's table `name` (integer key `k`,
     /// integer value `v`), with the index on `v` `index`, in this

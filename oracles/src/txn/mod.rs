@@ -20,6 +20,7 @@
 
 pub mod anomaly;
 mod bench;
+pub mod clauses;
 pub mod driver;
 mod files;
 mod filing;

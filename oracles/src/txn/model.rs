@@ -6,7 +6,7 @@
 //! records every departure as an [`Anomaly`].
 
 use super::anomaly::{Anomaly, AnomalyKind};
-use super::schedule::{Action, Op, Pred, Schedule, Step};
+use super::schedule::{Action, LockWait, Op, Pred, Schedule, Step};
 use lancet_core::txn::{Conflict, LevelRules, ReadView, WriteRule};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -90,19 +90,47 @@ pub(super) struct Txn {
     /// Rows its `SELECT ... FOR UPDATE` steps locked without changing
     /// them: other transactions' writes and locking reads of them wait.
     pub(super) locked: BTreeSet<i64>,
+    /// Rows its `FOR SHARE` steps locked (and it has not locked
+    /// exclusively): other transactions' writes and `FOR UPDATE` wait,
+    /// their `FOR SHARE` does not.
+    pub(super) shared: BTreeSet<i64>,
     /// A write statement of it succeeded: under single-writer rules it
     /// holds the database's write lock from then on.
     wrote: bool,
     /// An UPDATE IGNORE of it may have skipped rows (see
     /// `Model::serial_unknown`).
     skipped: bool,
+    /// A statement of it that may take row locks finished: under rules
+    /// with locks beyond the rows (InnoDB), any row may be locked by it.
+    took_locks: bool,
+    /// Its savepoints, oldest first, each with what it had then.
+    savepoints: Vec<(u8, Mark)>,
+}
+
+/// What a transaction had written and locked when it made a savepoint.
+#[derive(Clone, Debug)]
+struct Mark {
+    writes: BTreeMap<i64, Option<Version>>,
+    uncertain: BTreeSet<i64>,
+    maybe_locked: BTreeSet<i64>,
+    locked: BTreeSet<i64>,
+    shared: BTreeSet<i64>,
 }
 
 #[derive(Clone, Debug)]
 struct Started {
     step: usize,
     view: State,
+    /// Rows it surely changes or locks, by the rules, when it starts.
     targets: BTreeSet<i64>,
+    /// Rows it may change or lock or not: its subquery's views disagree.
+    maybe: BTreeSet<i64>,
+    /// The committed rows after each commit while it was in flight: a
+    /// subquery that reads the newest rows as it goes may have read any.
+    seen: Vec<State>,
+    /// Whether it had to wait when it started; for a statement that never
+    /// waits (NOWAIT, SKIP LOCKED), whether it meets a lock.
+    verdict: Wait,
 }
 
 /// The model of one running schedule.
@@ -133,8 +161,10 @@ pub struct Model<'a> {
     pub(super) serial_unknown: bool,
 }
 
+mod conditions;
 mod keys;
 mod locks;
+mod savepoints;
 mod writes;
 use writes::Effect;
 
@@ -181,8 +211,11 @@ impl<'a> Model<'a> {
                     begin_against: None,
                     maybe_locked: BTreeSet::new(),
                     locked: BTreeSet::new(),
+                    shared: BTreeSet::new(),
                     wrote: false,
                     skipped: false,
+                    took_locks: false,
+                    savepoints: Vec::new(),
                 };
                 schedule.sessions
             ],
@@ -246,7 +279,9 @@ impl<'a> Model<'a> {
             && (0..self.txns.len()).any(|t| {
                 t != session
                     && self.txns[t].status == Status::Active
-                    && (self.txns[t].writes.contains_key(&k) || self.writing(t, Op::changes_rows))
+                    && (self.txns[t].writes.contains_key(&k)
+                        || self.txns[t].uncertain.contains(&k)
+                        || self.writing(t, Op::changes_rows))
             })
     }
 
@@ -262,21 +297,6 @@ impl<'a> Model<'a> {
                 .clone()
                 .unwrap_or_else(|| self.committed.clone()),
         }
-    }
-
-    /// The keys of table `table` a write of `session` over `pred` would
-    /// change if it ran now, by the rules.
-    fn targets(&self, session: usize, table: usize, pred: Pred, view: &State) -> BTreeSet<i64> {
-        let base = match self.rules_of(session).writes {
-            WriteRule::NewestRows => self.overlay(session, &self.committed),
-            WriteRule::SnapshotRowsNewestVersions | WriteRule::SnapshotOrAbort => {
-                self.overlay(session, view)
-            }
-        };
-        base.iter()
-            .filter(|(&k, ver)| pred.matches_in(table, k, ver.v))
-            .map(|(&k, _)| k)
-            .collect()
     }
 
     /// Step `step` is being sent: takes snapshots the rules take at this
@@ -305,48 +325,72 @@ impl<'a> Model<'a> {
         let Action::Stmt(op) = s.action else {
             return Wait::MustNot;
         };
-        if rules.read_view == ReadView::FirstStatement && self.txns[session].snapshot.is_none() {
+        // A savepoint statement reads nothing: the first statement that
+        // does takes the snapshot (seen on PostgreSQL 18.6 and SQLite
+        // 3.40: a commit between SAVEPOINT and the first read is seen).
+        if rules.read_view == ReadView::FirstStatement
+            && self.txns[session].snapshot.is_none()
+            && !op.is_savepoint()
+        {
             self.txns[session].snapshot = Some(self.committed.clone());
         }
         let view = self.read_base(session);
-        let targets = match op {
-            Op::Read(_) | Op::Insert(..) => BTreeSet::new(),
+        let (targets, maybe) = match op {
             Op::Update(p, _)
             | Op::Delete(p)
-            | Op::LockingRead(p)
+            | Op::LockingRead(p, _)
             | Op::Move(p, _)
-            | Op::UpdateIgnore(p, _) => self.targets(session, s.table, p, &view),
+            | Op::UpdateIgnore(p, _) => self.targets(session, s.table, p, &view, &[]),
             // The key it inserts or writes: a row there, or one another
             // transaction is inserting, holds it up.
-            Op::Upsert(k, ..) | Op::InsertIgnore(k, _) => BTreeSet::from([k]),
+            Op::Upsert(k, ..) | Op::InsertIgnore(k, _) => (BTreeSet::from([k]), BTreeSet::new()),
+            _ => Default::default(),
         };
-        let wait = match op {
+        let shared = matches!(op, Op::LockingRead(_, lock) if lock.mode.shared());
+        let verdict = match op {
             Op::Read(_) if rules.read_view == ReadView::LockingLatest => Wait::May,
             Op::Read(_) => Wait::MustNot,
-            _ if targets
-                .iter()
-                .any(|&k| !self.unsure(session, k) && self.locker(session, k).is_some()) =>
+            _ if op.is_savepoint() => Wait::MustNot,
+            _ if targets.iter().any(|&k| {
+                !self.unsure(session, k) && self.locker(session, k, shared).is_some()
+            }) =>
             {
                 Wait::Must
             }
             _ if rules.extra_write_locks => Wait::May,
             // Locks the model cannot place: a row whose writer it is unsure
-            // of, or another session's write in flight, which may hold
-            // the locks of rows it has reached already.
-            _ if targets.iter().any(|&k| self.unsure_writer(session, k))
+            // of, a row it may or may not pick that another locks, or
+            // another session's write in flight, which may hold the locks
+            // of rows it has reached already.
+            _ if targets
+                .iter()
+                .chain(&maybe)
+                .any(|&k| self.unsure_writer(session, k))
+                || maybe
+                    .iter()
+                    .any(|&k| self.locker(session, k, shared).is_some())
                 || self.write_in_flight(session) =>
             {
                 Wait::May
             }
             _ => Wait::MustNot,
         };
-        let wait = self.key_wait(session, op, s.table, wait);
+        // Keys an insert or upsert writes: a row there, or one another
+        // transaction is inserting, may hold it up.
+        let verdict = self.key_wait(session, op, s.table, verdict);
         self.txns[session].started = Some(Started {
             step,
             view,
             targets,
+            maybe,
+            seen: Vec::new(),
+            verdict,
         });
-        wait
+        match op {
+            // It never waits: whether it meets a lock is its verdict.
+            Op::LockingRead(_, lock) if lock.never_waits() => Wait::MustNot,
+            _ => verdict,
+        }
     }
 
     /// Step `step` finished with `outcome`; `waited`: it had been seen
@@ -370,7 +414,10 @@ impl<'a> Model<'a> {
             }
             (Action::Commit, Outcome::Ok(_)) => self.commit(session),
             (Action::Rollback, _) => self.abort(session),
-            (_, Outcome::Conflict(c)) => self.conflict(step, c, started.as_ref()),
+            (_, Outcome::Conflict(c)) => {
+                let started = started.filter(|st| st.step == step);
+                self.conflict(step, c, started.as_ref())
+            }
             (Action::Stmt(op), Outcome::Ok(rows)) => {
                 if self.txns[session].status != Status::Active {
                     return;
@@ -379,6 +426,8 @@ impl<'a> Model<'a> {
                     return;
                 };
                 self.txns[session].wrote |= op.changes_rows();
+                self.txns[session].took_locks |=
+                    op.locks_rows() || self.rules_of(session).read_view == ReadView::LockingLatest;
                 match op {
                     Op::Read(p) => self.read(step, p, &started, rows.unwrap_or_default()),
                     Op::Insert(k, v) => {
@@ -387,9 +436,9 @@ impl<'a> Model<'a> {
                     }
                     Op::Update(p, a) => self.write(step, p, Effect::Set(a), &started, waited),
                     Op::Delete(p) => self.write(step, p, Effect::Delete, &started, waited),
-                    Op::LockingRead(p) => {
+                    Op::LockingRead(p, lock) => {
                         let rows = rows.unwrap_or_default();
-                        self.write(step, p, Effect::Lock(rows), &started, waited)
+                        self.write(step, p, Effect::Lock(lock, rows), &started, waited)
                     }
                     Op::Move(p, pivot) => {
                         self.write(step, p, Effect::Move(pivot), &started, waited)
@@ -399,6 +448,9 @@ impl<'a> Model<'a> {
                     }
                     Op::Upsert(k, v, c) => self.upsert(step, k, v, Some(c), &started),
                     Op::InsertIgnore(k, v) => self.upsert(step, k, v, None, &started),
+                    Op::Savepoint(n) => self.savepoint(session, n),
+                    Op::RollbackTo(n) => self.rollback_to(session, n),
+                    Op::Release(n) => self.release(session, n),
                 }
             }
         }
@@ -441,6 +493,12 @@ impl<'a> Model<'a> {
         self.serial_unknown |= self.txns[session].skipped;
         self.txns[session].status = Status::Committed;
         self.commit_order.push(session);
+        // Statements in flight may read these rows as they go.
+        for t in 0..self.txns.len() {
+            if let Some(st) = self.txns[t].started.as_mut() {
+                st.seen.push(self.committed.clone());
+            }
+        }
     }
 
     fn abort(&mut self, session: usize) {
@@ -455,13 +513,27 @@ impl<'a> Model<'a> {
 
     /// The DBMS refused a statement with a conflict: allowed or not, the
     /// transaction is over (lancet rolls it back).
+    /// `started`: the statement as the model saw it sent (what it said
+    /// of its locks then: its verdict).
     fn conflict(&mut self, step: usize, conflict: Conflict, started: Option<&Started>) {
+        let verdict = started.map(|st| st.verdict);
         let s = self.schedule.steps[step];
         let rules = self.rules_of(s.session);
+        let nowait = matches!(s.action, Action::Stmt(Op::LockingRead(_, lock)) if lock.wait == LockWait::NoWait);
         let allowed = match conflict {
             // An exclusive BEGIN fails only while another holds the lock.
             _ if s.action == Action::Begin && rules.exclusive_begin => {
                 self.txns[s.session].begin_against.is_some()
+            }
+            // NOWAIT fails for a lock only where one may be held.
+            Conflict::LockTimeout if nowait && verdict == Some(Wait::MustNot) => {
+                self.anomaly(
+                    AnomalyKind::SpuriousConflict,
+                    step,
+                    "NOWAIT failed with a lock error while no other open transaction held or may have held a lock on a row it locks".into(),
+                );
+                self.abort(s.session);
+                return;
             }
             // Deadlocks and lock timeouts end waits, at every level.
             Conflict::Deadlock | Conflict::LockTimeout => true,
@@ -495,13 +567,25 @@ impl<'a> Model<'a> {
         } else {
             started.view.clone()
         };
-        let allowed: Vec<(i64, i64)> = self
-            .overlay(session, &base)
+        // Its subquery, if any, reads the same rows.
+        let seen = self.overlay(session, &base);
+        let bound = pred.bind(table, seen.iter().map(|(&k, ver)| (k, ver.v)));
+        let allowed: Vec<(i64, i64)> = seen
             .iter()
-            .filter(|(&k, ver)| pred.matches_in(table, k, ver.v))
+            .filter(|(&k, ver)| bound.matches_in(table, k, ver.v))
             .map(|(&k, ver)| (k, ver.v))
             .collect();
-        let open = self.open_rows(session, &allowed, &rows, &BTreeSet::new());
+        // A row the subquery may read as any version (dirty, or left
+        // open) leaves every row's fate open.
+        let also = if self.subquery_open(session, pred) {
+            seen.keys()
+                .copied()
+                .chain(rows.iter().map(|r| r.0))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        let open = self.open_rows(session, &allowed, &rows, &also);
         self.check_rows(step, allowed, rows, &open, "returned");
     }
 

@@ -162,6 +162,7 @@ impl PreparedSessions for PreparedTxn {
         let locking_reads = tx.locking_reads();
         // The database's settings, then each schedule's session settings.
         let database_settings = self.knobs.draw(rng, KnobScope::Database);
+        let more = tx.more_statements();
         let forms = super::forms::Forms::of(tx);
         let mut bench = open_bench(tx, &self.knobs, &database_settings, db)?;
         let (seed, thread, database) = db.origin();
@@ -169,7 +170,8 @@ impl PreparedSessions for PreparedTxn {
             if db.should_stop() {
                 break;
             }
-            let mut schedule = Schedule::generate(rng, &levels, &placements, locking_reads, &forms);
+            let mut schedule =
+                Schedule::generate(rng, &levels, &placements, locking_reads, &forms, more);
             schedule.settings = self.knobs.draw(rng, KnobScope::Session);
             schedule.settings.extend(bench.settings().clone());
             let started = Instant::now();

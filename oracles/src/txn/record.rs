@@ -72,7 +72,7 @@ pub struct TxnFinding {
 /// kind alone does not say: a locking read.
 fn statement_class(op: super::schedule::Op) -> &'static str {
     match op {
-        super::schedule::Op::LockingRead(_) => " by a locking read",
+        super::schedule::Op::LockingRead(..) => " by a locking read",
         _ => "",
     }
 }

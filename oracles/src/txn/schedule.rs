@@ -2,8 +2,9 @@
 //! transaction, and the order lancet sends their steps in. Drawn from a
 //! database's RNG; printed as SQL every DBMS of lancet reads alike.
 
+pub use super::clauses::{Bound, Lock, LockMode, LockWait, Sub};
 use super::forms::{partner, Forms, Spellings, MOVE};
-use lancet_core::txn::{Form, IndexV, IsolationLevel, LockingReads, Settings};
+use lancet_core::txn::{Form, IndexV, IsolationLevel, LockingReads, MoreStatements, Settings};
 use lancet_core::Rng;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -19,9 +20,14 @@ pub enum Pred {
     /// `v = c`, drawn on tables with a UNIQUE index on `v`.
     Value(i64),
     All,
+    /// A subquery over another table of the schedule: it picks rows only
+    /// once bound to the rows the subquery reads ([`Pred::bind`]).
+    Sub(Sub),
 }
 
 impl Pred {
+    /// Whether row `(k, v)` matches a condition without a subquery (one
+    /// with a subquery matches nothing until bound, [`Pred::bind`]).
     pub fn matches(self, k: i64, v: i64) -> bool {
         match self {
             Pred::Key(c) => k == c,
@@ -30,11 +36,30 @@ impl Pred {
             Pred::ValueAbove(c) => v > c,
             Pred::Value(c) => v == c,
             Pred::All => true,
+            Pred::Sub(_) => {
+                debug_assert!(false, "a subquery condition is bound before it picks rows");
+                false
+            }
         }
     }
 
-    /// The condition as SQL, with `WHERE` (empty for every row).
-    fn sql(self) -> String {
+    /// The condition of a statement on table `table` once its subquery
+    /// (if any) has read `rows`.
+    pub fn bind(self, table: usize, rows: impl Iterator<Item = (i64, i64)>) -> Bound {
+        match self {
+            Pred::Sub(sub) => sub.bind(table, rows),
+            plain => Bound::Plain(plain),
+        }
+    }
+
+    /// The condition reads another table.
+    pub fn has_subquery(self) -> bool {
+        matches!(self, Pred::Sub(_))
+    }
+
+    /// The condition as SQL in a statement on `table`, with `WHERE`
+    /// (empty for every row).
+    fn sql(self, table: &str) -> String {
         match self {
             Pred::Key(c) => format!(" WHERE k = {c}"),
             Pred::KeyRange(a, b) => format!(" WHERE k BETWEEN {a} AND {b}"),
@@ -42,6 +67,7 @@ impl Pred {
             Pred::ValueAbove(c) => format!(" WHERE v > {c}"),
             Pred::Value(c) => format!(" WHERE v = {c}"),
             Pred::All => String::new(),
+            Pred::Sub(sub) => sub.sql(table),
         }
     }
 }
@@ -77,10 +103,10 @@ impl Assign {
 pub enum Op {
     /// A plain (consistent, non-locking) read.
     Read(Pred),
-    /// `SELECT ... FOR UPDATE`: a read that locks the rows it returns as
-    /// a write would, and reads them as the level's writes do (see
-    /// `Transactions::locking_reads`).
-    LockingRead(Pred),
+    /// `SELECT ... FOR UPDATE` (or `FOR SHARE`, with `NOWAIT` or `SKIP
+    /// LOCKED`): a read that locks the rows it returns, and reads them as
+    /// the level's writes do (see `Transactions::locking_reads`).
+    LockingRead(Pred, Lock),
     Update(Pred, Assign),
     /// A key no other row of the schedule has, so that no insert fails on
     /// a duplicate.
@@ -98,6 +124,13 @@ pub enum Op {
     /// An UPDATE that skips the rows whose new value would be a
     /// duplicate ([`Form::UpdateIgnore`]).
     UpdateIgnore(Pred, Assign),
+    /// `SAVEPOINT s{n}`.
+    Savepoint(u8),
+    /// `ROLLBACK TO SAVEPOINT s{n}`: the transaction's writes after it
+    /// are undone (see `LevelRules::savepoint_locks` for its locks).
+    RollbackTo(u8),
+    /// `RELEASE SAVEPOINT s{n}`: the savepoint goes, the writes stay.
+    Release(u8),
 }
 
 impl Op {
@@ -105,16 +138,21 @@ impl Op {
     /// as `spellings` has them.
     pub fn sql(self, table: &str, spellings: &Spellings) -> String {
         match self {
-            Op::Read(p) => format!("SELECT k, v FROM {table}{} ORDER BY k", p.sql()),
-            Op::LockingRead(p) => {
-                format!("SELECT k, v FROM {table}{} ORDER BY k FOR UPDATE", p.sql())
+            Op::Read(p) => format!("SELECT k, v FROM {table}{} ORDER BY k", p.sql(table)),
+            Op::LockingRead(p, lock) => format!(
+                "SELECT k, v FROM {table}{} ORDER BY k{}",
+                p.sql(table),
+                lock.sql()
+            ),
+            Op::Update(p, Assign::Add(c)) => {
+                format!("UPDATE {table} SET v = v + {c}{}", p.sql(table))
             }
-            Op::Update(p, a) => format!("UPDATE {table} SET {}{}", a.sql(), p.sql()),
+            Op::Update(p, a) => format!("UPDATE {table} SET {}{}", a.sql(), p.sql(table)),
             Op::Insert(k, v) => format!("INSERT INTO {table} (k, v) VALUES ({k}, {v})"),
-            Op::Delete(p) => format!("DELETE FROM {table}{}", p.sql()),
+            Op::Delete(p) => format!("DELETE FROM {table}{}", p.sql(table)),
             Op::Move(p, pivot) => format!(
                 "UPDATE {table} SET k = CASE WHEN k < {pivot} THEN k + {MOVE} ELSE k - {MOVE} END{}",
-                p.sql()
+                p.sql(table)
             ),
             Op::Upsert(k, v, c) => spellings.fill(
                 Form::UpsertAdd,
@@ -138,9 +176,12 @@ impl Op {
                 &[
                     ("table", table.to_string()),
                     ("set", a.sql()),
-                    ("where", p.sql()),
+                    ("where", p.sql(table)),
                 ],
             ),
+            Op::Savepoint(n) => format!("SAVEPOINT s{n}"),
+            Op::RollbackTo(n) => format!("ROLLBACK TO SAVEPOINT s{n}"),
+            Op::Release(n) => format!("RELEASE SAVEPOINT s{n}"),
         }
     }
 
@@ -152,18 +193,23 @@ impl Op {
 
     /// The statement returns rows, which the model checks.
     pub fn returns_rows(self) -> bool {
-        matches!(self, Op::Read(_) | Op::LockingRead(_))
+        matches!(self, Op::Read(_) | Op::LockingRead(..))
     }
 
     /// The statement changes rows (an INSERT, UPDATE or DELETE).
     pub fn changes_rows(self) -> bool {
-        !self.returns_rows()
+        matches!(self, Op::Update(..) | Op::Insert(..) | Op::Delete(_))
     }
 
     /// The statement takes row locks under every level: a write or a
-    /// `SELECT ... FOR UPDATE`.
+    /// locking read.
     pub fn locks_rows(self) -> bool {
-        !self.is_read()
+        self.changes_rows() || matches!(self, Op::LockingRead(..))
+    }
+
+    /// A savepoint statement (SAVEPOINT, ROLLBACK TO, RELEASE).
+    pub fn is_savepoint(self) -> bool {
+        matches!(self, Op::Savepoint(_) | Op::RollbackTo(_) | Op::Release(_))
     }
 }
 
@@ -172,9 +218,31 @@ impl Op {
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
     Begin,
-    Stmt(Op),
+    Stmt(#[serde(deserialize_with = "op_of_any_version")] Op),
     Commit,
     Rollback,
+}
+
+/// A statement as this version writes it, or as records written before
+/// locking clauses wrote a `SELECT ... FOR UPDATE`: `{"locking-read":
+/// PRED}`, without its clause. Old findings (and known-bug directories)
+/// still read.
+fn op_of_any_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    enum Before {
+        LockingRead(Pred),
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum AnyVersion {
+        Now(Op),
+        Before(Before),
+    }
+    Ok(match AnyVersion::deserialize(d)? {
+        AnyVersion::Now(op) => op,
+        AnyVersion::Before(Before::LockingRead(p)) => Op::LockingRead(p, Lock::FOR_UPDATE),
+    })
 }
 
 /// One step: a session, what it sends, and on which of the schedule's
@@ -268,13 +336,15 @@ pub const MAX_SESSIONS: usize = 4;
 impl Schedule {
     /// Draws a schedule at one of `levels` (a level and its mode), over
     /// a table placed as one of `placements` (if any), with the `SELECT
-    /// ... FOR UPDATE` steps the DBMS takes and the `forms` it offers.
+    /// ... FOR UPDATE` steps the DBMS takes, the `forms` it offers and the
+    /// `more` statement kinds it offers.
     pub fn generate(
         rng: &mut Rng,
         levels: &[(IsolationLevel, Option<String>)],
         placements: &[&str],
         locking_reads: LockingReads,
         forms: &Forms,
+        more: MoreStatements,
     ) -> Schedule {
         let (level, mode) = levels[rng.random_range(0..levels.len())].clone();
         let draw_placement = |rng: &mut Rng| {
@@ -322,8 +392,13 @@ impl Schedule {
                     } else {
                         0
                     };
-                    let op = draw_op(rng, &mut tables[t], locking_reads, forms);
+                    // The other table, which a subquery may read.
+                    let other = (more.subqueries && tables.len() > 1).then_some(1 - t);
+                    let op = draw_op(rng, &mut tables[t], locking_reads, forms, more, other);
                     actions.push((Action::Stmt(op), t));
+                }
+                if more.savepoints && rng.random_bool(0.3) {
+                    add_savepoint(rng, &mut actions, more.reads_before_rollback_to);
                 }
                 actions.push(if rng.random_bool(0.85) {
                     (Action::Commit, 0)
@@ -555,7 +630,14 @@ impl TableDraw {
     }
 }
 
-fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
+/// A condition on table `t`; where `sub_from` names another table, one
+/// in five reads it in a subquery.
+fn draw_pred(rng: &mut Rng, t: &TableDraw, sub_from: Option<usize>) -> Pred {
+    if let Some(from) = sub_from {
+        if rng.random_bool(0.2) {
+            return Pred::Sub(Sub::draw(rng, from));
+        }
+    }
     let nrows = t.rows.len() as i64;
     match rng.random_range(0..10) {
         // On a UNIQUE index, a third of the key conditions are on v.
@@ -574,19 +656,27 @@ fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
     }
 }
 
-fn draw_op(rng: &mut Rng, t: &mut TableDraw, locking: LockingReads, forms: &Forms) -> Op {
+fn draw_op(
+    rng: &mut Rng,
+    t: &mut TableDraw,
+    locking: LockingReads,
+    forms: &Forms,
+    more: MoreStatements,
+    sub_from: Option<usize>,
+) -> Op {
     match rng.random_range(0..20) {
         // A quarter of the reads lock, where the DBMS has FOR UPDATE (no
         // draw otherwise, so that schedules elsewhere stay as they were).
         0..=7 if locking != LockingReads::None && rng.random_bool(0.25) => {
-            Op::LockingRead(match locking {
+            let pred = match locking {
                 LockingReads::KeyEquality => {
                     Pred::Key(t.base + rng.random_range(1..=t.rows.len() as i64 + 1))
                 }
-                _ => draw_pred(rng, t),
-            })
+                _ => draw_pred(rng, t, None),
+            };
+            Op::LockingRead(pred, Lock::draw(rng, more))
         }
-        0..=7 => Op::Read(draw_pred(rng, t)),
+        0..=7 => Op::Read(draw_pred(rng, t, sub_from)),
         // Moves, upserts and IGNORE: only where the DBMS has them.
         8..=14 if forms.any() && rng.random_bool(0.3) => wider::draw(rng, t),
         8..=14 => {
@@ -595,12 +685,37 @@ fn draw_op(rng: &mut Rng, t: &mut TableDraw, locking: LockingReads, forms: &Form
             } else {
                 Assign::Set(rng.random_range(0..10))
             };
-            Op::Update(draw_pred(rng, t), assign)
+            Op::Update(draw_pred(rng, t, sub_from), assign)
         }
         15..=16 => {
             t.next_key += 1;
             Op::Insert(t.next_key, rng.random_range(0..10))
         }
-        _ => Op::Delete(draw_pred(rng, t)),
+        _ => Op::Delete(draw_pred(rng, t, sub_from)),
     }
+}
+
+/// Puts `SAVEPOINT s1` before one of a session's statements and `ROLLBACK
+/// TO SAVEPOINT s1` (or, one time in five, `RELEASE SAVEPOINT s1`)
+/// somewhere after it, before its transaction's end (a RELEASE where a
+/// read lies between and `reads_before` is false). `actions` is the
+/// session's BEGIN, statements and end.
+fn add_savepoint(rng: &mut Rng, actions: &mut Vec<(Action, usize)>, reads_before: bool) {
+    let statements = actions.len().saturating_sub(2);
+    if statements == 0 {
+        return;
+    }
+    let at = rng.random_range(1..=statements);
+    actions.insert(at, (Action::Stmt(Op::Savepoint(1)), 0));
+    // After the savepoint, up to just before the end (now one further).
+    let back = rng.random_range(at + 1..actions.len());
+    let reads = actions[at..back]
+        .iter()
+        .any(|(a, _)| matches!(a, Action::Stmt(op) if op.returns_rows()));
+    let op = if rng.random_bool(0.8) && (reads_before || !reads) {
+        Op::RollbackTo(1)
+    } else {
+        Op::Release(1)
+    };
+    actions.insert(back, (Action::Stmt(op), 0));
 }

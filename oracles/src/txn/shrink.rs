@@ -2,7 +2,7 @@
 //! one row fewer, each a candidate the oracle keeps ([`super::filing`])
 //! if the same anomaly still shows.
 
-use super::schedule::{table_of, Action, Schedule};
+use super::schedule::{table_of, Action, Op, Schedule};
 
 /// The schedules one simplification away from `schedule`, largest cuts
 /// first.
@@ -14,9 +14,18 @@ pub fn candidates(schedule: &Schedule) -> Vec<Schedule> {
         }
     }
     for (i, step) in schedule.steps.iter().enumerate() {
-        if matches!(step.action, Action::Stmt(_)) {
+        if let Action::Stmt(op) = step.action {
             let mut c = schedule.clone();
             c.steps.remove(i);
+            // A savepoint goes with the statements that name it.
+            if let Op::Savepoint(n) = op {
+                let named = |a: Action| matches!(a, Action::Stmt(Op::RollbackTo(m) | Op::Release(m)) if m == n);
+                let mut at = 0;
+                c.steps.retain(|st| {
+                    at += 1;
+                    at <= i || st.session != step.session || !named(st.action)
+                });
+            }
             out.push(c);
         }
     }

@@ -253,6 +253,13 @@ impl Flavor for Citus {
         lancet_core::txn::LockingReads::KeyEquality
     }
 
+    /// None: Citus's locking clauses, savepoints and subqueries over
+    /// another distributed table go through the coordinator in ways the
+    /// Citus documentation does not tie to PostgreSQL's rules.
+    fn transaction_more_statements(&self) -> lancet_core::txn::MoreStatements {
+        lancet_core::txn::MoreStatements::default()
+    }
+
     /// The table is distributed by its key over the workers, so that
     /// transactions span shards on several nodes (two-phase commit).
     fn transaction_placements(&self) -> Vec<&'static str> {

@@ -146,6 +146,21 @@ pub trait Flavor: Send + Sync {
     fn transaction_knobs(&self) -> Vec<lancet_core::txn::TxnKnob> {
         crate::txn::planner_knobs()
     }
+
+    /// The statement kinds beyond `FOR UPDATE` the transaction oracle's
+    /// schedules hold: PostgreSQL's `FOR SHARE`, `NOWAIT`, `SKIP LOCKED`
+    /// (9.5+, the SELECT page's locking clause), savepoints and subqueries;
+    /// none on Citus, which runs them on one shard at best.
+    fn transaction_more_statements(&self) -> lancet_core::txn::MoreStatements {
+        lancet_core::txn::MoreStatements {
+            share: Some(lancet_core::txn::ShareLock::ForShare),
+            nowait: true,
+            skip_locked: true,
+            savepoints: true,
+            reads_before_rollback_to: true,
+            subqueries: true,
+        }
+    }
     /// The ways the transaction oracle's table may be placed (Citus:
     /// distributed or reference); none for PostgreSQL.
     fn transaction_placements(&self) -> Vec<&'static str> {

@@ -14,10 +14,17 @@
 //!   (13.2.3).
 //!
 //! `SELECT ... FOR UPDATE` finds its rows as the level's UPDATE does and
-//! locks them like one (13.2.1, 13.2.2, 13.3.2). Plain reads never wait
-//! for locks (13.1); a write or locking read waits for a row another open
-//! transaction changed or locked. Deadlocks fail with 40P01, lock
-//! timeouts with 55P03, duplicate keys with 23505.
+//! locks them like one (13.2.1, 13.2.2, 13.3.2); `FOR SHARE` likewise
+//! with a shared lock, which conflicts with writes and `FOR UPDATE` but
+//! not with `FOR SHARE` (13.3.2, table 13.3). `NOWAIT` fails with 55P03
+//! where it would wait; `SKIP LOCKED` leaves those rows out (SELECT,
+//! "The Locking Clause"). Plain reads never wait for locks (13.1); a
+//! write or locking read waits for a row another open transaction
+//! changed or locked. A subquery in a write's WHERE reads the statement's
+//! snapshot, and READ COMMITTED's re-check does not see other rows'
+//! newer versions (13.2.1). `ROLLBACK TO SAVEPOINT` undoes the writes
+//! and releases the locks of the subtransaction. Deadlocks fail with
+//! 40P01, lock timeouts (and NOWAIT) with 55P03, duplicate keys with 23505.
 //!
 //! An UPDATE of the key is an update like any other: its new version is
 //! the newest of the row's update chain, which READ COMMITTED's re-check
@@ -36,7 +43,7 @@ use crate::connection::PgConnection;
 use crate::PostgresProvider;
 use lancet_core::txn::{
     Conflict, Deviation, Form, IndexV, IsolationLevel, KnobScope, LevelRules, ReadView,
-    Transactions, TxnKnob, WriteRule,
+    SavepointLocks, SubqueryRead, Transactions, TxnKnob, WriteRule,
 };
 use lancet_core::{Connection, DbError, OwnedDatabase};
 use std::time::Duration;
@@ -63,7 +70,15 @@ pub fn rules(level: IsolationLevel) -> LevelRules {
             (ReadView::FirstStatement, WriteRule::SnapshotOrAbort)
         }
     };
-    let documented = LevelRules::new(level, read_view, writes, false, SOURCE);
+    let documented = LevelRules {
+        // "if a lock is acquired after establishing a savepoint, the lock
+        // is released immediately if the savepoint is rolled back to"
+        // (13.3 Explicit Locking; seen on 18.6: another session's NOWAIT
+        // then locks the row).
+        savepoint_locks: SavepointLocks::Released,
+        write_subquery: SubqueryRead::View,
+        ..LevelRules::new(level, read_view, writes, false, SOURCE)
+    };
     let deviations = if writes == WriteRule::SnapshotRowsNewestVersions {
         vec![Deviation::new(
             "read-committed-recheck",
@@ -165,6 +180,10 @@ impl Transactions for PostgresProvider {
 
     fn locking_reads(&self) -> lancet_core::txn::LockingReads {
         self.flavor.transaction_locking_reads()
+    }
+
+    fn more_statements(&self) -> lancet_core::txn::MoreStatements {
+        self.flavor.transaction_more_statements()
     }
 
     fn begin(&self, level: IsolationLevel, _mode: Option<&str>) -> Vec<String> {

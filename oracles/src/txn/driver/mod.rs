@@ -321,7 +321,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         };
         match self.sessions.threads[session].recv.recv_timeout(patience) {
             Ok(reply) => {
-                if wait == Wait::Must && reply.is_ok() {
+                if (wait == Wait::Must || self.model.must_refuse(session)) && reply.is_ok() {
                     self.check_did_wait(step);
                 }
                 self.returned(f, reply, false, true);
@@ -363,16 +363,15 @@ impl<'r, 'a> Driving<'r, 'a> {
         }
     }
 
-    /// A write that must wait returned at once. That is a finding only if
-    /// the transaction holding the lock could not have let go of it: it
-    /// has no statement in flight (which could have failed and released
-    /// its locks), so only lancet's COMMIT or ROLLBACK could end it.
+    /// A write that must wait (or a NOWAIT read that must fail) returned
+    /// at once. That is a finding only if a transaction holding the lock
+    /// could not have let go of it: it has no statement in flight (which
+    /// could have failed and released its locks, or rolled back to a
+    /// savepoint), so only lancet's COMMIT or ROLLBACK could end it.
     fn check_did_wait(&mut self, step: usize) {
         let session = self.run.schedule.steps[step].session;
-        let Some(locker) = self.model.blocked_by(session) else {
-            return;
-        };
-        if self.inflight[locker].is_none() {
+        let lockers = self.model.blockers(session);
+        if lockers.iter().any(|&l| self.inflight[l].is_none()) {
             self.model.did_not_wait(step);
         }
     }
@@ -410,7 +409,11 @@ impl<'r, 'a> Driving<'r, 'a> {
                 let outcome = Outcome::Ok(rows);
                 self.standards.finish(step, &outcome, late);
                 self.model.finish(step, outcome, late);
-                if matches!(st.action, Action::Commit | Action::Rollback) {
+                // ROLLBACK TO SAVEPOINT may free locks as an end does.
+                if matches!(
+                    st.action,
+                    Action::Commit | Action::Rollback | Action::Stmt(Op::RollbackTo(_))
+                ) {
                     if st.action == Action::Commit {
                         self.out.committed += 1;
                     }
@@ -432,6 +435,7 @@ impl<'r, 'a> Driving<'r, 'a> {
                         && f.wait == Wait::MustNot
                         && f.sent.elapsed() >= Duration::from_secs(1)
                         && !st_is_read(st.action)
+                        && !never_waits(st.action)
                     {
                         self.model
                             .blocking_write(step, f.sent.elapsed().as_millis());
@@ -453,7 +457,7 @@ impl<'r, 'a> Driving<'r, 'a> {
         let st = self.run.schedule.steps[step];
         // A lock timeout that ended a certain deadlock: the DBMS did not
         // detect it.
-        if c == lancet_core::txn::Conflict::LockTimeout {
+        if c == lancet_core::txn::Conflict::LockTimeout && !never_waits(st.action) {
             let mut waiting: Vec<bool> = self.inflight.iter().map(Option::is_some).collect();
             waiting[st.session] = true;
             if let Some(cycle) = self.model.deadlock_cycle(st.session, &waiting) {
@@ -571,6 +575,12 @@ fn lost(why: &str) -> DbError {
         code: None,
         message: why.to_string(),
     }
+}
+
+/// Whether a step is a locking read that never waits (NOWAIT, SKIP
+/// LOCKED): its lock error comes at once, whatever the model's verdict.
+fn never_waits(action: Action) -> bool {
+    matches!(action, Action::Stmt(Op::LockingRead(_, lock)) if lock.never_waits())
 }
 
 /// Whether a step is a plain read.

@@ -1,9 +1,12 @@
 //! What a write or locking read does by its level's write rule: which
 //! rows it chooses (the statement snapshot's, re-checked; the newest that
 //! match; the snapshot's, first updater wins), the new versions it makes
-//! or the locks it takes, and the check of a locking read's rows.
+//! or the locks it takes (exclusive or shared; `SKIP LOCKED` leaves out
+//! the rows others lock), and the check of a locking read's rows.
 
+use super::conditions::picks;
 use super::*;
+use crate::txn::schedule::Lock;
 
 impl Model<'_> {
     /// An UPDATE, DELETE or `SELECT ... FOR UPDATE` returned: the rows
@@ -17,13 +20,25 @@ impl Model<'_> {
         started: &Started,
         waited: bool,
     ) {
-        let session = self.schedule.steps[step].session;
-        let locking_read = matches!(effect, Effect::Lock(_));
+        let Step { session, table, .. } = self.schedule.steps[step];
+        let locking_read = matches!(effect, Effect::Lock(..));
         let own = |m: &Self, k: i64| m.txns[session].writes.get(&k).copied();
-        // Rows whose fate the rules leave open for this statement.
-        let mut open = BTreeSet::new();
+        // Rows whose fate the rules leave open for this statement: to
+        // begin with, those its subquery's views disagree on.
+        let mut open = started.maybe.clone();
         let rules = self.rules_of(session);
-        let changes: Vec<(i64, Version)> = match rules.writes {
+        let binds = self.write_bindings(session, table, pred, &started.view, &started.seen);
+        // SKIP LOCKED: whether it surely skips a row (`Some(true)`), surely
+        // not, or may.
+        let skip_locked = match effect {
+            Effect::Lock(lock, _) if lock.wait == LockWait::SkipLocked => Some(lock.mode.shared()),
+            _ => None,
+        };
+        let skips = |m: &Self, k: i64| match skip_locked {
+            None => Some(false),
+            Some(shared) => m.skipped(session, k, shared),
+        };
+        let mut changes: Vec<(i64, Version)> = match rules.writes {
             WriteRule::SnapshotRowsNewestVersions => {
                 let mut changes: Vec<(i64, Version)> = Vec::new();
                 let mut relocked: Vec<i64> = Vec::new();
@@ -36,21 +51,30 @@ impl Model<'_> {
                     };
                     let changed =
                         started.view.get(&k).map(|v| v.id) != self.committed.get(&k).map(|v| v.id);
+                    // The re-check takes the subquery's rows as it read
+                    // them (13.2.1: not "effects of those commands on
+                    // other rows").
                     match newest {
-                        Some((at, ver)) if pred.matches(at, ver.v) => changes.push((at, ver)),
-                        // A row a concurrent commit changed, which the
-                        // re-check then left alone: locked all the same.
-                        Some((at, _)) if changed => relocked.extend([k, at]),
-                        _ if changed => relocked.push(k),
-                        _ => {}
+                        Some((at, ver)) => match picks(&binds, table, at, ver.v) {
+                            Some(true) => changes.push((at, ver)),
+                            // A row a concurrent commit changed, which the
+                            // re-check then left alone: locked all the same.
+                            Some(false) if changed => relocked.extend([k, at]),
+                            Some(false) => {}
+                            None => {
+                                open.insert(at);
+                            }
+                        },
+                        None if changed => relocked.push(k),
+                        None => {}
                     }
                 }
                 self.txns[session].maybe_locked.extend(relocked);
                 changes
             }
             WriteRule::NewestRows => {
-                let table = self.schedule.steps[step].table;
-                let now = self.targets(session, table, pred, &started.view);
+                let (now, maybe) = self.targets(session, table, pred, &started.view, &started.seen);
+                open.extend(maybe);
                 if waited && rules.rows_open_after_wait {
                     // Rows that began to match while it waited: whether
                     // the scan meets them depends on where it was. Over
@@ -76,6 +100,15 @@ impl Model<'_> {
                 let snapshot = started.view.clone();
                 let mut out = Vec::new();
                 for &k in &started.targets {
+                    match skips(self, k) {
+                        // Skipped before any check of its version.
+                        Some(true) => continue,
+                        None => {
+                            open.insert(k);
+                            continue;
+                        }
+                        Some(false) => {}
+                    }
                     if let Some(w) = own(self, k) {
                         if let Some(w) = w {
                             out.push((k, w));
@@ -113,8 +146,16 @@ impl Model<'_> {
                 out
             }
         };
+        // SKIP LOCKED leaves out the rows others lock, and those it may.
+        changes.retain(|&(k, _)| match skips(self, k) {
+            Some(skip) => !skip,
+            None => {
+                open.insert(k);
+                true
+            }
+        });
         match effect {
-            Effect::Lock(rows) => self.locked(step, &changes, &open, rows),
+            Effect::Lock(lock, rows) => self.locked(step, lock, &changes, &open, rows),
             Effect::Move(pivot) => {
                 self.txns[session].uncertain.extend(open);
                 self.move_rows(session, &changes, pivot);
@@ -124,6 +165,7 @@ impl Model<'_> {
                 self.set_ignore(step, &changes, a);
             }
             Effect::Set(_) | Effect::Delete => {
+                self.subquery_locks(session, pred, started);
                 self.txns[session].uncertain.extend(open);
                 let assign = match effect {
                     Effect::Set(a) => Some(a),
@@ -150,6 +192,7 @@ impl Model<'_> {
     fn locked(
         &mut self,
         step: usize,
+        lock: Lock,
         chose: &[(i64, Version)],
         open: &BTreeSet<i64>,
         rows: Vec<(i64, i64)>,
@@ -160,9 +203,43 @@ impl Model<'_> {
         let unchecked = self.open_rows(session, &allowed, &rows, open);
         self.check_rows(step, allowed, rows, &unchecked, "the locking read returned");
         let txn = &mut self.txns[session];
-        txn.locked
-            .extend(chose.iter().map(|(k, _)| *k).filter(|k| !open.contains(k)));
+        let sure = chose.iter().map(|(k, _)| *k).filter(|k| !open.contains(k));
+        if lock.mode.shared() {
+            txn.shared.extend(sure);
+        } else {
+            txn.locked.extend(sure);
+        }
         txn.maybe_locked.extend(open.iter().copied());
+    }
+
+    /// Whether a `SKIP LOCKED` read of `session` (`shared` or not) skips
+    /// row `k`: surely where another open transaction surely holds a lock
+    /// it would wait for; maybe (`None`) where a lock may be held: one the
+    /// model is unsure of, one a statement in flight may have taken, or
+    /// under locks beyond the rows (InnoDB's scans lock the rows they
+    /// pass) one any other transaction that took locks may hold.
+    pub(super) fn skipped(&self, session: usize, k: i64, shared: bool) -> Option<bool> {
+        if !self.unsure(session, k) && self.locker(session, k, shared).is_some() {
+            return Some(true);
+        }
+        let others = (0..self.txns.len()).filter(|&t| t != session);
+        let in_flight = others.clone().any(|t| {
+            self.txns[t]
+                .started
+                .as_ref()
+                .is_some_and(|st| st.targets.contains(&k) || st.maybe.contains(&k))
+                && self.writing(t, Op::locks_rows)
+        });
+        let beyond = self.rules_of(session).extra_write_locks
+            && others.clone().any(|t| {
+                self.txns[t].status == Status::Active
+                    && (self.txns[t].took_locks || self.txns[t].started.is_some())
+            });
+        if self.unsure(session, k) || self.unsure_writer(session, k) || in_flight || beyond {
+            None
+        } else {
+            Some(false)
+        }
     }
 }
 
@@ -171,8 +248,8 @@ impl Model<'_> {
 pub(super) enum Effect {
     Set(crate::txn::schedule::Assign),
     Delete,
-    /// A locking read, with the rows the DBMS returned.
-    Lock(Vec<(i64, i64)>),
+    /// A locking read, with its clause and the rows the DBMS returned.
+    Lock(Lock, Vec<(i64, i64)>),
     /// A move of each row to its partner key around the pivot.
     Move(i64),
     /// An UPDATE IGNORE: the rows whose new value may be a duplicate may

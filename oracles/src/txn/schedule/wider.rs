@@ -62,16 +62,16 @@ pub(super) fn draw(rng: &mut Rng, t: &mut TableDraw) -> Op {
         }
     };
     if kinds.is_empty() {
-        return Op::Update(draw_pred(rng, t), assign(rng));
+        return Op::Update(draw_pred(rng, t, None), assign(rng));
     }
     match kinds[rng.random_range(0..kinds.len())] {
-        Kind::Move => Op::Move(draw_pred(rng, t), t.pivot()),
+        Kind::Move => Op::Move(draw_pred(rng, t, None), t.pivot()),
         Kind::Upsert => Op::Upsert(
             upsert_key(rng, t),
             rng.random_range(0..10),
             rng.random_range(1..=5),
         ),
         Kind::InsertIgnore => Op::InsertIgnore(upsert_key(rng, t), rng.random_range(0..10)),
-        Kind::UpdateIgnore => Op::UpdateIgnore(draw_pred(rng, t), assign(rng)),
+        Kind::UpdateIgnore => Op::UpdateIgnore(draw_pred(rng, t, None), assign(rng)),
     }
 }

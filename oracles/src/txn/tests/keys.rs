@@ -8,6 +8,7 @@
 use super::*;
 use crate::txn::forms::{Forms, Spellings};
 use crate::txn::schedule::Action::*;
+use crate::txn::schedule::Lock;
 
 /// `UPDATE ... SET k = <partner>` on table 0 (pivot 500).
 fn mv(p: Pred) -> Action {
@@ -128,7 +129,7 @@ fn innodb_leaves_a_row_moved_behind_a_waiting_scan_open_and_records_it() {
             (0, stmt(Op::Delete(Pred::All))), // 3: waits for row 501
             (1, mv(Pred::Key(501))),
             (1, Commit),
-            (0, stmt(Op::LockingRead(Pred::All))),
+            (0, stmt(Op::LockingRead(Pred::All, Lock::FOR_UPDATE))),
             (0, Commit),
         ],
     );
@@ -264,7 +265,7 @@ fn insert_ignore_inserts_only_a_new_key_and_does_not_wait_for_a_lock_alone() {
         &[
             (0, Begin),
             (1, Begin),
-            (1, stmt(Op::LockingRead(Pred::Key(1)))),
+            (1, stmt(Op::LockingRead(Pred::Key(1), Lock::FOR_UPDATE))),
             (0, stmt(Op::InsertIgnore(1, 3))), // 3: may wait (InnoDB), need not (PostgreSQL)
             (0, stmt(Op::InsertIgnore(51, 3))),
             (0, stmt(Op::Read(Pred::All))), // 5
@@ -435,6 +436,7 @@ fn the_new_kinds_are_drawn_only_where_offered() {
             &[],
             lancet_core::txn::LockingReads::Any,
             &Forms::default(),
+            Default::default(),
         );
         assert!(!plain.unique_v && plain.spellings.is_empty());
         let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
@@ -444,6 +446,7 @@ fn the_new_kinds_are_drawn_only_where_offered() {
             &[],
             lancet_core::txn::LockingReads::Any,
             &all,
+            Default::default(),
         );
         for (plain, wide) in [(&plain, false), (&s, true)] {
             for st in &plain.steps {

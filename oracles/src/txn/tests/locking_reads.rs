@@ -5,7 +5,7 @@
 
 use super::*;
 
-const LOCK_1: Action = Action::Stmt(Op::LockingRead(Pred::Key(1)));
+const LOCK_1: Action = Action::Stmt(Op::LockingRead(Pred::Key(1), Lock::FOR_UPDATE));
 
 #[test]
 fn a_locked_row_makes_other_writers_and_locking_readers_wait() {
@@ -160,24 +160,31 @@ fn schedules_hold_locking_reads_and_mixed_levels_only_where_offered() {
         let (mut locks, mut mixed) = (0, 0);
         for seed in 0..300 {
             let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
-            let s = Schedule::generate(&mut rng, levels, &[], locking, &Default::default());
+            let s = Schedule::generate(
+                &mut rng,
+                levels,
+                &[],
+                locking,
+                &Default::default(),
+                Default::default(),
+            );
             locks += s
                 .steps
                 .iter()
-                .filter(|st| matches!(st.action, Action::Stmt(Op::LockingRead(_))))
+                .filter(|st| matches!(st.action, Action::Stmt(Op::LockingRead(..))))
                 .count();
             mixed += usize::from(s.is_mixed());
             if locking == LockingReads::KeyEquality {
                 assert!(s.steps.iter().all(|st| !matches!(
                     st.action,
-                    Action::Stmt(Op::LockingRead(p)) if !matches!(p, Pred::Key(_))
+                    Action::Stmt(Op::LockingRead(p, _)) if !matches!(p, Pred::Key(_))
                 )));
             }
             let sql: Vec<String> = s
                 .steps
                 .iter()
                 .filter_map(|st| match st.action {
-                    Action::Stmt(op @ Op::LockingRead(_)) => Some(op.sql(TABLE, &s.spellings)),
+                    Action::Stmt(op @ Op::LockingRead(..)) => Some(op.sql(TABLE, &s.spellings)),
                     _ => None,
                 })
                 .collect();

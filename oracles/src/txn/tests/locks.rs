@@ -24,18 +24,24 @@ fn two_writers_waiting_for_each_others_rows_are_a_certain_deadlock() {
     let r = pg_rc();
     let mut m = Model::new(&s, &r);
     returns_at_once(&mut m, 0..4);
+    deadlock_of_steps_4_and_5(&mut m, &[(1, 11), (2, 21)]);
+}
+
+/// Steps 4 (session 1) and 5 (session 2) wait for each other's row
+/// locks, a deadlock the model is sure of; the DBMS fails step 5 with its
+/// deadlock error, the other's wait ends, step 6 commits session 1, and
+/// the rest is checked as usual against `final_rows`.
+pub(super) fn deadlock_of_steps_4_and_5(m: &mut Model<'_>, final_rows: &[(i64, i64)]) {
     assert_eq!(m.start(4), Wait::Must);
     assert_eq!(m.deadlock_cycle(0, &[true, false]), None);
     assert_eq!(m.start(5), Wait::Must);
     assert_eq!(m.deadlock_cycle(1, &[true, true]), Some(vec![1, 0]));
-    // The DBMS fails session 2's statement with its deadlock error: the
-    // other's wait ends, and the rest is checked as usual.
     m.finish(5, Outcome::Conflict(Conflict::Deadlock), true);
     assert_eq!(m.blocked_by(0), None);
     m.finish(4, ok(), true);
     m.start(6);
     m.finish(6, ok(), false);
-    m.end(&[(1, 11), (2, 21)]);
+    m.end(final_rows);
     assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
 }
 

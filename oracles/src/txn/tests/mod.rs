@@ -1,7 +1,9 @@
 //! The model against schedules whose outcome the manuals state.
 
 use super::model::{Model, Outcome, Wait};
-use super::schedule::{Action, Assign, Op, Pred, Schedule, Step, TABLE};
+use super::schedule::{
+    Action, Assign, Lock, LockMode, LockWait, Op, Pred, Schedule, Step, Sub, TABLE,
+};
 use super::AnomalyKind;
 use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, WriteRule};
 
@@ -314,6 +316,7 @@ fn schedules_have_two_to_four_sessions() {
             &[],
             lancet_core::txn::LockingReads::Any,
             &Default::default(),
+            Default::default(),
         );
         assert!((2..=MAX_SESSIONS).contains(&s.sessions), "{}", s.sessions);
         assert!(s.steps.iter().all(|st| st.session < s.sessions));
@@ -590,4 +593,22 @@ mod keys;
 mod locking_reads;
 mod locks;
 mod mixed;
+mod savepoints;
+mod shared_locks;
+mod subqueries;
 mod tables;
+
+#[test]
+fn a_locking_read_recorded_before_locking_clauses_still_reads() {
+    let old = r#"{"session":1,"action":{"stmt":{"locking-read":{"value-above":8}}}}"#;
+    let step: Step = serde_json::from_str(old).unwrap();
+    assert_eq!(
+        step.action,
+        Action::Stmt(Op::LockingRead(
+            Pred::ValueAbove(8),
+            crate::txn::schedule::Lock::FOR_UPDATE
+        ))
+    );
+    let again: Step = serde_json::from_str(&serde_json::to_string(&step).unwrap()).unwrap();
+    assert_eq!(again, step);
+}
