@@ -196,9 +196,19 @@ impl Op {
         matches!(self, Op::Read(_) | Op::LockingRead(..))
     }
 
-    /// The statement changes rows (an INSERT, UPDATE or DELETE).
+    /// The statement changes rows (an INSERT, UPDATE or DELETE, a move,
+    /// an upsert, an IGNORE).
     pub fn changes_rows(self) -> bool {
-        matches!(self, Op::Update(..) | Op::Insert(..) | Op::Delete(_))
+        matches!(
+            self,
+            Op::Update(..)
+                | Op::Insert(..)
+                | Op::Delete(_)
+                | Op::Move(..)
+                | Op::Upsert(..)
+                | Op::InsertIgnore(..)
+                | Op::UpdateIgnore(..)
+        )
     }
 
     /// The statement takes row locks under every level: a write or a

@@ -230,8 +230,17 @@ impl Model<'_> {
         view: Option<&State>,
     ) -> Vec<(i64, Version)> {
         let mut out: Vec<(i64, Version)> = Vec::new();
+        // A condition with a subquery may pick any row of its table, by
+        // whichever rows of the other table the subquery reads.
+        let picks = |k: i64, v: i64| {
+            if pred.has_subquery() {
+                table_of(k) == table
+            } else {
+                pred.matches_in(table, k, v)
+            }
+        };
         let mut add = |k: i64, v: &Version| {
-            if pred.matches_in(table, k, v.v) && !out.contains(&(k, *v)) {
+            if picks(k, v.v) && !out.contains(&(k, *v)) {
                 out.push((k, *v));
             }
         };
