@@ -5,11 +5,11 @@ use super::schedule::{Action, Assign, Op, Pred, Schedule, Step, TABLE};
 use super::AnomalyKind;
 use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, WriteRule};
 
-fn rules(level: IsolationLevel, read_view: ReadView, writes: WriteRule) -> LevelRules {
+pub(crate) fn rules(level: IsolationLevel, read_view: ReadView, writes: WriteRule) -> LevelRules {
     LevelRules::new(level, read_view, writes, false, "test")
 }
 
-fn pg_rc() -> LevelRules {
+pub(crate) fn pg_rc() -> LevelRules {
     rules(
         IsolationLevel::ReadCommitted,
         ReadView::Statement,
@@ -17,7 +17,7 @@ fn pg_rc() -> LevelRules {
     )
 }
 
-fn pg_rr() -> LevelRules {
+pub(crate) fn pg_rr() -> LevelRules {
     rules(
         IsolationLevel::RepeatableRead,
         ReadView::FirstStatement,
@@ -25,7 +25,7 @@ fn pg_rr() -> LevelRules {
     )
 }
 
-fn pg_ser() -> LevelRules {
+pub(crate) fn pg_ser() -> LevelRules {
     rules(
         IsolationLevel::Serializable,
         ReadView::FirstStatement,
@@ -395,7 +395,7 @@ fn shrinking_drops_sessions_statements_and_rows() {
     }
 }
 
-fn innodb_rr() -> LevelRules {
+pub(crate) fn innodb_rr() -> LevelRules {
     LevelRules {
         same_value_is_no_change: true,
         extra_write_locks: true,
