@@ -184,6 +184,7 @@ impl Round {
         let per_session = (rng.random_range(100..=400) / n).max(10);
         let draw = Draw {
             keys: rows.len() as i64,
+            in_key_order: rng.random_bool(0.5),
             read_then_write: read_then_write(rules),
             reads: workload == Workload::Bank && reads_checked(rules, placement.as_deref()),
             reads_after_writes: reads_after_writes_checked(rules),
@@ -298,6 +299,12 @@ impl Round {
 /// What a round's transactions may hold, by its level's rules.
 struct Draw {
     keys: i64,
+    /// Each transaction writes its rows in the order of their keys, so
+    /// that writers wait for each other without deadlocks (half the
+    /// rounds): a DBMS that looks for deadlocks only after a wait
+    /// (PostgreSQL's `deadlock_timeout`, 1 s by default) runs many more
+    /// transactions.
+    in_key_order: bool,
     read_then_write: bool,
     /// Reads of the whole bank, before the transaction's writes.
     reads: bool,
@@ -322,6 +329,14 @@ impl Draw {
         }
     }
 
+    /// A transaction's writes, by key where the round wants that.
+    fn ordered(&self, mut writes: Vec<Stmt>) -> Vec<Stmt> {
+        if self.in_key_order {
+            writes.sort_by_key(|w| w.delta().map(|(key, _)| key));
+        }
+        writes
+    }
+
     fn read(rng: &mut Rng) -> Stmt {
         if rng.random_bool(0.5) {
             Stmt::ReadSum
@@ -343,12 +358,14 @@ impl Draw {
             if self.reads && rng.random_bool(0.2) {
                 stmts.push(Draw::read(rng));
             }
+            let mut writes = Vec::new();
             for _ in 0..rng.random_range(1..=2) {
                 let (from, to) = self.two_keys(rng);
                 let amount = rng.random_range(1..=20);
-                stmts.push(self.write(rng, from, -amount));
-                stmts.push(self.write(rng, to, amount));
+                writes.push(self.write(rng, from, -amount));
+                writes.push(self.write(rng, to, amount));
             }
+            stmts.extend(self.ordered(writes));
             if self.reads && self.reads_after_writes && rng.random_bool(0.2) {
                 stmts.push(Draw::read(rng));
             }
@@ -368,7 +385,7 @@ impl Draw {
             })
             .collect();
         Txn {
-            stmts,
+            stmts: self.ordered(stmts),
             commit: rng.random_bool(0.9),
         }
     }
