@@ -17,6 +17,9 @@ pub const MAX_SESSIONS: usize = 8;
 /// How long a round's sessions may run before they stop beginning
 /// transactions.
 pub const TIME_LIMIT_MS: u64 = 10_000;
+/// A round of at most this many transactions is reduced one transaction
+/// at a time too.
+const FEW: usize = 16;
 /// A bank account's balance before the round.
 const BALANCE: i64 = 100;
 
@@ -267,7 +270,8 @@ impl Round {
 
     /// Smaller rounds that may still show what this one showed, the
     /// likeliest first: a session fewer, then each session's
-    /// transactions halved, then one session's.
+    /// transactions halved, then one session's; a round of few
+    /// transactions also without each one of them.
     pub fn candidates(&self) -> Vec<Round> {
         let mut out = Vec::new();
         if self.sessions.len() > 1 {
@@ -290,6 +294,17 @@ impl Round {
                 let keep = r.sessions[s].len() / 2;
                 r.sessions[s].truncate(keep);
                 out.push(r);
+            }
+        }
+        if self.transactions() <= FEW {
+            for s in 0..self.sessions.len() {
+                for i in 0..self.sessions[s].len() {
+                    let mut r = self.clone();
+                    r.sessions[s].remove(i);
+                    if !r.sessions[s].is_empty() {
+                        out.push(r);
+                    }
+                }
             }
         }
         out

@@ -343,11 +343,24 @@ fn candidates_are_smaller_and_keep_a_session() {
         assert!(c.size() < round.size());
         assert!(!c.sessions.is_empty());
     }
+    let txn = |delta| Txn {
+        stmts: vec![Stmt::Add { key: 1, delta }],
+        commit: true,
+    };
+    // A few transactions: each is dropped in turn.
+    let few = Round {
+        sessions: vec![vec![txn(1), txn(2), txn(3)]],
+        ..round.clone()
+    };
+    let without: Vec<Vec<Txn>> = few
+        .candidates()
+        .into_iter()
+        .filter(|c| c.transactions() == 2)
+        .map(|c| c.sessions[0].clone())
+        .collect();
+    assert!(without.contains(&vec![txn(1), txn(3)]), "{without:?}");
     let one = Round {
-        sessions: vec![vec![Txn {
-            stmts: vec![Stmt::Add { key: 1, delta: 1 }],
-            commit: true,
-        }]],
+        sessions: vec![vec![txn(1)]],
         ..round
     };
     assert!(one.candidates().is_empty());
