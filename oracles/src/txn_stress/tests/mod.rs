@@ -46,6 +46,22 @@ fn bank(level: IsolationLevel, txns: Vec<Txn>) -> Round {
     }
 }
 
+/// A counter at 0 and one session of `n` transactions, each adding 1
+/// to it and committing.
+fn txn_counters(n: usize) -> Round {
+    Round {
+        workload: Workload::Counters,
+        rows: vec![(1, 0)],
+        sessions: vec![(0..n)
+            .map(|_| Txn {
+                stmts: vec![Stmt::Add { key: 1, delta: 1 }],
+                commit: true,
+            })
+            .collect()],
+        ..bank(IsolationLevel::ReadCommitted, Vec::new())
+    }
+}
+
 fn log(index: usize, ending: Ending, totals: Vec<TotalSeen>) -> TxnLog {
     TxnLog {
         session: 0,
@@ -421,20 +437,14 @@ fn a_finding_names_its_level_invariant_and_transactions_in_its_files() {
     let id = super::record::file_id(3, &signature);
     assert_eq!(id, "txn-stress-0003-bank-total-read-committed");
     let files = super::files::files(&super::files::parse(&record).unwrap(), &id).unwrap();
-    let text = &files
-        .directory
-        .iter()
-        .find(|(n, _)| n == "transactions.txt")
-        .unwrap()
-        .1;
+    let file = |name: &str| {
+        let (_, text) = files.directory.iter().find(|(n, _)| n == name).unwrap();
+        text.clone()
+    };
+    let text = file("transactions.txt");
     assert!(text.contains("not reproduced on rerun: a race"), "{text}");
     assert!(text.contains("expected 200, actual 195"), "{text}");
-    let session = &files
-        .directory
-        .iter()
-        .find(|(n, _)| n == "session-1.sql")
-        .unwrap()
-        .1;
+    let session = file("session-1.sql");
     assert!(
         session.contains("-- UPDATE lancet_stress SET v = v + 5 WHERE k = 2 (not sent"),
         "{session}"
@@ -443,3 +453,5 @@ fn a_finding_names_its_level_invariant_and_transactions_in_its_files() {
         .script
         .contains("INSERT INTO lancet_stress (k, v) VALUES (1, 100), (2, 100)"));
 }
+
+mod sessions;
