@@ -408,7 +408,7 @@ struct FuzzArgs {
     /// those that pass are reported fixed.
     #[arg(long, value_name = "DIR")]
     known: Option<PathBuf>,
-    /// --oracle txn: only these isolation levels (read-uncommitted,
+    /// --oracle txn and txn-stress: only these isolation levels (read-uncommitted,
     /// read-committed, repeatable-read, serializable), comma-separated [default: every
     /// level lancet models for the DBMS].
     #[arg(long, value_name = "LEVEL,LEVEL", value_delimiter = ',')]

@@ -3,13 +3,17 @@
 //!
 //! Owns: the oracles of both kinds (what a test relation builds, runs and
 //! compares), listed once in [`all`]: query oracles and those that open
-//! sessions of their own (the transaction oracle, [`txn`]), and their
-//! planted faults. Depends on lancet-core only. May not touch: a
+//! sessions of their own (the transaction oracle, [`txn`], and its stress
+//! rounds, [`txn_stress`]), and their planted faults. Depends on
+//! lancet-core only. May not touch: a
 //! DBMS by name or any provider crate, findings on disk, the runner's
 //! threads or processes; an oracle sees a DBMS only through core's traits.
 
 pub mod dist_vs_local;
+mod file_finding;
+mod greedy;
 pub mod knobs;
+pub mod maker;
 pub mod norec;
 mod partition;
 pub mod perf;
@@ -22,6 +26,7 @@ pub mod tlp_having;
 pub mod tlp_where;
 pub mod transform;
 pub mod txn;
+pub mod txn_stress;
 
 use lancet_core::fault::Fault;
 use lancet_core::{AnyOracle, Oracle};
@@ -55,6 +60,10 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(stepwise::Stepwise), 2),
         Registered {
             oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
+            weight: 0,
+        },
+        Registered {
+            oracle: AnyOracle::Sessions(Box::new(txn_stress::TxnStress)),
             weight: 0,
         },
     ]

@@ -7,25 +7,19 @@
 
 use super::record::TxnFinding;
 use super::NAME;
+use crate::maker::Maker;
 use lancet_core::{FindingFiles, SessionsFacts};
 
 /// A record handed back by the findings (JSON text): this oracle's.
 pub(crate) fn parse(record: &str) -> anyhow::Result<TxnFinding> {
-    let finding: TxnFinding = serde_json::from_str(record)
-        .map_err(|e| anyhow::anyhow!("not a transaction finding: {e}"))?;
-    anyhow::ensure!(
-        finding.oracle == NAME,
-        "not a transaction finding (its oracle is {})",
-        finding.oracle
-    );
-    Ok(finding)
+    Maker::parse(record, NAME, "transaction", |f: &TxnFinding| &f.made)
 }
 
-/// What its signature says it is: an anomaly is a wrong result (a logic
-/// finding); a lost server a crash or hang; else an error no level
-/// allows.
-fn kind(finding: &TxnFinding) -> &'static str {
-    match finding.signature.split('@').next().unwrap_or("") {
+/// The findings' kind a sessions oracle's signature (`WHAT@...`) names:
+/// a lost server a crash or hang, `error CODE` an error no level allows,
+/// anything else a wrong result (a logic finding).
+pub(crate) fn kind_of(signature: &str) -> &'static str {
+    match signature.split('@').next().unwrap_or("") {
         "crash" => "crash",
         "hang" => "hang",
         w if w.starts_with("error") => "unexpected-error",
@@ -42,11 +36,11 @@ pub(crate) fn facts(finding: &TxnFinding) -> SessionsFacts {
         .or_else(|| finding.error.clone())
         .unwrap_or_default();
     SessionsFacts {
-        oracle: finding.oracle.clone(),
-        dbms: finding.dbms.clone(),
+        oracle: finding.made.oracle.clone(),
+        dbms: finding.made.dbms.clone(),
         signature: finding.signature.clone(),
         fault: finding.fault.clone(),
-        kind: kind(finding),
+        kind: kind_of(&finding.signature),
         relation: if finding.session_rules.is_empty() {
             format!("reads and rows as {} allows", finding.rules.label())
         } else {

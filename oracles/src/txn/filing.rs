@@ -10,9 +10,9 @@ use super::oracle::PreparedTxn;
 use super::record::{ScheduleOrigin, TxnFinding};
 use super::schedule::Schedule;
 use super::NAME;
+use crate::file_finding::file_finding;
 use lancet_core::fault::PlantedFault;
 use lancet_core::SessionsDatabase;
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// How many more times a finding's schedule runs on a fresh table, so
@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 const AGAIN: u32 = 2;
 
 impl PreparedTxn {
-    /// Confirms, files and reduces one finding. Past the flood limit a
+    /// Confirms, files and reduces one finding
+    /// ([`crate::file_finding::file_finding`]): past the flood limit a
     /// finding of its signature is only counted.
     pub(crate) fn file(
         &self,
@@ -32,64 +33,65 @@ impl PreparedTxn {
         origin: ScheduleOrigin,
     ) -> anyhow::Result<()> {
         let signature = rules.signature(&run, &schedule);
-        if !db.reserve(&signature) {
-            return Ok(());
-        }
-        let filed = self.confirm_and_file(db, rules, bench, &schedule, &run, &signature, origin);
-        db.release(&signature);
-        let id = filed?;
-        if let Some(budget) = self.reduce {
-            if let Some((small, small_run)) =
-                self.shrink(db, rules, bench, &schedule, &signature, budget)
-            {
+        let record = |finding: TxnFinding| Ok(serde_json::to_string(&finding)?);
+        file_finding(
+            db,
+            bench,
+            &signature,
+            |db, bench| {
+                let repeated = self.repeated(rules, bench, &schedule, &signature);
+                let finding = self.finding(
+                    db,
+                    rules,
+                    signature.clone(),
+                    &schedule,
+                    &run,
+                    origin,
+                    (repeated, AGAIN),
+                    None,
+                )?;
+                record(finding)
+            },
+            |db, bench| {
+                let Some(budget) = self.reduce else {
+                    return Ok(None);
+                };
+                let Some((small, small_run)) =
+                    self.shrink(db, rules, bench, &schedule, &signature, budget)
+                else {
+                    return Ok(None);
+                };
                 let reduced = self.finding(
                     db,
                     rules,
-                    signature,
+                    signature.clone(),
                     &small,
                     &small_run,
                     origin,
                     (1, 1),
                     Some(schedule.size()),
                 )?;
-                db.file_reduced(&id, &serde_json::to_string(&reduced)?)?;
-            }
-        }
-        Ok(())
+                record(reduced).map(Some)
+            },
+        )
     }
 
-    /// Runs the schedule twice more on a fresh table, then files it. Its
-    /// id.
-    #[allow(clippy::too_many_arguments)]
-    fn confirm_and_file(
+    /// How many of [`AGAIN`] runs of the schedule on a fresh table show
+    /// `signature`.
+    fn repeated(
         &self,
-        db: &mut dyn SessionsDatabase,
         rules: &Rules<'_>,
         bench: &mut Bench<'_>,
         schedule: &Schedule,
-        run: &ScheduleRun,
         signature: &str,
-        origin: ScheduleOrigin,
-    ) -> anyhow::Result<String> {
-        let mut repeated = 0;
-        for _ in 0..AGAIN {
-            if let Ok(again) = bench.run(rules, schedule) {
-                if rules.signature(&again, schedule) == signature {
-                    repeated += 1;
-                }
-            }
-        }
-        let finding = self.finding(
-            db,
-            rules,
-            signature.to_string(),
-            schedule,
-            run,
-            origin,
-            (repeated, AGAIN),
-            None,
-        )?;
-        db.file(&serde_json::to_string(&finding)?)
+    ) -> u32 {
+        (0..AGAIN)
+            .filter(|_| {
+                bench
+                    .run(rules, schedule)
+                    .is_ok_and(|again| rules.signature(&again, schedule) == signature)
+            })
+            .count() as u32
     }
 
     /// The record of a schedule's run.
@@ -116,14 +118,8 @@ impl PreparedTxn {
                 .chain(tx.begin(level, mode))
                 .collect()
         };
-        let provider = db.provider();
         Ok(TxnFinding {
-            oracle: NAME.to_string(),
-            dbms: provider.name().to_string(),
-            version: provider
-                .version()
-                .unwrap_or_else(|e| format!("unknown ({e})")),
-            lancet: db.lancet_version().to_string(),
+            made: crate::maker::Maker::of(NAME, db),
             signature,
             rules: of[0].clone(),
             session_rules: if schedule.is_mixed() {
@@ -170,11 +166,9 @@ impl PreparedTxn {
         })
     }
 
-    /// Greedy reduction: the first candidate that still shows `signature`
-    /// replaces the schedule, until none does or the time is up. A
-    /// schedule already tried is not tried again: swaps of adjacent steps
-    /// could otherwise undo each other until the time is up (in a
-    /// campaign and in `lancet reduce` alike).
+    /// Greedy reduction ([`crate::greedy::reduce`]) until the time is
+    /// up, in a campaign and in `lancet reduce` alike; a timing-dependent
+    /// anomaly gets a second try on each candidate.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn shrink(
         &self,
@@ -186,32 +180,16 @@ impl PreparedTxn {
         budget: Duration,
     ) -> Option<(Schedule, ScheduleRun)> {
         let deadline = Instant::now() + budget;
-        let mut best: Option<(Schedule, ScheduleRun)> = None;
-        let mut current = schedule.clone();
-        let key = |s: &Schedule| serde_json::to_string(s).unwrap_or_default();
-        let mut tried: HashSet<String> = HashSet::from([key(schedule)]);
-        'outer: loop {
-            for candidate in super::shrink::candidates(&current) {
-                if Instant::now() >= deadline || db.interrupted() {
-                    break 'outer;
-                }
-                if !tried.insert(key(&candidate)) {
-                    continue;
-                }
-                // Timing-dependent anomalies get a second try.
-                for _ in 0..2 {
-                    let Ok(run) = bench.run(rules, &candidate) else {
-                        continue;
-                    };
-                    if rules.signature(&run, &candidate) == signature {
-                        current = candidate.clone();
-                        best = Some((candidate, run));
-                        continue 'outer;
-                    }
-                }
-            }
-            break;
-        }
-        best
+        crate::greedy::reduce(
+            schedule,
+            super::shrink::candidates,
+            |candidate| {
+                (0..2).find_map(|_| {
+                    let run = bench.run(rules, candidate).ok()?;
+                    (rules.signature(&run, candidate) == signature).then_some(run)
+                })
+            },
+            || Instant::now() >= deadline || db.interrupted(),
+        )
     }
 }

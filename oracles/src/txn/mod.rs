@@ -39,8 +39,10 @@ mod tables;
 
 pub use anomaly::{Anomaly, AnomalyKind};
 pub use driver::{Run, ScheduleRun, Timing, TraceLine};
+pub(crate) use files::kind_of;
 pub use forms::{Forms, Spellings};
 pub use model::{Model, Outcome, Status, Wait};
+pub(crate) use oracle::{levels_for, planted};
 pub use oracle::{parse_levels, Txn};
 pub use planted::{faults, TxnFault};
 pub use record::{ScheduleOrigin, TxnFinding};
@@ -51,4 +53,4 @@ pub use sessions::Sessions;
 pub const NAME: &str = "txn";
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

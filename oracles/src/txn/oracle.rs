@@ -14,7 +14,7 @@ use super::schedule::{Schedule, MAX_SESSIONS};
 use super::settings::Knobs;
 use super::NAME;
 use lancet_core::fault::Fault;
-use lancet_core::txn::{IsolationLevel, KnobScope, Transactions};
+use lancet_core::txn::{IsolationLevel, KnobScope, LevelRules, Transactions};
 use lancet_core::{
     FindingFiles, PreparedSessions, Provider, Reduction, Rng, SessionsDatabase, SessionsFacts,
     SessionsOracle, SessionsRun, ShownAgain,
@@ -63,31 +63,13 @@ impl SessionsOracle for Txn {
         provider: Arc<dyn Provider>,
         run: &SessionsRun,
     ) -> anyhow::Result<Box<dyn PreparedSessions>> {
+        let fault = planted(run, TxnFault::of, faults(), NAME, "transaction schedules")?;
+        // The DBMS has transactions lancet models, at some level asked for.
+        levels_for(&*provider, run, NAME)?;
         let tx = provider.transactions().ok_or_else(|| {
-            anyhow::anyhow!(
-                "--oracle {NAME} needs a DBMS whose transactions lancet models (the servers and \
-                 SQLite); {} is not one of them",
-                provider.name()
-            )
+            anyhow::anyhow!("{} has no transactions lancet models", provider.name())
         })?;
-        let fault = match &run.fault {
-            None => None,
-            Some(f) => Some(TxnFault::of(f).ok_or_else(|| {
-                let known: Vec<&str> = faults().iter().map(|f| f.name()).collect();
-                anyhow::anyhow!(
-                    "the planted fault {} does not act on transaction schedules (--oracle {NAME} plants {})",
-                    f.name(),
-                    known.join(", ")
-                )
-            })?),
-        };
-        let levels = parse_levels(&run.values("levels"))?;
-        let knobs = Knobs::prepare(tx, &levels)?;
-        anyhow::ensure!(
-            !knobs.is_empty(),
-            "{} models none of the levels asked for",
-            provider.name()
-        );
+        let knobs = Knobs::prepare(tx, &parse_levels(&run.values("levels"))?)?;
         Ok(Box::new(PreparedTxn {
             provider,
             knobs,
@@ -97,6 +79,59 @@ impl SessionsOracle for Txn {
             timing: Timing::default(),
         }))
     }
+}
+
+/// The levels an oracle over transactions draws on `provider` in `run`:
+/// those it models, as `--txn-levels` keeps them. An error names
+/// `oracle` where the DBMS has no transactions lancet models, or none of
+/// the levels asked for.
+pub(crate) fn levels_for(
+    provider: &dyn Provider,
+    run: &SessionsRun,
+    oracle: &str,
+) -> anyhow::Result<Vec<LevelRules>> {
+    let tx = provider.transactions().ok_or_else(|| {
+        anyhow::anyhow!(
+            "--oracle {oracle} needs a DBMS whose transactions lancet models (the servers and \
+             SQLite); {} is not one of them",
+            provider.name()
+        )
+    })?;
+    let levels = parse_levels(&run.values("levels"))?;
+    let rules: Vec<LevelRules> = tx
+        .levels()
+        .into_iter()
+        .filter(|r| levels.is_empty() || levels.contains(&r.level))
+        .collect();
+    anyhow::ensure!(
+        !rules.is_empty(),
+        "{} models none of the levels asked for",
+        provider.name()
+    );
+    Ok(rules)
+}
+
+/// The run's planted fault as oracle `oracle`'s own type (`of`
+/// recognises it among `faults`, which act on `acts_on`); an error for a
+/// fault of another oracle.
+pub(crate) fn planted<F>(
+    run: &SessionsRun,
+    of: impl Fn(&Fault) -> Option<F>,
+    faults: Vec<Fault>,
+    oracle: &str,
+    acts_on: &str,
+) -> anyhow::Result<Option<F>> {
+    let Some(f) = &run.fault else {
+        return Ok(None);
+    };
+    of(f).map(Some).ok_or_else(|| {
+        let known: Vec<&str> = faults.iter().map(|f| f.name()).collect();
+        anyhow::anyhow!(
+            "the planted fault {} does not act on {acts_on} (--oracle {oracle} plants {})",
+            f.name(),
+            known.join(", ")
+        )
+    })
 }
 
 /// `--txn-levels`: isolation levels by name.

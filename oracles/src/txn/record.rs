@@ -24,11 +24,9 @@ pub struct ScheduleOrigin {
 /// Everything a transaction finding records.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TxnFinding {
-    /// Always `txn`: tells this file from other findings' records.
-    pub oracle: String,
-    pub dbms: String,
-    pub version: String,
-    pub lancet: String,
+    /// The oracle (always `txn`), the DBMS and lancet.
+    #[serde(flatten)]
+    pub made: crate::maker::Maker,
     /// `lost-update@REPEATABLE READ`: the anomaly's kind and the level,
     /// which is what groups findings into bugs.
     pub signature: String,
@@ -123,15 +121,7 @@ impl TxnFinding {
     /// The file name a finding's signature gives (`n` numbers it):
     /// `txn-0003-lost-update-read-committed`.
     pub fn file_id(n: u64, signature: &str) -> String {
-        let mut id = format!("txn-{n:04}-");
-        for c in signature.chars() {
-            if c.is_ascii_alphanumeric() {
-                id.push(c.to_ascii_lowercase());
-            } else if !id.ends_with('-') {
-                id.push('-');
-            }
-        }
-        id.trim_end_matches('-').to_string()
+        file_id_of(super::NAME, n, signature)
     }
 
     /// The statements that make the table and its rows.
@@ -213,7 +203,7 @@ impl TxnFinding {
         let s = &self.schedule;
         let mut out = String::new();
         let _ = writeln!(out, "lancet transaction finding: {}", self.signature);
-        let _ = writeln!(out, "DBMS: {} {}", self.dbms, self.version);
+        let _ = writeln!(out, "{}", self.made.dbms_line());
         if self.session_rules.is_empty() {
             let _ = writeln!(out, "level: {}", describe(&self.rules));
         }
@@ -279,12 +269,28 @@ fn session_header(n: usize) -> String {
         .join(" | ")
 }
 
-fn script(statements: &[String]) -> String {
+/// The file name of oracle `oracle`'s `n`-th finding with `signature`:
+/// its name, the number, and the signature in lower-case words
+/// (`txn-0003-lost-update-read-committed`).
+pub fn file_id_of(oracle: &str, n: u64, signature: &str) -> String {
+    let mut id = format!("{oracle}-{n:04}-");
+    for c in signature.chars() {
+        if c.is_ascii_alphanumeric() {
+            id.push(c.to_ascii_lowercase());
+        } else if !id.ends_with('-') {
+            id.push('-');
+        }
+    }
+    id.trim_end_matches('-').to_string()
+}
+
+/// Statements as a script, one a line.
+pub(crate) fn script(statements: &[String]) -> String {
     statements.iter().map(|s| format!("{s};\n")).collect()
 }
 
 /// A level's rules in one line, with the documentation they come from.
-fn describe(rules: &LevelRules) -> String {
+pub(crate) fn describe(rules: &LevelRules) -> String {
     format!(
         "{} (rules: reads see {:?}, writes {:?}{}; from {})",
         rules.label(),

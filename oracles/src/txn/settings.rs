@@ -73,11 +73,6 @@ impl Knobs {
             .collect()
     }
 
-    /// Whether the run checks no level at all.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.sets[0].1.is_empty()
-    }
-
     /// The rules under `settings`, where the run prepared them.
     pub(crate) fn rules_under(&self, settings: &Settings) -> Option<&[LevelRules]> {
         self.sets

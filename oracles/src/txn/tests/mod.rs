@@ -7,11 +7,11 @@ use super::schedule::{
 use super::AnomalyKind;
 use lancet_core::txn::{Conflict, IsolationLevel, LevelRules, ReadView, WriteRule};
 
-fn rules(level: IsolationLevel, read_view: ReadView, writes: WriteRule) -> LevelRules {
+pub(crate) fn rules(level: IsolationLevel, read_view: ReadView, writes: WriteRule) -> LevelRules {
     LevelRules::new(level, read_view, writes, false, "test")
 }
 
-fn pg_rc() -> LevelRules {
+pub(crate) fn pg_rc() -> LevelRules {
     rules(
         IsolationLevel::ReadCommitted,
         ReadView::Statement,
@@ -19,7 +19,7 @@ fn pg_rc() -> LevelRules {
     )
 }
 
-fn pg_rr() -> LevelRules {
+pub(crate) fn pg_rr() -> LevelRules {
     rules(
         IsolationLevel::RepeatableRead,
         ReadView::FirstStatement,
@@ -27,7 +27,7 @@ fn pg_rr() -> LevelRules {
     )
 }
 
-fn pg_ser() -> LevelRules {
+pub(crate) fn pg_ser() -> LevelRules {
     rules(
         IsolationLevel::Serializable,
         ReadView::FirstStatement,
@@ -407,7 +407,7 @@ fn shrinking_drops_sessions_statements_and_rows() {
     }
 }
 
-fn innodb_rr() -> LevelRules {
+pub(crate) fn innodb_rr() -> LevelRules {
     LevelRules {
         same_value_is_no_change: true,
         extra_write_locks: true,
