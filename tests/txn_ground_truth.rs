@@ -34,7 +34,7 @@ fn mariadb_isolation_bugs_still_reproduce_from_their_findings() {
         );
         replayed += 1;
     }
-    assert_eq!(replayed, 3);
+    assert_eq!(replayed, 5);
 }
 
 /// lancet's generator, with `innodb_snapshot_isolation` drawn per
