@@ -413,11 +413,10 @@ struct FuzzArgs {
     /// level lancet models for the DBMS].
     #[arg(long, value_name = "LEVEL,LEVEL", value_delimiter = ',')]
     txn_levels: Vec<String>,
-    /// --oracle txn: report a documented deviation of a level from the
-    /// standard (InnoDB's REPEATABLE READ writes that see newer rows, rows
-    /// skipped after a lock wait, PostgreSQL's READ COMMITTED re-check) as a
-    /// finding of its own kind, `deviation-NAME@LEVEL` [default: allowed, and
-    /// counted in the summary].
+    /// --oracle txn: report a documented deviation of a level from the standard
+    /// (InnoDB's REPEATABLE READ writes that see newer rows, rows skipped after a
+    /// lock wait, PostgreSQL's READ COMMITTED re-check) as a finding of its own
+    /// kind, `deviation-NAME@LEVEL` [default: allowed, counted in the summary].
     #[arg(long)]
     txn_strict: bool,
 }

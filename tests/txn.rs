@@ -46,32 +46,6 @@ fn assert_clean(dbms: &str, url: &str, schedules: u32) {
     }
 }
 
-/// A run of `schedules` schedules on MariaDB 10.11.19, whose real
-/// isolation bugs (`docs/bugs-found.md`) show in most runs: every finding
-/// must be one of them, by its class: a schedule run with
-/// `innodb_snapshot_isolation=ON` (its secondary-index, READ UNCOMMITTED
-/// and subquery bugs), or `not-serializable` with a ROLLBACK TO
-/// SAVEPOINT (the locks it releases). Any other finding, and any error
-/// of the DBMS, fails; both values of the setting must have run.
-fn assert_clean_but_known(dbms: &str, url: &str, schedules: u32) {
-    let out = tempfile::tempdir().unwrap();
-    let n = schedules.to_string();
-    let o = txn(out.path(), dbms, url, &["--queries", &n, "--seed", "7"]);
-    let err = printed(&o);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
-    for record in finding_records(out.path()) {
-        let r = read_json(&record);
-        let signature = r["signature"].as_str().unwrap().to_string();
-        let si_on = r["schedule"]["settings"]["innodb_snapshot_isolation"] == "ON";
-        let savepoint_rolled_back = r["schedule"]["steps"].to_string().contains("rollback-to");
-        let known = (si_on && !signature.starts_with("error"))
-            || (signature.starts_with("not-serializable@") && savepoint_rolled_back);
-        assert!(known, "{signature} is no known MariaDB bug: {err}");
-    }
-    assert!(err.contains("innodb_snapshot_isolation=ON: "), "{err}");
-    assert!(err.contains("innodb_snapshot_isolation=OFF: "), "{err}");
-}
-
 /// Each planted fault is caught within 80 schedules: among its findings
 /// is one of the kinds that name what the fault does (others follow
 /// from it: a write never sent holds no lock either), and none is an

@@ -21,6 +21,7 @@
 pub mod anomaly;
 mod bench;
 pub mod clauses;
+pub mod conditions;
 pub mod driver;
 mod files;
 mod filing;

@@ -2,7 +2,8 @@
 //! moves, upserts and IGNORE, each only where the DBMS has it, so that
 //! a DBMS without them draws the schedules it drew before.
 
-use super::{draw_pred, Assign, Op, TableDraw};
+use super::draw::{draw_pred, TableDraw};
+use super::{Assign, Op};
 use crate::txn::forms::Forms;
 use lancet_core::Rng;
 use rand::Rng as _;

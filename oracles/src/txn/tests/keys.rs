@@ -6,7 +6,7 @@
 //! key is allowed only where some version of another row holds it.
 
 use super::*;
-use crate::txn::forms::{Forms, Spellings};
+use crate::txn::forms::Spellings;
 use crate::txn::schedule::Action::*;
 use crate::txn::schedule::Lock;
 
@@ -175,7 +175,7 @@ fn a_move_is_shrunk_printed_and_serial() {
     assert!(!run(&s, &pg_ser(), stale, &[(501, 10), (502, 20)]).is_empty());
 }
 
-fn spelled() -> Spellings {
+pub(super) fn spelled() -> Spellings {
     Spellings {
         upsert_add: Some(
             "INSERT INTO {table} (k, v) VALUES ({k}, {v}) ON DUPLICATE KEY UPDATE v = v + {c}"
@@ -419,70 +419,6 @@ fn a_write_through_a_unique_value_changed_after_the_snapshot_must_fail() {
 
 /// The generator draws the new kinds only where the DBMS has them, and a
 /// UNIQUE table's rows have values of their own.
-#[test]
-fn the_new_kinds_are_drawn_only_where_offered() {
-    let levels = [(IsolationLevel::ReadCommitted, None)];
-    let all = Forms {
-        moves: true,
-        unique_v: true,
-        spellings: spelled(),
-    };
-    let mut seen = [0usize; 5];
-    for seed in 0..300 {
-        let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
-        let plain = Schedule::generate(
-            &mut rng,
-            &levels,
-            &[],
-            lancet_core::txn::LockingReads::Any,
-            &Forms::default(),
-            Default::default(),
-        );
-        assert!(!plain.unique_v && plain.spellings.is_empty());
-        let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
-        let s = Schedule::generate(
-            &mut rng,
-            &levels,
-            &[],
-            lancet_core::txn::LockingReads::Any,
-            &all,
-            Default::default(),
-        );
-        for (plain, wide) in [(&plain, false), (&s, true)] {
-            for st in &plain.steps {
-                let i = match st.action {
-                    Stmt(Op::Move(..)) => 0,
-                    Stmt(Op::Upsert(..)) => 1,
-                    Stmt(Op::InsertIgnore(..)) => 2,
-                    Stmt(Op::UpdateIgnore(..)) => 3,
-                    Stmt(Op::Read(Pred::Value(_)) | Op::Update(Pred::Value(_), _)) => 4,
-                    _ => continue,
-                };
-                assert!(wide, "{:?} drawn without the form", st.action);
-                seen[i] += 1;
-            }
-        }
-        if s.unique_v {
-            let mut values: Vec<i64> = s
-                .rows
-                .iter()
-                .filter(|(k, _)| *k < 1000)
-                .map(|r| r.1)
-                .collect();
-            values.sort();
-            values.dedup();
-            assert_eq!(
-                values.len(),
-                s.rows.iter().filter(|(k, _)| *k < 1000).count()
-            );
-        }
-    }
-    assert!(seen.iter().all(|&n| n > 5), "{seen:?}");
-}
-
-/// Found by lancet on MariaDB 10.11: `UPDATE IGNORE ... SET v = 0` over
-/// two rows gives one of them 0 and skips the other; which one is open,
-/// so a later insert of 0 may be a duplicate.
 #[test]
 fn a_value_an_update_ignore_may_have_written_may_be_a_duplicate() {
     let mut s = unique(schedule(

@@ -589,6 +589,7 @@ fn read_uncommitted_may_show_an_open_write_but_nothing_else() {
     assert_eq!(run(&s, &ru, kept, &[(1, 10), (2, 20)]).len(), 1);
 }
 
+mod drawing;
 mod keys;
 mod locking_reads;
 mod locks;
@@ -597,18 +598,3 @@ mod savepoints;
 mod shared_locks;
 mod subqueries;
 mod tables;
-
-#[test]
-fn a_locking_read_recorded_before_locking_clauses_still_reads() {
-    let old = r#"{"session":1,"action":{"stmt":{"locking-read":{"value-above":8}}}}"#;
-    let step: Step = serde_json::from_str(old).unwrap();
-    assert_eq!(
-        step.action,
-        Action::Stmt(Op::LockingRead(
-            Pred::ValueAbove(8),
-            crate::txn::schedule::Lock::FOR_UPDATE
-        ))
-    );
-    let again: Step = serde_json::from_str(&serde_json::to_string(&step).unwrap()).unwrap();
-    assert_eq!(again, step);
-}
