@@ -86,3 +86,52 @@ fn the_generator_finds_the_snapshot_isolation_bug_of_mariadb() {
     );
     assert!(script.contains("CREATE INDEX"), "{script}");
 }
+
+/// InnoDB's documented REPEATABLE READ deviation (a write reads the newest
+/// rows, a lost update) is counted by default and, with `--txn-strict`,
+/// is a finding of its own kind, named with the setting under which it
+/// shows, in a group of its own.
+#[test]
+fn a_documented_deviation_is_counted_and_reported_under_strict() {
+    if !MariaDbServer::available() {
+        eprintln!("SKIPPED: no mariadbd here (tests/run.sh installs mariadb-server)");
+        return;
+    }
+    let db = MariaDbServer::start().expect("a throwaway MariaDB");
+    let args = [
+        "--txn-levels",
+        "repeatable-read",
+        "--queries",
+        "150",
+        "--seed",
+        "4",
+        "--flood-limit",
+        "1",
+        "--no-reduce",
+    ];
+    let out = tempfile::tempdir().unwrap();
+    let o = txn(out.path(), "mysql", &db.url(), &args);
+    let said = printed(&o);
+    assert!(said.contains("  deviation write-sees-newer: "), "{said}");
+    assert!(finding_records(out.path())
+        .iter()
+        .all(|r| !read_json(r)["signature"]
+            .as_str()
+            .unwrap()
+            .starts_with("deviation-")));
+    let strict = tempfile::tempdir().unwrap();
+    let o = txn(
+        strict.path(),
+        "mysql",
+        &db.url(),
+        &[&args[..], &["--txn-strict"]].concat(),
+    );
+    let said = printed(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    let found = finding_records(strict.path()).into_iter().any(|r| {
+        read_json(&r)["signature"].as_str().unwrap().starts_with(
+            "deviation-write-sees-newer@REPEATABLE READ [innodb_snapshot_isolation=OFF]",
+        )
+    });
+    assert!(found, "{said}");
+}
