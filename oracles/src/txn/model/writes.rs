@@ -158,6 +158,25 @@ impl Model<'_> {
             Effect::Lock(lock, rows) => self.locked(step, lock, &changes, &open, rows),
             Effect::Move(pivot) => {
                 self.txns[session].uncertain.extend(open);
+                // A row whose value is open may or may not match, so may
+                // or may not have moved: its partner key is open too
+                // (seen with lancet on MariaDB: an UPDATE IGNORE left two
+                // rows open, and a later move of `v > 8` moved both).
+                let table = self.schedule.steps[step].table;
+                let unsure: Vec<i64> = self
+                    .overlay(session, &self.committed)
+                    .keys()
+                    .chain(self.uncertain_committed.iter())
+                    .copied()
+                    .filter(|&k| {
+                        crate::txn::schedule::table_of(k) == table && self.unsure(session, k)
+                    })
+                    .collect();
+                for k in unsure {
+                    self.txns[session]
+                        .uncertain
+                        .insert(crate::txn::forms::partner(k, pivot));
+                }
                 self.move_rows(session, &changes, pivot);
             }
             Effect::SetIgnore(a) => {
