@@ -43,12 +43,16 @@ pub fn candidates(schedule: &Schedule) -> Vec<Schedule> {
         c.rows.remove(i);
         out.push(c);
     }
-    // Without the last table, its statements and rows.
+    // Without the last table, its statements and rows, and the
+    // statements whose subquery reads it (which would fail on a fresh
+    // database, where no such table is left from earlier schedules).
     let t = schedule.more_tables.len();
     if t > 0 {
         let mut c = schedule.clone();
-        c.steps
-            .retain(|st| !(matches!(st.action, Action::Stmt(_)) && st.table == t));
+        c.steps.retain(|st| match st.action {
+            Action::Stmt(op) => st.table != t && !reads_table(op, t),
+            _ => true,
+        });
         c.rows.retain(|(k, _)| table_of(*k) != t);
         c.more_tables.pop();
         out.push(c);
@@ -96,4 +100,19 @@ fn without_session(schedule: &Schedule, gone: usize) -> Schedule {
         c.settle_levels();
     }
     c
+}
+
+/// Whether `op`'s condition has a subquery over table `t`.
+fn reads_table(op: super::schedule::Op, t: usize) -> bool {
+    use super::schedule::{Op, Pred};
+    let pred = match op {
+        Op::Read(p)
+        | Op::LockingRead(p, _)
+        | Op::Update(p, _)
+        | Op::Delete(p)
+        | Op::Move(p, _)
+        | Op::UpdateIgnore(p, _) => p,
+        _ => return false,
+    };
+    matches!(pred, Pred::Sub(sub) if sub.from() == t)
 }
