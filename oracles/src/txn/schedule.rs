@@ -2,7 +2,7 @@
 //! transaction, and the order lancet sends their steps in. Drawn from a
 //! database's RNG; printed as SQL every DBMS of lancet reads alike.
 
-use super::forms::{partner, Forms, Spellings, MOVE};
+use super::forms::{Forms, Spellings, MOVE};
 use lancet_core::txn::{Form, IndexV, IsolationLevel, LockingReads};
 use lancet_core::Rng;
 use rand::Rng as _;
@@ -495,59 +495,9 @@ impl Pred {
     }
 }
 
+mod table_draw;
 mod wider;
-
-/// What the generator knows of one table while it draws statements: the
-/// first key, its rows, the next key an INSERT takes, and the forms it
-/// may hold.
-struct TableDraw {
-    base: i64,
-    rows: Vec<(i64, i64)>,
-    next_key: i64,
-    /// Its index on `v` is UNIQUE: its rows' values differ.
-    unique: bool,
-    forms: Forms,
-}
-
-impl TableDraw {
-    fn new(rng: &mut Rng, t: i64, forms: &Forms) -> TableDraw {
-        let base = t * KEYS_PER_TABLE;
-        // A draw only where the DBMS has UNIQUE indexes on v.
-        let unique = forms.unique_v && rng.random_bool(0.25);
-        let nrows = rng.random_range(2..=6i64);
-        let mut rows: Vec<(i64, i64)> = Vec::new();
-        for k in 1..=nrows {
-            let mut v = rng.random_range(0..10);
-            while unique && rows.iter().any(|&(_, w)| w == v) {
-                v = (v + 1) % 10;
-            }
-            rows.push((base + k, v));
-        }
-        TableDraw {
-            base,
-            rows,
-            next_key: base + 100,
-            unique,
-            forms: forms.clone(),
-        }
-    }
-
-    /// A key a `WHERE k = c` picks: an initial row's (or the key just
-    /// past them), or, where rows move, sometimes its partner key.
-    fn key(&self, rng: &mut Rng) -> i64 {
-        let k = self.base + rng.random_range(1..=self.rows.len() as i64 + 1);
-        if self.forms.moves && rng.random_bool(0.25) {
-            partner(k, self.pivot())
-        } else {
-            k
-        }
-    }
-
-    /// The pivot of this table's moves ([`super::forms::partner`]).
-    fn pivot(&self) -> i64 {
-        self.base + MOVE
-    }
-}
+use table_draw::TableDraw;
 
 fn draw_pred(rng: &mut Rng, t: &TableDraw) -> Pred {
     let nrows = t.rows.len() as i64;

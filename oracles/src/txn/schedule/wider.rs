@@ -40,11 +40,11 @@ fn kinds(forms: &Forms, unique: bool) -> Vec<Kind> {
 }
 
 /// A key an upsert or INSERT IGNORE takes: an initial row's, or one of a
-/// few fresh keys that every session of the schedule draws from (so
-/// that their upserts meet), all below the table's pivot.
+/// few fresh keys below the table's pivot that every session of the
+/// schedule draws from (so that their upserts meet).
 fn upsert_key(rng: &mut Rng, t: &TableDraw) -> i64 {
     if rng.random_bool(0.5) {
-        t.base + rng.random_range(1..=t.rows.len() as i64)
+        t.rows[rng.random_range(0..t.rows.len())].0
     } else {
         t.base + 50 + rng.random_range(0..3)
     }
