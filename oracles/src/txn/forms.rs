@@ -16,14 +16,15 @@ pub const MOVE: i64 = 500;
 ///
 /// Why a move can never collide with another row's key, in any
 /// interleaving: keys of table `n` lie in `n * 1000 ..`, and every row is
-/// born below the pivot (the initial rows at `base + 1 ..`, inserts at
-/// `base + 101 ..`, upserts at `base + 50 ..` or at an initial row's
-/// key), each with a key no other row was born with. A move flips a row
-/// between its birth key `b` and `b + 500`, so each row only ever holds
-/// one of its own two keys, which no other row's pair shares. The one
-/// exception is an upsert or `INSERT IGNORE` on an initial row's key
-/// after that row moved away: a second row is born into the pair, and
-/// the model allows a duplicate key there ([`lancet_core::txn::Conflict::DuplicateKey`]).
+/// born into a pair of keys `{b, b + 500}` (`b` below the pivot) that no
+/// other row was born into: the initial rows at `base + 1 ..` (a quarter
+/// of them at the upper key, where rows move), inserts at `base + 101
+/// ..`, upserts at `base + 50 ..` or at an initial row's key. A move
+/// flips a row between the two keys of its pair, so each row only ever
+/// holds one of its own two keys. The one exception is an upsert or
+/// `INSERT IGNORE` at an initial row's key after that row moved away: a
+/// second row is born into the pair, and the model allows a duplicate
+/// key there ([`lancet_core::txn::Conflict::DuplicateKey`]).
 pub fn partner(k: i64, pivot: i64) -> i64 {
     if k < pivot {
         k + MOVE

@@ -4,7 +4,7 @@
 
 pub use super::clauses::{Lock, LockMode, LockWait};
 pub use super::conditions::{table_of, Bound, Pred, Sub, KEYS_PER_TABLE};
-use super::forms::{partner, Forms, Spellings, MOVE};
+use super::forms::{Forms, Spellings, MOVE};
 use lancet_core::txn::{Form, IndexV, IsolationLevel, LockingReads, MoreStatements, Settings};
 use lancet_core::Rng;
 use rand::Rng as _;
@@ -508,6 +508,8 @@ impl Schedule {
 }
 
 mod draw;
+mod table_draw;
 mod wider;
 
-use draw::{add_savepoint, draw_op, TableDraw};
+use draw::{add_savepoint, draw_op};
+use table_draw::TableDraw;

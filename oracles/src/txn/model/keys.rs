@@ -37,7 +37,7 @@ impl Model<'_> {
     pub(super) fn move_rows(&mut self, session: usize, changes: &[(i64, Version)], pivot: i64) {
         for &(k, _) in changes {
             self.txns[session].writes.insert(k, None);
-            if self.txns[session].uncertain.contains(&k) {
+            if self.unsure(session, k) {
                 self.txns[session].uncertain.insert(partner(k, pivot));
             }
         }
@@ -57,15 +57,18 @@ impl Model<'_> {
         let rules = self.rules_of(session);
         // Which rows may meet a duplicate, judged before any of them is
         // left open: a row of this statement holds its old value or its
-        // new one, both of which count.
+        // new one, both of which count. Without a UNIQUE index on `v`
+        // (a reduced schedule), none: it is an UPDATE.
+        let unique = self.schedule.shape(table).0 == IndexV::Unique;
         let open: Vec<bool> = changes
             .iter()
             .map(|&(k, old)| {
                 let value = a.apply(old.v);
-                changes
-                    .iter()
-                    .any(|&(c, o)| c != k && a.apply(o.v) == value)
-                    || self.value_taken(session, table, value, Some(old.row))
+                unique
+                    && (changes
+                        .iter()
+                        .any(|&(c, o)| c != k && a.apply(o.v) == value)
+                        || self.value_taken(session, table, value, Some(old.row)))
             })
             .collect();
         for (&(k, old), open) in changes.iter().zip(open) {

@@ -2,7 +2,8 @@
 //! moves, upserts and IGNORE, each only where the DBMS has it, so that
 //! a DBMS without them draws the schedules it drew before.
 
-use super::draw::{draw_pred, TableDraw};
+use super::draw::draw_pred;
+use super::table_draw::TableDraw;
 use super::{Assign, Op};
 use crate::txn::forms::Forms;
 use lancet_core::Rng;
@@ -41,11 +42,11 @@ fn kinds(forms: &Forms, unique: bool) -> Vec<Kind> {
 }
 
 /// A key an upsert or INSERT IGNORE takes: an initial row's, or one of a
-/// few fresh keys that every session of the schedule draws from (so
-/// that their upserts meet), all below the table's pivot.
+/// few fresh keys below the table's pivot that every session of the
+/// schedule draws from (so that their upserts meet).
 fn upsert_key(rng: &mut Rng, t: &TableDraw) -> i64 {
     if rng.random_bool(0.5) {
-        t.base + rng.random_range(1..=t.rows.len() as i64)
+        t.rows[rng.random_range(0..t.rows.len())].0
     } else {
         t.base + 50 + rng.random_range(0..3)
     }

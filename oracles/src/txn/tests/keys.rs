@@ -535,3 +535,36 @@ fn a_move_may_fail_on_a_key_only_where_a_second_row_was_born_into_its_pair() {
         vec![AnomalyKind::SpuriousConflict]
     );
 }
+
+/// Found by lancet on MariaDB 10.11 (a reduced schedule): UPDATE IGNORE
+/// on a table without a UNIQUE index is an UPDATE, and a row a committed
+/// statement left open stays open at its partner key after a move.
+#[test]
+fn update_ignore_without_a_unique_index_is_an_update_and_moves_keep_rows_open() {
+    let mut s = schedule(
+        IsolationLevel::ReadCommitted,
+        &[(2, 9), (3, 7)],
+        &[
+            (0, Begin),
+            (
+                0,
+                stmt(Op::UpdateIgnore(Pred::KeyRange(2, 3), Assign::Set(0))),
+            ),
+            (0, Commit),
+            (1, Begin),
+            (1, mv(Pred::ValueRange(6, 9))), // 4: nothing matches now
+            (1, Commit),
+        ],
+    );
+    s.spellings = spelled();
+    assert_eq!(run(&s, &innodb_rc(), |_| ok(), &[(2, 0), (3, 0)]), vec![]);
+    let unique = unique(s.clone());
+    assert_eq!(
+        run(&unique, &innodb_rc(), |_| ok(), &[(2, 0), (3, 7)]),
+        vec![]
+    );
+    assert_eq!(
+        run(&unique, &innodb_rc(), |_| ok(), &[(2, 9), (503, 7)]),
+        vec![]
+    );
+}
