@@ -46,7 +46,7 @@ fn assert_clean(dbms: &str, url: &str, schedules: u32) {
     }
 }
 
-/// Each planted fault is caught within 80 schedules: among its findings
+/// Each planted fault is caught within 80 schedules (200 on SQLite): among its findings
 /// is one of the kinds that name what the fault does (others follow
 /// from it: a write never sent holds no lock either), and none is an
 /// error of the DBMS.
@@ -62,6 +62,9 @@ fn assert_faults_caught(dbms: &str, url: &str) {
         ),
         ("txn-no-lock", &["did-not-wait", "dirty-read"]),
     ];
+    // SQLite's schedules take a millisecond, and with no row locks its
+    // no-lock fault shows as a dirty read less often.
+    let schedules = if dbms == "sqlite" { "200" } else { "80" };
     for (fault, kinds) in expect {
         let out = tempfile::tempdir().unwrap();
         let o = txn(
@@ -70,7 +73,7 @@ fn assert_faults_caught(dbms: &str, url: &str) {
             url,
             &[
                 "--queries",
-                "80",
+                schedules,
                 "--seed",
                 "3",
                 "--no-reduce",
