@@ -198,6 +198,13 @@ impl Model<'_> {
     /// Generous: any version of any row it may change counts.
     fn may_collide(&self, session: usize, op: Op, table: usize, view: Option<&State>) -> bool {
         let unique = self.schedule.shape(table).0 == IndexV::Unique;
+        // A row whose value is open may match any condition and take any
+        // value (seen with lancet on SQLite: an UPDATE OR IGNORE left two
+        // rows open, and `SET v = v + 3 WHERE v = 1` then met a duplicate).
+        if self.open_in(table) && matches!(op, Op::Update(..) | Op::UpdateIgnore(..) | Op::Move(..))
+        {
+            return unique || matches!(op, Op::Move(..));
+        }
         match op {
             Op::Insert(_, v) => unique && self.value_taken(session, table, v, None),
             Op::Update(p, a) | Op::UpdateIgnore(p, a) if unique => {
