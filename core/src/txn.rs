@@ -322,23 +322,33 @@ pub enum TransactionEnd {
 }
 
 /// The index the oracle's table has on `v`: none, a plain one, or a
-/// UNIQUE one (whose writes may fail on a duplicate value).
+/// UNIQUE one (whose writes may fail on a duplicate value), on a column
+/// `NOT NULL` or, for `UniqueNullable`, one that may hold NULLs (which
+/// never collide: PostgreSQL's default `NULLS DISTINCT`, InnoDB's and
+/// SQLite's UNIQUE indexes alike).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexV {
     None,
     Plain,
     Unique,
+    UniqueNullable,
 }
 
 impl IndexV {
-    /// The shape a schedule's two flags name (`unique` only counts with
-    /// an index).
-    pub fn of(index_v: bool, unique: bool) -> IndexV {
-        match (index_v, unique) {
-            (false, _) => IndexV::None,
-            (true, false) => IndexV::Plain,
-            (true, true) => IndexV::Unique,
+    /// The shape a schedule's flags name (`unique` only counts with an
+    /// index, `nullable` only with `unique`).
+    pub fn of(index_v: bool, unique: bool, nullable: bool) -> IndexV {
+        match (index_v, unique, nullable) {
+            (false, ..) => IndexV::None,
+            (true, false, _) => IndexV::Plain,
+            (true, true, false) => IndexV::Unique,
+            (true, true, true) => IndexV::UniqueNullable,
         }
+    }
+
+    /// Whether writes may fail on a duplicate value of `v`.
+    pub fn is_unique(self) -> bool {
+        matches!(self, IndexV::Unique | IndexV::UniqueNullable)
     }
 }
 
@@ -347,13 +357,19 @@ impl IndexV {
 /// column list (InnoDB's `ENGINE=InnoDB`), and the index on `v` as
 /// `index`: what every [`Transactions::create_table`] starts from.
 pub fn table_statements(name: &str, index: IndexV, integer: &str, options: &str) -> Vec<String> {
+    let not_null = match index {
+        IndexV::UniqueNullable => "",
+        _ => " NOT NULL",
+    };
     let mut v = vec![format!(
-        "CREATE TABLE {name} (k {integer} PRIMARY KEY, v {integer} NOT NULL){options}"
+        "CREATE TABLE {name} (k {integer} PRIMARY KEY, v {integer}{not_null}){options}"
     )];
     match index {
         IndexV::None => {}
         IndexV::Plain => v.push(format!("CREATE INDEX {name}_v ON {name} (v)")),
-        IndexV::Unique => v.push(format!("CREATE UNIQUE INDEX {name}_v ON {name} (v)")),
+        IndexV::Unique | IndexV::UniqueNullable => {
+            v.push(format!("CREATE UNIQUE INDEX {name}_v ON {name} (v)"))
+        }
     }
     v
 }

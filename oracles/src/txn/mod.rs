@@ -34,7 +34,7 @@ pub mod record;
 pub mod schedule;
 pub mod serial;
 pub mod sessions;
-mod settings;
+pub(crate) mod settings;
 pub mod shrink;
 mod tables;
 

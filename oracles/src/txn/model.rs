@@ -562,6 +562,9 @@ impl<'a> Model<'a> {
 
 /// Rows as `{(k, v), ...}`.
 pub fn show(rows: &[(i64, i64)]) -> String {
-    let parts: Vec<String> = rows.iter().map(|(k, v)| format!("({k}, {v})")).collect();
+    let parts: Vec<String> = rows
+        .iter()
+        .map(|(k, v)| format!("({k}, {})", super::schedule::value_sql(*v)))
+        .collect();
     format!("{{{}}}", parts.join(", "))
 }

@@ -242,6 +242,7 @@ impl TxnFinding {
                             IndexV::None => "",
                             IndexV::Plain => ", index on v",
                             IndexV::Unique => ", UNIQUE index on v",
+                            IndexV::UniqueNullable => ", UNIQUE index on nullable v",
                         },
                         placement.map(|p| format!(", {p}")).unwrap_or_default()
                     )
@@ -325,6 +326,7 @@ mod tests {
             table: "t".into(),
             index_v: false,
             unique_v: false,
+            nullable_v: false,
             spellings: Default::default(),
             placement: None,
             rows: vec![(1, 1)],

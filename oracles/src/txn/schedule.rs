@@ -19,9 +19,10 @@ pub enum Assign {
 }
 
 impl Assign {
+    /// The value it gives a row whose value is `v` (`NULL + c` is NULL).
     pub fn apply(self, v: i64) -> i64 {
         match self {
-            Assign::Add(c) => v + c,
+            Assign::Add(c) => add(v, c),
             Assign::Set(c) => c,
         }
     }
@@ -30,8 +31,32 @@ impl Assign {
     fn sql(self) -> String {
         match self {
             Assign::Add(c) => format!("v = v + {c}"),
-            Assign::Set(c) => format!("v = {c}"),
+            Assign::Set(c) => format!("v = {}", value_sql(c)),
         }
+    }
+}
+
+/// The model's NULL in `v`, on a table whose UNIQUE column may hold NULLs
+/// ([`IndexV::UniqueNullable`]): below every value drawn, so that every
+/// condition on `v` (`=`, `>`, `BETWEEN`, all of them comparisons that
+/// are not true of NULL) leaves its row out, as SQL's do.
+pub const NULL_V: i64 = i64::MIN;
+
+/// `v + c`, NULL where `v` is.
+pub fn add(v: i64, c: i64) -> i64 {
+    if v == NULL_V {
+        NULL_V
+    } else {
+        v + c
+    }
+}
+
+/// A value as SQL: `NULL` for [`NULL_V`].
+pub fn value_sql(v: i64) -> String {
+    if v == NULL_V {
+        "NULL".to_string()
+    } else {
+        v.to_string()
     }
 }
 
@@ -86,7 +111,10 @@ impl Op {
                 format!("UPDATE {table} SET v = v + {c}{}", p.sql(table))
             }
             Op::Update(p, a) => format!("UPDATE {table} SET {}{}", a.sql(), p.sql(table)),
-            Op::Insert(k, v) => format!("INSERT INTO {table} (k, v) VALUES ({k}, {v})"),
+            Op::Insert(k, v) => format!(
+                "INSERT INTO {table} (k, v) VALUES ({k}, {})",
+                value_sql(v)
+            ),
             Op::Delete(p) => format!("DELETE FROM {table}{}", p.sql(table)),
             Op::Move(p, pivot) => format!(
                 "UPDATE {table} SET k = CASE WHEN k < {pivot} THEN k + {MOVE} ELSE k - {MOVE} END{}",
@@ -97,7 +125,7 @@ impl Op {
                 &[
                     ("table", table.to_string()),
                     ("k", k.to_string()),
-                    ("v", v.to_string()),
+                    ("v", value_sql(v)),
                     ("c", c.to_string()),
                 ],
             ),
@@ -106,7 +134,7 @@ impl Op {
                 &[
                     ("table", table.to_string()),
                     ("k", k.to_string()),
-                    ("v", v.to_string()),
+                    ("v", value_sql(v)),
                 ],
             ),
             Op::UpdateIgnore(p, a) => spellings.fill(
@@ -214,6 +242,9 @@ pub struct MoreTable {
     /// The index on `v` is UNIQUE (with `index_v`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unique_v: bool,
+    /// `v` may hold NULLs (with `unique_v`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nullable_v: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
 }
@@ -234,6 +265,9 @@ pub struct Schedule {
     /// The index on `v` is UNIQUE (with `index_v`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unique_v: bool,
+    /// `v` may hold NULLs (with `unique_v`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nullable_v: bool,
     /// How the DBMS spells the forms the schedule may hold (upserts,
     /// IGNORE), as it said when the schedule was drawn.
     #[serde(default, skip_serializing_if = "Spellings::is_empty")]
@@ -304,6 +338,7 @@ impl Schedule {
             more_tables.push(MoreTable {
                 index_v: rng.random_bool(0.5) || tables[1].unique,
                 unique_v: tables[1].unique,
+                nullable_v: tables[1].nullable,
                 placement: draw_placement(rng),
             });
         }
@@ -373,6 +408,7 @@ impl Schedule {
             table: TABLE.to_string(),
             index_v: rng.random_bool(0.5) || tables[0].unique,
             unique_v: tables[0].unique,
+            nullable_v: tables[0].nullable,
             spellings: forms.spellings.clone(),
             placement,
             rows,
@@ -426,7 +462,7 @@ impl Schedule {
             .rows
             .iter()
             .filter(|(k, _)| table_of(*k) == t)
-            .map(|(k, v)| format!("({k}, {v})"))
+            .map(|(k, v)| format!("({k}, {})", value_sql(*v)))
             .collect();
         if values.is_empty() {
             return Vec::new();
@@ -455,12 +491,15 @@ impl Schedule {
     pub fn shape(&self, t: usize) -> (IndexV, Option<&str>) {
         match t {
             0 => (
-                IndexV::of(self.index_v, self.unique_v),
+                IndexV::of(self.index_v, self.unique_v, self.nullable_v),
                 self.placement.as_deref(),
             ),
             n => {
                 let m = &self.more_tables[n - 1];
-                (IndexV::of(m.index_v, m.unique_v), m.placement.as_deref())
+                (
+                    IndexV::of(m.index_v, m.unique_v, m.nullable_v),
+                    m.placement.as_deref(),
+                )
             }
         }
     }

@@ -5,7 +5,7 @@
 
 use super::forms::partner;
 use super::model::{Reads, State};
-use super::schedule::{Action, LockWait, Op, Pred, Schedule};
+use super::schedule::{add, Action, LockWait, Op, Pred, Schedule};
 use std::collections::BTreeMap;
 
 /// Whether an order of `committed` explains the `reads` (per session: the
@@ -116,7 +116,7 @@ fn run_alone(
                 }
             }
             Op::Upsert(k, v, c) => match rows.get_mut(&k) {
-                Some(x) => *x += c,
+                Some(x) => *x = add(*x, c),
                 None => {
                     rows.insert(k, v);
                 }

@@ -114,6 +114,7 @@ pub(crate) fn run_now(conn: &mut dyn Connection, sql: &str, is_query: bool) -> R
 pub fn pairs(rows: &[Vec<Value>]) -> Result<Vec<(i64, i64)>, String> {
     let int = |v: &Value| match v {
         Value::Integer(i) => Some(*i),
+        Value::Null => Some(super::schedule::NULL_V),
         Value::Decimal(s) | Value::Text(s) => s.parse().ok(),
         _ => None,
     };

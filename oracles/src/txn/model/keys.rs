@@ -8,8 +8,7 @@
 
 use super::*;
 use crate::txn::forms::partner;
-use crate::txn::schedule::{table_of, Assign};
-use lancet_core::txn::IndexV;
+use crate::txn::schedule::{add, table_of, Assign, NULL_V};
 
 impl Model<'_> {
     /// The newest committed version of the row `view` holds at `k`, and
@@ -59,12 +58,13 @@ impl Model<'_> {
         // left open: a row of this statement holds its old value or its
         // new one, both of which count. Without a UNIQUE index on `v`
         // (a reduced schedule), none: it is an UPDATE.
-        let unique = self.schedule.shape(table).0 == IndexV::Unique;
+        let unique = self.schedule.shape(table).0.is_unique();
         let open: Vec<bool> = changes
             .iter()
             .map(|&(k, old)| {
                 let value = a.apply(old.v);
                 unique
+                    && value != NULL_V
                     && (changes
                         .iter()
                         .any(|&(c, o)| c != k && a.apply(o.v) == value)
@@ -130,7 +130,7 @@ impl Model<'_> {
         };
         match (found, add) {
             (Some(row), Some(c)) => {
-                let new = self.version_of(row.row, row.v + c, session);
+                let new = self.version_of(row.row, crate::txn::schedule::add(row.v, c), session);
                 self.txns[session].writes.insert(k, Some(new));
             }
             // IGNORE: nothing, but InnoDB's duplicate check locked it.
@@ -197,7 +197,7 @@ impl Model<'_> {
     /// in flight may write; or two of its own rows take one value.
     /// Generous: any version of any row it may change counts.
     fn may_collide(&self, session: usize, op: Op, table: usize, view: Option<&State>) -> bool {
-        let unique = self.schedule.shape(table).0 == IndexV::Unique;
+        let unique = self.schedule.shape(table).0.is_unique();
         // A row whose value is open may match any condition and take any
         // value (seen with lancet on SQLite: an UPDATE OR IGNORE left two
         // rows open, and `SET v = v + 3 WHERE v = 1` then met a duplicate).
@@ -212,6 +212,7 @@ impl Model<'_> {
                 rows.iter().any(|&(_, r)| {
                     let value = a.apply(r.v);
                     value != r.v
+                        && value != NULL_V
                         && (self.value_taken(session, table, value, Some(r.row))
                             || rows
                                 .iter()
@@ -307,6 +308,10 @@ impl Model<'_> {
         value: i64,
         row: Option<u64>,
     ) -> bool {
+        // NULLs never collide in a UNIQUE index.
+        if value == NULL_V {
+            return false;
+        }
         let live = self.live_versions();
         let values: Vec<i64> = live
             .iter()
@@ -337,7 +342,7 @@ impl Model<'_> {
         }
         self.in_flight(session, table).any(|op| match op {
             Op::Insert(_, v) | Op::InsertIgnore(_, v) => v == value,
-            Op::Upsert(_, v, c) => v == value || values.iter().any(|&x| x + c == value),
+            Op::Upsert(_, v, c) => v == value || values.iter().any(|&x| add(x, c) == value),
             Op::Update(_, a) | Op::UpdateIgnore(_, a) => {
                 values.iter().any(|&x| a.apply(x) == value)
             }

@@ -57,13 +57,13 @@ pub(super) fn draw_op(
             let assign = if rng.random_bool(0.7) {
                 Assign::Add(rng.random_range(1..=5))
             } else {
-                Assign::Set(rng.random_range(0..10))
+                Assign::Set(t.value(rng))
             };
             Op::Update(draw_pred(rng, t, sub_from), assign)
         }
         15..=16 => {
             t.next_key += 1;
-            Op::Insert(t.next_key, rng.random_range(0..10))
+            Op::Insert(t.next_key, t.value(rng))
         }
         _ => Op::Delete(draw_pred(rng, t, sub_from)),
     }

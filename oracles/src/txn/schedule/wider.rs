@@ -3,7 +3,7 @@
 //! a DBMS without them draws the schedules it drew before.
 
 use super::draw::draw_pred;
-use super::table_draw::TableDraw;
+use super::table_draw::{TableDraw, UPSERT_KEYS};
 use super::{Assign, Op};
 use crate::txn::forms::Forms;
 use lancet_core::Rng;
@@ -48,7 +48,7 @@ fn upsert_key(rng: &mut Rng, t: &TableDraw) -> i64 {
     if rng.random_bool(0.5) {
         t.rows[rng.random_range(0..t.rows.len())].0
     } else {
-        t.base + 50 + rng.random_range(0..3)
+        t.base + UPSERT_KEYS + rng.random_range(0..3)
     }
 }
 
@@ -56,24 +56,24 @@ fn upsert_key(rng: &mut Rng, t: &TableDraw) -> i64 {
 /// may hold none.
 pub(super) fn draw(rng: &mut Rng, t: &mut TableDraw) -> Op {
     let kinds = kinds(&t.forms, t.unique);
-    let assign = |rng: &mut Rng| {
+    let assign = |rng: &mut Rng, t: &TableDraw| {
         if rng.random_bool(0.7) {
             Assign::Add(rng.random_range(1..=5))
         } else {
-            Assign::Set(rng.random_range(0..10))
+            Assign::Set(t.value(rng))
         }
     };
     if kinds.is_empty() {
-        return Op::Update(draw_pred(rng, t, None), assign(rng));
+        let pred = draw_pred(rng, t, None);
+        return Op::Update(pred, assign(rng, t));
     }
     match kinds[rng.random_range(0..kinds.len())] {
         Kind::Move => Op::Move(draw_pred(rng, t, None), t.pivot()),
-        Kind::Upsert => Op::Upsert(
-            upsert_key(rng, t),
-            rng.random_range(0..10),
-            rng.random_range(1..=5),
-        ),
-        Kind::InsertIgnore => Op::InsertIgnore(upsert_key(rng, t), rng.random_range(0..10)),
-        Kind::UpdateIgnore => Op::UpdateIgnore(draw_pred(rng, t, None), assign(rng)),
+        Kind::Upsert => Op::Upsert(upsert_key(rng, t), t.value(rng), rng.random_range(1..=5)),
+        Kind::InsertIgnore => Op::InsertIgnore(upsert_key(rng, t), t.value(rng)),
+        Kind::UpdateIgnore => {
+            let pred = draw_pred(rng, t, None);
+            Op::UpdateIgnore(pred, assign(rng, t))
+        }
     }
 }

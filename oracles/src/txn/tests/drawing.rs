@@ -6,6 +6,7 @@ use super::keys::spelled;
 use super::*;
 use crate::txn::forms::Forms;
 use crate::txn::schedule::Action::Stmt;
+use crate::txn::schedule::NULL_V;
 
 #[test]
 fn the_new_kinds_are_drawn_only_where_offered() {
@@ -16,6 +17,7 @@ fn the_new_kinds_are_drawn_only_where_offered() {
         spellings: spelled(),
     };
     let mut seen = [0usize; 5];
+    let (mut nulls, mut nulls_before) = (0, 0);
     for seed in 0..300 {
         let mut rng = lancet_core::rng::database_rng(seed, 0, 0);
         let plain = Schedule::generate(
@@ -50,22 +52,25 @@ fn the_new_kinds_are_drawn_only_where_offered() {
                 seen[i] += 1;
             }
         }
+        // A UNIQUE column's values differ, but for NULLs where it may
+        // hold them.
         if s.unique_v {
-            let mut values: Vec<i64> = s
-                .rows
-                .iter()
-                .filter(|(k, _)| *k < 1000)
-                .map(|r| r.1)
-                .collect();
+            let not_null = |r: &&(i64, i64)| r.0 < 1000 && r.1 != NULL_V;
+            let mut values: Vec<i64> = s.rows.iter().filter(not_null).map(|r| r.1).collect();
             values.sort();
             values.dedup();
-            assert_eq!(
-                values.len(),
-                s.rows.iter().filter(|(k, _)| *k < 1000).count()
-            );
+            assert_eq!(values.len(), s.rows.iter().filter(not_null).count());
+            nulls += s
+                .rows
+                .iter()
+                .filter(|r| r.0 < 1000 && r.1 == NULL_V)
+                .count();
+            assert!(s.nullable_v || nulls_before == nulls);
         }
+        nulls_before = nulls;
     }
     assert!(seen.iter().all(|&n| n > 5), "{seen:?}");
+    assert!(nulls > 5, "{nulls} NULLs in UNIQUE columns");
 }
 
 /// Found by lancet on MariaDB 10.11: `UPDATE IGNORE ... SET v = 0` over

@@ -288,7 +288,7 @@ fn insert_ignore_inserts_only_a_new_key_and_does_not_wait_for_a_lock_alone() {
     assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
 }
 
-fn unique(mut s: Schedule) -> Schedule {
+pub(super) fn unique(mut s: Schedule) -> Schedule {
     s.index_v = true;
     s.unique_v = true;
     s

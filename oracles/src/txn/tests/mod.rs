@@ -40,6 +40,7 @@ fn schedule(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action)
         table: TABLE.into(),
         index_v: false,
         unique_v: false,
+        nullable_v: false,
         spellings: Default::default(),
         placement: None,
         rows: rows.to_vec(),
@@ -211,8 +212,7 @@ fn read_committed_update_waits_then_applies_to_the_newest_version() {
 }
 
 /// Each session reads both rows and, seeing their sum at 2, moves one of
-/// them down: no serial order lets both see the sum at 2. Steps 2 and 3
-/// are the reads, 6 and 7 the commits.
+/// them down: no serial order lets both see it (reads 2, 3; commits 6, 7).
 fn write_skew(level: IsolationLevel) -> Schedule {
     use Action::*;
     let read_all = Action::Stmt(Op::Read(Pred::All));
@@ -251,10 +251,9 @@ fn write_skew_under_serializable_has_no_serial_order() {
     assert_eq!(run(&s, &pg_ser(), aborted, &[(1, 0), (2, 1)]), vec![]);
 }
 
-/// Three transactions in a cycle of reads and writes (G2-item of three,
-/// which no two of them show): each reads one row, then sets the next
-/// one; each read sees the rows as they began. Every pair has a serial
-/// order, the three together none.
+/// Three transactions in a cycle of reads and writes (G2-item of three):
+/// each reads one row as it began, then sets the next one. Every pair
+/// has a serial order, the three together none.
 #[test]
 fn a_cycle_of_three_serializable_transactions_has_no_serial_order() {
     use Action::*;
@@ -594,6 +593,7 @@ mod keys;
 mod locking_reads;
 mod locks;
 mod mixed;
+mod nulls;
 mod savepoints;
 mod shared_locks;
 mod subqueries;

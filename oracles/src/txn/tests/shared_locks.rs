@@ -341,6 +341,7 @@ fn a_nowait_that_fails_ends_no_deadlock() {
     s.steps[4].table = 1;
     s.more_tables.push(crate::txn::schedule::MoreTable {
         unique_v: false,
+        nullable_v: false,
         index_v: false,
         placement: None,
     });

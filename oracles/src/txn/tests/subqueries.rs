@@ -28,6 +28,7 @@ fn two(level: IsolationLevel, rows: &[(i64, i64)], steps: &[(usize, Action, usiz
     }
     s.more_tables.push(MoreTable {
         unique_v: false,
+        nullable_v: false,
         index_v: false,
         placement: None,
     });

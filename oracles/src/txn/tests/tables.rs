@@ -24,6 +24,7 @@ fn two_tables() -> Schedule {
     s.more_tables.push(MoreTable {
         index_v: false,
         unique_v: false,
+        nullable_v: false,
         placement: Some("reference".into()),
     });
     s
