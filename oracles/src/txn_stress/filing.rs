@@ -102,7 +102,7 @@ impl PreparedStress {
             reduced_from,
             create_table: tx.create_table(
                 super::round::TABLE,
-                lancet_core::txn::IndexV::of(round.index_v, false),
+                lancet_core::txn::IndexV::of(round.index_v, false, false),
                 round.placement.as_deref(),
             ),
             client_command: tx.client_command(),

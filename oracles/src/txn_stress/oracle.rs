@@ -13,9 +13,10 @@ use super::record::{signature_of, RoundOrigin, StressFinding};
 use super::round::{Round, Setting, MAX_SESSIONS};
 use super::run::RoundRun;
 use super::NAME;
-use crate::txn::{levels_for, planted};
+use crate::txn::settings::Knobs;
+use crate::txn::{levels_for, parse_levels, planted};
 use lancet_core::fault::Fault;
-use lancet_core::txn::{LevelRules, Transactions};
+use lancet_core::txn::{KnobScope, LevelRules, Settings, Transactions};
 use lancet_core::{
     FindingFiles, PreparedSessions, Provider, Reduction, Rng, SessionsDatabase, SessionsFacts,
     SessionsOracle, SessionsRun, ShownAgain,
@@ -65,9 +66,15 @@ impl SessionsOracle for TxnStress {
     ) -> anyhow::Result<Box<dyn PreparedSessions>> {
         let fault = planted(run, StressFault::of, faults(), NAME, "stress rounds")?;
         let rules = levels_for(&*provider, run, NAME)?;
+        let levels = parse_levels(&run.values("levels"))?;
+        let knobs = match provider.transactions() {
+            Some(tx) => Knobs::prepare(tx, &levels)?,
+            None => anyhow::bail!("{} has no transactions lancet models", provider.name()),
+        };
         Ok(Box::new(PreparedStress {
             provider,
             rules,
+            knobs,
             fault,
             reduce: run.reduce,
         }))
@@ -79,6 +86,9 @@ pub(crate) struct PreparedStress {
     provider: Arc<dyn Provider>,
     /// The levels (and modes) this run draws, as the provider models them.
     rules: Vec<LevelRules>,
+    /// The DBMS's transaction settings, and the levels' rules under each
+    /// combination of their values.
+    knobs: Knobs,
     pub(crate) fault: Option<StressFault>,
     /// Time for reducing one finding; `None`: no reduction.
     pub(crate) reduce: Option<Duration>,
@@ -99,27 +109,50 @@ impl PreparedStress {
         })
     }
 
-    /// The settings a round runs under. None yet: this is where the
-    /// settings the provider lists for transactions are drawn, per round,
-    /// once `Transactions` lists them.
-    fn settings(&self, _rng: &mut Rng, _rules: &LevelRules) -> Vec<Setting> {
-        Vec::new()
+    /// The settings a round runs under: a value for each of the DBMS's
+    /// session settings for transactions (`Transactions::knobs`), drawn
+    /// per round as the transaction oracle draws them per schedule, and
+    /// sent before each BEGIN. A database's settings (SQLite's journal
+    /// mode) are not drawn: a round's sessions share the database's.
+    fn settings(&self, rng: &mut Rng) -> Vec<Setting> {
+        self.knobs
+            .draw(rng, KnobScope::Session)
+            .into_iter()
+            .collect()
     }
 
-    /// The rules a round runs under: its level and mode as this DBMS
-    /// models them. A recorded round is checked against them.
+    /// `level`'s rules under `settings` (as they are where the run did
+    /// not prepare those settings).
+    fn rules_under<'a>(&'a self, level: &'a LevelRules, settings: &[Setting]) -> &'a LevelRules {
+        let settings: Settings = settings.iter().cloned().collect();
+        self.knobs
+            .rules_under(&settings)
+            .and_then(|rules| {
+                rules
+                    .iter()
+                    .find(|r| r.level == level.level && r.mode == level.mode)
+            })
+            .unwrap_or(level)
+    }
+
+    /// The rules a round runs under: its level and mode under its
+    /// settings, as this DBMS models them. A recorded round is checked
+    /// against them.
     pub(crate) fn rules_of(&self, round: &Round) -> anyhow::Result<&LevelRules> {
         anyhow::ensure!(
             (1..=MAX_SESSIONS).contains(&round.sessions.len()),
             "the round has {} sessions; lancet runs 1 to {MAX_SESSIONS}",
             round.sessions.len()
         );
-        anyhow::ensure!(
-            round.settings.is_empty(),
-            "the round runs under settings ({}), which this lancet does not apply",
-            round.label()
-        );
-        self.rules
+        let settings: Settings = round.settings.iter().cloned().collect();
+        let rules = self.knobs.rules_under(&settings).ok_or_else(|| {
+            anyhow::anyhow!(
+                "the round runs under settings ({}) that {} does not list for transactions",
+                round.label(),
+                self.provider.name()
+            )
+        })?;
+        rules
             .iter()
             .find(|r| r.level == round.level && r.mode == round.mode)
             .ok_or_else(|| {
@@ -136,7 +169,12 @@ impl PreparedStress {
     ) -> anyhow::Result<Judged> {
         let run = bench.run(round, self.fault)?;
         let violations = judge(round, rules, &run);
-        let signature = signature_of(round, &violations, run.failure.as_ref().map(|f| &f.2));
+        let signature = signature_of(
+            round,
+            &violations,
+            run.failure.as_ref().map(|f| &f.2),
+            self.knobs.knobs(),
+        );
         Ok(Judged {
             run,
             violations,
@@ -175,8 +213,12 @@ impl PreparedSessions for PreparedStress {
             if db.should_stop() {
                 break;
             }
-            let rules = &self.rules[rng.random_range(0..self.rules.len())];
-            let settings = self.settings(rng, rules);
+            let level = &self.rules[rng.random_range(0..self.rules.len())];
+            let settings = self.settings(rng);
+            // The settings may change the level's rules (InnoDB's
+            // snapshot isolation), and with them what a transaction of
+            // the round may hold.
+            let rules = self.rules_under(level, &settings);
             let round = Round::generate(rng, rules, settings, &placements);
             let started = Instant::now();
             let judged = self.judged(&mut bench, &round, rules)?;
@@ -187,19 +229,22 @@ impl PreparedSessions for PreparedStress {
                 !run.final_rows.is_empty(),
             );
             let (committed, conflicts, unknown) = run.counts();
-            db.tally(
-                round.label(),
-                &[
-                    ("rounds", 1),
-                    (
-                        "transactions",
-                        run.logs.iter().map(|l| l.len() as u64).sum(),
-                    ),
-                    ("committed", committed),
-                    ("conflicts", conflicts),
-                    ("unknown commits", unknown),
-                ],
-            );
+            let counts = [
+                ("rounds", 1),
+                (
+                    "transactions",
+                    run.logs.iter().map(|l| l.len() as u64).sum(),
+                ),
+                ("committed", committed),
+                ("conflicts", conflicts),
+                ("unknown commits", unknown),
+            ];
+            // A line per level (and placement) and one per setting's
+            // value, as the transaction oracle counts schedules.
+            db.tally(round.signature_label(&[]), &counts);
+            for (name, value) in &round.settings {
+                db.tally(format!("{name}={value}"), &counts);
+            }
             if judged.signature.is_none() {
                 continue;
             }

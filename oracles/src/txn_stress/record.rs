@@ -8,7 +8,7 @@
 use super::invariant::Violation;
 use super::round::{Round, TABLE};
 use super::run::{Ending, RoundRun, TxnLog};
-use lancet_core::txn::LevelRules;
+use lancet_core::txn::{LevelRules, TxnKnob};
 use lancet_core::DbError;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -81,6 +81,7 @@ pub fn signature_of(
     round: &Round,
     violations: &[Violation],
     failure: Option<&DbError>,
+    knobs: &[TxnKnob],
 ) -> Option<String> {
     let what = match (violations.first(), failure) {
         (Some(v), _) => v.invariant.name().to_string(),
@@ -91,7 +92,7 @@ pub fn signature_of(
         },
         (None, None) => return None,
     };
-    Some(format!("{what}@{}", round.label()))
+    Some(format!("{what}@{}", round.signature_label(knobs)))
 }
 
 /// The file name a finding's signature gives (`n` numbers it):

@@ -5,7 +5,9 @@
 //! is known only when they run, so a read-then-write transaction's UPDATE
 //! is written with the value its SELECT returned ([`Stmt::write_sql`]).
 
-use lancet_core::txn::{level_label, IsolationLevel, LevelRules, ReadView, WriteRule};
+use lancet_core::txn::{
+    level_label, IsolationLevel, LevelRules, ReadView, Settings, TxnKnob, WriteRule,
+};
 use lancet_core::Rng;
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -227,6 +229,21 @@ impl Round {
                 .collect();
             label.push_str(&format!(" [{}]", s.join(", ")));
         }
+        if let Some(p) = &self.placement {
+            label.push_str(&format!(" on {p}"));
+        }
+        label
+    }
+
+    /// What a signature names of it: the level and mode, the settings
+    /// that change the level's rules (not those that only choose a
+    /// plan: one bug is one group under any plan), and the placement.
+    pub fn signature_label(&self, knobs: &[TxnKnob]) -> String {
+        let settings: Settings = self.settings.iter().cloned().collect();
+        let mut label = level_label(self.level, self.mode.as_deref());
+        label.push_str(&crate::txn::settings::Knobs::signature_part(
+            &settings, knobs,
+        ));
         if let Some(p) = &self.placement {
             label.push_str(&format!(" on {p}"));
         }

@@ -344,7 +344,7 @@ fn the_planted_fault_drops_the_last_write_of_session_one_commits() {
     );
     let violations = judge(&round, &pg_rc(), &run);
     assert_eq!(
-        signature_of(&round, &violations, None).as_deref(),
+        signature_of(&round, &violations, None, &[]).as_deref(),
         Some("bank-total@READ COMMITTED")
     );
 }
@@ -398,7 +398,7 @@ fn a_finding_names_its_level_invariant_and_transactions_in_its_files() {
     ));
     let run = ran(vec![l], &[(1, 95), (2, 100)]);
     let violations = judge(&round, &pg_rc(), &run);
-    let signature = signature_of(&round, &violations, None).unwrap();
+    let signature = signature_of(&round, &violations, None, &[]).unwrap();
     let finding = StressFinding {
         made: crate::maker::Maker {
             oracle: super::NAME.into(),
