@@ -7,7 +7,8 @@
 mod common;
 use common::txn::*;
 use common::*;
-use lancet_testkit::MariaDbServer;
+use lancet_testkit::{MariaDbServer, PgServer};
+use std::path::Path;
 
 /// Every reduced finding of a real MariaDB bug still shows on 10.11.19:
 /// `lancet replay` exits 1 and names the anomaly again.
@@ -134,4 +135,28 @@ fn a_documented_deviation_is_counted_and_reported_under_strict() {
         )
     });
     assert!(found, "{said}");
+}
+
+/// Found by lancet on PostgreSQL 18.6 (`docs/bugs-found.md`): SERIALIZABLE
+/// commits two transactions that have no serial order when one of them
+/// read a row by `INSERT ... ON CONFLICT DO NOTHING` (it met the row and
+/// inserted nothing) and the other then moved that row away. PostgreSQL
+/// 15.20 fails one of them with 40001. The reduced finding still fails
+/// on 18 and passes on 15.
+#[test]
+fn postgres_18_serializable_misses_an_on_conflict_read_that_15_catches() {
+    let record = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/known-txn-postgres-18")
+        .join("serializable-on-conflict-do-nothing-read-untracked.json");
+    let record = record.to_str().unwrap();
+    for (major, code, said) in [
+        (18, 1, "still shows not-serializable@SERIALIZABLE"),
+        (15, 0, "now shows none@SERIALIZABLE"),
+    ] {
+        let pg = PgServer::start_major(major).expect("PostgreSQL (tests/run.sh installs it)");
+        let o = run(&["replay", "--url", &pg.url(), record]);
+        let printed = printed(&o);
+        assert_eq!(o.status.code(), Some(code), "{major}: {printed}");
+        assert!(printed.contains(said), "{major}: {printed}");
+    }
 }
