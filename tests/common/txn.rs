@@ -101,7 +101,10 @@ pub fn known_mariadb_bug(signature: &str, schedule: &serde_json::Value) -> Optio
     let unique = tables.clone().any(|t| t["unique_v"] == true);
     let si = |on: &str| signature.contains(&format!("[innodb_snapshot_isolation={on}]"));
     let at = |kind: &str, level: &str| signature.starts_with(&format!("{kind}@{level}"));
-    if si("ON") && at("lost-update", "REPEATABLE READ") && indexed {
+    if si("ON")
+        && (at("lost-update", "REPEATABLE READ") || at("phantom", "REPEATABLE READ"))
+        && indexed
+    {
         Some("SI: a write or locking read through a secondary index skips the 1020 check")
     } else if si("ON") && at("did-not-wait", "READ UNCOMMITTED") {
         Some("SI at READ UNCOMMITTED: a write skips a row an open transaction changed")
