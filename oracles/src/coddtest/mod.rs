@@ -50,9 +50,10 @@ impl lancet_core::OracleInputs for Fold {
 
 impl CoddTest {
     /// A base query with a constant in it: a column-free expression or
-    /// predicate drawn over an empty scope, or an uncorrelated scalar
-    /// subquery (returned as the constant to fold: a subquery is never
-    /// [`constants::is_foldable`], since it reads columns of its own).
+    /// predicate drawn over an empty scope, or an uncorrelated scalar or
+    /// EXISTS subquery (returned as the constant to fold: a subquery is
+    /// never [`constants::is_foldable`], since it reads columns of its
+    /// own).
     fn base(&self, cx: &mut GenerateContext<'_>) -> Option<(Select, Option<Expr>)> {
         let rng = &mut *cx.rng;
         let generator = &mut *cx.generator;
@@ -67,11 +68,7 @@ impl CoddTest {
             1 => {
                 let empty = Scope::default();
                 let p = generator.predicate(rng, &empty);
-                s.selection = Some(match s.selection.take() {
-                    None => p,
-                    Some(w) if rng.random_bool(0.5) => Expr::and(w, p),
-                    Some(w) => Expr::binary(lancet_core::BinaryOp::Or, w, p),
-                });
+                subquery::add_condition(rng, &mut s, p);
             }
             _ => {
                 let empty = Scope::default();

@@ -1,7 +1,8 @@
-//! Uncorrelated scalar subqueries: `(SELECT agg FROM r AS cq [WHERE p])`
-//! over one relation of the database, reading only its own alias, so
-//! that its value is a constant of any query it stands in (CODDTest's
-//! folding of a subquery by an auxiliary query).
+//! Uncorrelated subqueries: `(SELECT agg FROM r AS cq [WHERE p])` and
+//! `EXISTS (SELECT * FROM r AS cq [WHERE p])` over one relation of the
+//! database, reading only its own alias, so that its value is a constant
+//! of any query it stands in (CODDTest's folding of a subquery by an
+//! auxiliary query).
 
 use lancet_core::{
     BinaryOp, Expr, FromClause, Query, QueryGenerator, Rng, Schema, Scope, ScopeColumn, Select,
@@ -21,7 +22,8 @@ pub struct Scalar {
     pub ty: Option<lancet_core::TypeName>,
 }
 
-/// `(SELECT COUNT(*) | MIN(c) | MAX(c) FROM r AS cq [WHERE p])`, with `p`
+/// `(SELECT COUNT(*) | MIN(c) | MAX(c) FROM r AS cq [WHERE p])`, or a
+/// fifth of the time `EXISTS (SELECT * FROM r AS cq [WHERE p])`, with `p`
 /// over `r`'s columns alone.
 pub fn draw(rng: &mut Rng, generator: &mut dyn QueryGenerator, schema: &Schema) -> Option<Scalar> {
     let relation = schema.relations.choose(rng)?;
@@ -36,7 +38,10 @@ pub fn draw(rng: &mut Rng, generator: &mut dyn QueryGenerator, schema: &Schema) 
             .collect(),
     };
     let column = relation.columns.choose(rng)?;
-    let (item, ty) = if rng.random_bool(0.25) {
+    let exists = rng.random_bool(0.2);
+    let (item, ty) = if exists {
+        (Expr::int(1), None)
+    } else if rng.random_bool(0.25) {
         (Expr::CountStar, None)
     } else {
         let name = *["MIN", "MAX"].choose(rng)?;
@@ -59,16 +64,27 @@ pub fn draw(rng: &mut Rng, generator: &mut dyn QueryGenerator, schema: &Schema) 
         selection,
         ..Select::default()
     });
-    Some(Scalar {
-        expr: Expr::Subquery(Box::new(query)),
-        ty,
-    })
+    let expr = if exists {
+        Expr::Exists {
+            query: Box::new(query),
+            negated: rng.random_bool(0.3),
+        }
+    } else {
+        Expr::Subquery(Box::new(query))
+    };
+    Some(Scalar { expr, ty })
 }
 
-/// Puts `scalar` into `s`: compared with a column of the outer scope of
-/// the same declared type in a new WHERE conjunct or disjunct where there
-/// is one (half the time), else as a new select item.
+/// Puts `scalar` into `s`: an EXISTS as a new WHERE conjunct or disjunct
+/// (or a select item); a scalar subquery compared with a column of the
+/// outer scope of the same declared type in a new WHERE conjunct or
+/// disjunct where there is one (half the time), else as a new select
+/// item.
 pub fn place(rng: &mut Rng, s: &mut Select, scope: &Scope, scalar: Scalar) {
+    if matches!(scalar.expr, Expr::Exists { .. }) && rng.random_bool(0.8) {
+        add_condition(rng, s, scalar.expr);
+        return;
+    }
     let same_type: Vec<&ScopeColumn> = scope
         .columns
         .iter()
@@ -86,16 +102,20 @@ pub fn place(rng: &mut Rng, s: &mut Select, scope: &Scope, scalar: Scalar) {
             ]
             .choose(rng)
             .unwrap_or(&BinaryOp::Eq);
-            let comparison = Expr::binary(op, c.expr.clone(), scalar.expr);
-            s.selection = Some(match s.selection.take() {
-                None => comparison,
-                Some(w) if rng.random_bool(0.5) => Expr::and(w, comparison),
-                Some(w) => Expr::binary(BinaryOp::Or, w, comparison),
-            });
+            add_condition(rng, s, Expr::binary(op, c.expr.clone(), scalar.expr));
         }
         _ => s.items.push(SelectItem::Expr {
             expr: scalar.expr,
             alias: None,
         }),
     }
+}
+
+/// `s`'s WHERE with `p` added: `p` alone, `w AND p` or `w OR p`.
+pub fn add_condition(rng: &mut Rng, s: &mut Select, p: Expr) {
+    s.selection = Some(match s.selection.take() {
+        None => p,
+        Some(w) if rng.random_bool(0.5) => Expr::and(w, p),
+        Some(w) => Expr::binary(BinaryOp::Or, w, p),
+    });
 }
