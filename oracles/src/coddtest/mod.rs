@@ -10,6 +10,7 @@
 
 pub mod constants;
 pub mod fault;
+pub mod propagation;
 pub mod subquery;
 
 use crate::partition::multiset_verdict;
@@ -41,6 +42,11 @@ pub struct Fold {
     pub read: Vec<Value>,
     /// The literal that replaces the constant.
     pub literal: Expr,
+    /// Constant propagation: the WHERE conjunct `c = literal` that makes
+    /// column `c` (the constant) a constant of the rows that pass; the
+    /// auxiliary query then reads `c` wherever it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equality: Option<Expr>,
 }
 
 impl lancet_core::OracleInputs for Fold {
@@ -83,6 +89,49 @@ impl CoddTest {
     }
 }
 
+impl CoddTest {
+    /// Constant propagation: `c = L` added to a base query's WHERE, with
+    /// `L` the literal of a value `c` holds, and `c` replaced by `L`
+    /// elsewhere, where `c` holds one exact value on every row where the
+    /// equality is true (see [`propagation`]).
+    fn propagation(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        let (s, scope) = base_select(cx.rng, cx.generator)?;
+        let column = scope
+            .columns
+            .iter()
+            .filter(|c| matches!(c.expr, Expr::Column(_)))
+            .collect::<Vec<_>>()
+            .choose(cx.rng)?
+            .expr
+            .clone();
+        let probe = cx.generator.literal_probe(&column)?;
+        let not_null = Expr::IsNull {
+            expr: Box::new(column.clone()),
+            negated: true,
+        };
+        let values = cx
+            .data
+            .fetch(&propagation::auxiliary(&s, &not_null, &probe))
+            .ok()?;
+        let literal = cx.generator.literal_of(values.choose(cx.rng)?)?;
+        let (with_eq, eq) = propagation::with_equality(&s, &column, &literal);
+        let rows = cx
+            .data
+            .fetch(&propagation::auxiliary(&with_eq, &eq, &probe))
+            .ok()?;
+        let [read] = rows.as_slice() else {
+            return None;
+        };
+        Some(Case::new(self.name(), with_eq).and_inputs(Fold {
+            constant: column,
+            probe,
+            read: read.clone(),
+            literal,
+            equality: Some(eq),
+        }))
+    }
+}
+
 impl Oracle for CoddTest {
     fn name(&self) -> &'static str {
         "coddtest"
@@ -93,6 +142,9 @@ impl Oracle for CoddTest {
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
+        if cx.rng.random_bool(0.25) {
+            return self.propagation(cx);
+        }
         let (s, drawn) = self.base(cx)?;
         let constant = match drawn {
             Some(subquery) => subquery,
@@ -115,17 +167,27 @@ impl Oracle for CoddTest {
             probe,
             read: read.clone(),
             literal,
+            equality: None,
         }))
     }
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
         let fold = case.inputs::<Fold>()?;
-        let (folded, _) = constants::fold(&case.query, &fold.constant, &fold.literal);
+        let (folded, aux) = match &fold.equality {
+            None => (
+                constants::fold(&case.query, &fold.constant, &fold.literal).0,
+                auxiliary(&fold.probe),
+            ),
+            Some(eq) => (
+                propagation::propagate(&case.query, eq, &fold.constant, &fold.literal),
+                propagation::auxiliary(&case.query, eq, &fold.probe),
+            ),
+        };
         Ok(vec![
             OracleQuery::new("original", Query::select(case.query.clone())),
             OracleQuery::new("folded", Query::select(folded)),
-            OracleQuery::new("auxiliary", auxiliary(&fold.probe)),
+            OracleQuery::new("auxiliary", aux),
         ])
     }
 
@@ -162,7 +224,12 @@ impl Oracle for CoddTest {
 
 /// `SELECT probe...`: the auxiliary query, over no table.
 fn auxiliary(probe: &[Expr]) -> Query {
-    Query::select(Select {
+    Query::select(probe_select(probe))
+}
+
+/// `SELECT probe...`, the select list of every auxiliary query.
+fn probe_select(probe: &[Expr]) -> Select {
+    Select {
         items: probe
             .iter()
             .map(|e| SelectItem::Expr {
@@ -171,7 +238,7 @@ fn auxiliary(probe: &[Expr]) -> Query {
             })
             .collect(),
         ..Select::default()
-    })
+    }
 }
 
 #[cfg(test)]
@@ -187,6 +254,7 @@ mod tests {
             probe: vec![sum],
             read: vec![Value::Integer(3)],
             literal: Expr::int(3),
+            equality: None,
         })
     }
 
