@@ -143,3 +143,8 @@ fn transform_and_stepwise_catch_a_row_dropped_from_derived_tables() {
 fn transform_catches_a_row_duplicated_in_cross_joins() {
     oracle_catches("transform", "duplicate-row-in-cross-joins", "2000");
 }
+
+#[test]
+fn coddtest_catches_a_row_dropped_beside_a_scalar_subquery() {
+    oracle_catches("coddtest", "drop-row-beside-scalar-subquery", "2000");
+}

@@ -115,6 +115,26 @@ pub trait QueryGenerator {
     fn twin_tables(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+
+    /// Constant folding (the coddtest oracle; any oracle that writes a
+    /// value back into a query may use it): the select items of an
+    /// auxiliary query, `SELECT items`, that read `constant`'s value
+    /// together with what decides how to write it as a literal of this
+    /// dialect (its type, collation, exact text). `None` where no literal
+    /// can stand for `constant` in every position (SQLite: an expression
+    /// with affinity). The default folds nothing.
+    fn literal_probe(&self, _constant: &Expr) -> Option<Vec<Expr>> {
+        None
+    }
+
+    /// The literal that stands for the value one row of
+    /// [`QueryGenerator::literal_probe`]'s query read: of the same type,
+    /// NULL-ness, collation and affinity, so that any query reads it as
+    /// it read the expression. `None` where no literal is exact (a float
+    /// that would not read back bit for bit, a type without one).
+    fn literal_of(&self, _probe: &[Value]) -> Option<Expr> {
+        None
+    }
 }
 
 /// The schema that holds twin tables ([`QueryGenerator::twin_tables`]),

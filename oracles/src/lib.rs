@@ -9,6 +9,7 @@
 //! DBMS by name or any provider crate, findings on disk, the runner's
 //! threads or processes; an oracle sees a DBMS only through core's traits.
 
+pub mod coddtest;
 pub mod dist_vs_local;
 mod file_finding;
 mod greedy;
@@ -58,6 +59,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(perf::Perf), 1),
         entry(Box::new(transform::Transform), 3),
         entry(Box::new(stepwise::Stepwise), 2),
+        entry(Box::new(coddtest::CoddTest), 2),
         Registered {
             oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
             weight: 0,

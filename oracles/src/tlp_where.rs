@@ -40,6 +40,27 @@ pub(crate) fn select_items(
     items
 }
 
+/// `SELECT c FROM f [WHERE w]` over a generated FROM clause, and its
+/// scope; `None` if the FROM clause brings no columns.
+pub(crate) fn base_select(
+    rng: &mut Rng,
+    generator: &mut dyn QueryGenerator,
+) -> Option<(Select, lancet_core::Scope)> {
+    let (from, scope) = generator.from_clause(rng);
+    if scope.columns.is_empty() {
+        return None;
+    }
+    let items = select_items(rng, generator, &from, &scope);
+    let selection = base_where(rng, generator, &scope);
+    let select = Select {
+        items,
+        from: Some(from),
+        selection,
+        ..Select::default()
+    };
+    Some((select, scope))
+}
+
 impl Oracle for TlpWhere {
     fn name(&self) -> &'static str {
         "tlp-where"
@@ -52,23 +73,9 @@ impl Oracle for TlpWhere {
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
         let rng = &mut *cx.rng;
         let generator = &mut *cx.generator;
-        let (from, scope) = generator.from_clause(rng);
-        if scope.columns.is_empty() {
-            return None;
-        }
-        let items = select_items(rng, generator, &from, &scope);
-        let selection = base_where(rng, generator, &scope);
+        let (base, scope) = base_select(rng, generator)?;
         let predicate = generator.predicate(rng, &scope);
-        Some(Case::with_predicate_of(
-            self.name(),
-            Select {
-                items,
-                from: Some(from),
-                selection,
-                ..Select::default()
-            },
-            predicate,
-        ))
+        Some(Case::with_predicate_of(self.name(), base, predicate))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {

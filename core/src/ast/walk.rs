@@ -92,6 +92,23 @@ impl Expr {
         f(self) || self.children().into_iter().any(|c| c.any(f))
     }
 
+    /// Whether this expression may read a column: one of its own, or
+    /// (conservatively) any subquery's. One that does not is a constant
+    /// of any query it stands in, for constant folding (coddtest) and the
+    /// providers' literals for it.
+    pub fn may_read_columns(&self) -> bool {
+        self.any(&|e| {
+            matches!(
+                e,
+                Expr::Column(_)
+                    | Expr::Subquery(_)
+                    | Expr::Exists { .. }
+                    | Expr::InSubquery { .. }
+                    | Expr::QuantifiedSubquery { .. }
+            )
+        })
+    }
+
     fn for_each_from(&self, f: &mut dyn FnMut(&FromClause)) {
         match self {
             Expr::Exists { query, .. } | Expr::Subquery(query) => query.for_each_from(f),

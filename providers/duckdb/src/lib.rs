@@ -24,6 +24,7 @@ pub mod description;
 pub mod dialect;
 pub mod errors;
 pub mod expr;
+pub mod folding;
 pub mod knobs;
 pub mod library;
 pub mod lists;

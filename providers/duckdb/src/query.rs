@@ -128,6 +128,14 @@ impl QueryGenerator for DuckQueryGenerator {
         joins: JOINS
     );
 
+    fn literal_probe(&self, constant: &Expr) -> Option<Vec<Expr>> {
+        crate::folding::literal_probe(constant)
+    }
+
+    fn literal_of(&self, probe: &[lancet_core::Value]) -> Option<Expr> {
+        crate::folding::literal_of(probe)
+    }
+
     /// Text as VARCHAR under the binary collation: under NOCASE or
     /// NOACCENT `'a'` and `'A'` (or `'e'` and `'é'`) are equal, and
     /// DISTINCT, GROUP BY, MIN and MAX may return either. (The cast lets an

@@ -17,6 +17,7 @@ pub mod database;
 pub mod description;
 pub mod dialect;
 pub mod expr;
+pub mod folding;
 pub mod knobs;
 pub mod populate;
 pub mod pqs;

@@ -74,6 +74,14 @@ impl QueryGenerator for MyQueryGenerator {
         joins: JOINS
     );
 
+    fn literal_probe(&self, constant: &Expr) -> Option<Vec<Expr>> {
+        crate::folding::literal_probe(constant)
+    }
+
+    fn literal_of(&self, probe: &[lancet_core::Value]) -> Option<Expr> {
+        crate::folding::literal_of(probe)
+    }
+
     /// Text and dates are read as their bytes: under a case-insensitive or
     /// PAD SPACE collation `'a'`, `'A'` and `'a '` are equal, and DISTINCT,
     /// GROUP BY, MIN and MAX may return any of them. Numbers need nothing

@@ -27,6 +27,7 @@ pub mod description;
 pub mod dialect;
 pub mod expr;
 pub mod flavor;
+pub mod folding;
 pub mod knobs;
 pub mod nodes;
 pub mod populate;

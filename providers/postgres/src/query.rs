@@ -132,6 +132,14 @@ impl QueryGenerator for PgQueryGenerator {
         self.core.pivot_predicate(rng, scope, pivot)
     }
 
+    fn literal_probe(&self, constant: &Expr) -> Option<Vec<Expr>> {
+        crate::folding::literal_probe(constant)
+    }
+
+    fn literal_of(&self, probe: &[lancet_core::Value]) -> Option<Expr> {
+        crate::folding::literal_of(probe)
+    }
+
     fn twin_tables(&self) -> Vec<(String, String)> {
         let twins: Option<Vec<(String, String)>> = self
             .core

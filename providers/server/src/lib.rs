@@ -36,6 +36,7 @@ mod derived;
 pub mod dml;
 mod expr;
 mod factors;
+pub mod folded;
 mod from;
 mod grouped;
 pub mod literals;

@@ -28,6 +28,7 @@ pub mod dialect;
 pub mod dynamic;
 pub mod eval;
 pub mod expr_gen;
+pub mod folding;
 pub mod functions;
 pub mod knobs;
 pub mod literals;

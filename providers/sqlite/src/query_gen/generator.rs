@@ -167,6 +167,14 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
         let typed = Expr::func("typeof", vec![expr.clone()]);
         vec![self.with_exact_equality(expr), typed]
     }
+
+    fn literal_probe(&self, constant: &Expr) -> Option<Vec<Expr>> {
+        crate::folding::literal_probe(constant)
+    }
+
+    fn literal_of(&self, probe: &[Value]) -> Option<Expr> {
+        crate::folding::literal_of(probe)
+    }
 }
 
 /// A generated database and what its queries depend on besides: the
