@@ -143,3 +143,10 @@ fn transform_and_stepwise_catch_a_row_dropped_from_derived_tables() {
 fn transform_catches_a_row_duplicated_in_cross_joins() {
     oracle_catches("transform", "duplicate-row-in-cross-joins", "2000");
 }
+
+#[test]
+fn dqe_catches_dml_that_touches_an_extra_row() {
+    // Its reproducer runs the DML inside BEGIN ... ROLLBACK as a whole
+    // script (checked by `oracle_catches`).
+    oracle_catches("dqe", "dml-touches-extra-row", "2000");
+}
