@@ -148,3 +148,10 @@ fn transform_catches_a_row_duplicated_in_cross_joins() {
 fn coddtest_catches_a_row_dropped_beside_a_scalar_subquery() {
     oracle_catches("coddtest", "drop-row-beside-scalar-subquery", "2000");
 }
+
+#[test]
+fn dqe_catches_dml_that_touches_an_extra_row() {
+    // Its reproducer runs the DML inside BEGIN ... ROLLBACK as a whole
+    // script (checked by `oracle_catches`).
+    oracle_catches("dqe", "dml-touches-extra-row", "2000");
+}

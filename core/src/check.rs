@@ -9,6 +9,7 @@ use crate::connection::DbError;
 use crate::fault::{FaultedQuery, FaultedResult};
 use crate::knobs::KnobSetting;
 use crate::oracle::{Disagreement, Oracle, QueryContext, Verdict};
+use crate::print::ToSql;
 use crate::session::{ExecError, Session};
 use crate::value::Row;
 
@@ -106,10 +107,19 @@ pub fn run_check_with_knobs_off(
             });
             continue;
         }
-        let n = rest
-            .iter()
-            .take_while(|q| q.context.knobs == first.context.knobs && q.materialize.is_none())
-            .count();
+        // A query with rolled-back statements runs alone, in its
+        // transaction.
+        let n = if first.rolled_back.is_empty() {
+            rest.iter()
+                .take_while(|q| {
+                    q.context.knobs == first.context.knobs
+                        && q.materialize.is_none()
+                        && q.rolled_back.is_empty()
+                })
+                .count()
+        } else {
+            1
+        };
         let (batch, tail) = rest.split_at(n);
         rest = tail;
         if let Err(e) = session.set_knobs(&first.context.knobs) {
@@ -118,7 +128,13 @@ pub fn run_check_with_knobs_off(
         }
         let sqls: Vec<String> = batch.iter().map(|q| q.sql(session.dialect())).collect();
         let before = session.stats.dbms_time;
-        let outcomes = session.query_many(&sqls);
+        let outcomes = if first.rolled_back.is_empty() {
+            session.query_many(&sqls)
+        } else {
+            let dialect = session.dialect();
+            let statements = first.statements_sql(dialect);
+            vec![session.query_rolled_back(&statements, &first.query.to_sql(dialect))]
+        };
         // A batch is one round trip: its time is shared by its queries
         // (the performance oracle runs one query per batch).
         let each = (session.stats.dbms_time.saturating_sub(before)) / (sqls.len().max(1) as u32);

@@ -46,6 +46,12 @@ impl QueryContext {
     }
 }
 
+/// Opens the transaction of a query with rolled-back statements: the
+/// spelling SQLite, PostgreSQL, MySQL and DuckDB all take.
+pub const BEGIN: &str = "BEGIN";
+/// Ends it, undoing its statements.
+pub const ROLLBACK: &str = "ROLLBACK";
+
 /// One query of an oracle's check, with its role in the relation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OracleQuery {
@@ -58,6 +64,14 @@ pub struct OracleQuery {
     /// oracle's reference evaluates each step alone). It yields no result
     /// to compare; a session materializes a name once and keeps it.
     pub materialize: Option<String>,
+    /// Statements run before the query in a transaction that is rolled
+    /// back after it (`BEGIN; <statements>; <query>; ROLLBACK`): the
+    /// query reads what they did, and the database is left as it was (the
+    /// DQE oracle's UPDATE and DELETE). An error of one of them skips the
+    /// check (DML fails where a query does not by documented rules:
+    /// constraints, strict modes, generated columns); a lost connection
+    /// or a hang is a finding.
+    pub rolled_back: Vec<crate::dml::Dml>,
 }
 
 impl OracleQuery {
@@ -68,6 +82,20 @@ impl OracleQuery {
             query,
             context: QueryContext::default(),
             materialize: None,
+            rolled_back: Vec::new(),
+        }
+    }
+
+    /// `query`, run after `statements` in a transaction rolled back after
+    /// it (see [`OracleQuery::rolled_back`]).
+    pub fn after_rolled_back(
+        role: &str,
+        statements: Vec<crate::dml::Dml>,
+        query: Query,
+    ) -> OracleQuery {
+        OracleQuery {
+            rolled_back: statements,
+            ..OracleQuery::new(role, query)
         }
     }
 
@@ -82,13 +110,28 @@ impl OracleQuery {
 
     /// The SQL it runs: the query, or the statement that materializes it
     /// (`CREATE TEMPORARY TABLE`, which SQLite, PostgreSQL and MySQL all
-    /// read the same way).
+    /// read the same way), or the transaction around it that is rolled
+    /// back, as a DBMS's client runs it (its statements separated by
+    /// semicolons).
     pub fn sql(&self, dialect: Dialect) -> String {
         let q = self.query.to_sql(dialect);
         match &self.materialize {
             Some(name) => format!("CREATE TEMPORARY TABLE {name} AS {q}"),
-            None => q,
+            None if self.rolled_back.is_empty() => q,
+            None => {
+                let mut out = format!("{BEGIN};\n");
+                for s in self.statements_sql(dialect) {
+                    out.push_str(&s);
+                    out.push_str(";\n");
+                }
+                format!("{out}{q};\n{ROLLBACK}")
+            }
         }
+    }
+
+    /// The text of [`OracleQuery::rolled_back`]'s statements.
+    pub fn statements_sql(&self, dialect: Dialect) -> Vec<String> {
+        self.rolled_back.iter().map(|s| s.to_sql(dialect)).collect()
     }
 
     pub fn with_context(mut self, context: QueryContext) -> OracleQuery {

@@ -135,6 +135,24 @@ pub trait QueryGenerator {
     fn literal_of(&self, _probe: &[Value]) -> Option<Expr> {
         None
     }
+
+    /// Whether ROLLBACK undoes an UPDATE or DELETE of `table` (MySQL's
+    /// MyISAM, MEMORY and Aria tables keep the change): an oracle that
+    /// runs DML in a transaction it rolls back (dqe) draws only such
+    /// tables, or it would change the database under later checks.
+    fn rolls_back_dml(&self, _table: &str) -> bool {
+        true
+    }
+
+    /// The generated columns of `table` (computed from other columns),
+    /// which an UPDATE may not set: an oracle that updates a column to
+    /// see which rows an UPDATE touched (dqe) leaves them alone, since
+    /// MariaDB outside strict mode ignores such an assignment with a
+    /// warning. Empty where the provider does not say (others refuse the
+    /// assignment with an error).
+    fn generated_columns(&self, _table: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The schema that holds twin tables ([`QueryGenerator::twin_tables`]),

@@ -284,6 +284,45 @@ impl<'e> Session<'e> {
         }
     }
 
+    /// Runs `statements` and then the query `sql` in a transaction that
+    /// is rolled back after it, and returns the query's rows (see
+    /// [`crate::OracleQuery::rolled_back`]). A statement's error is
+    /// expected (the check says nothing) unless it lost the connection or
+    /// hung; the query's is judged as any query's. The ROLLBACK runs
+    /// whatever failed; its own failure matters only when all else
+    /// succeeded (after an error a DBMS may have ended the transaction).
+    pub fn query_rolled_back(
+        &mut self,
+        statements: &[String],
+        sql: &str,
+    ) -> Result<Vec<Row>, ExecError> {
+        let begin = crate::oracle_query::BEGIN;
+        if let Err(e) = self.timed(begin, |c| c.execute(begin)) {
+            return Err(self.classify(StatementKind::Query, begin.to_string(), e));
+        }
+        let mut result = Ok(Vec::new());
+        for stmt in statements {
+            if let Err(error) = self.timed(stmt, |c| c.execute(stmt)) {
+                let sql = stmt.clone();
+                result = Err(match error.kind {
+                    FailureKind::ConnectionLost | FailureKind::Hang => {
+                        ExecError::Lost { sql, error }
+                    }
+                    _ => ExecError::Expected(error),
+                });
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = self.query_sql(sql);
+        }
+        let rollback = crate::oracle_query::ROLLBACK;
+        match (result, self.timed(rollback, |c| c.execute(rollback))) {
+            (result, Ok(())) | (result @ Err(_), Err(_)) => result,
+            (Ok(_), Err(e)) => Err(self.classify(StatementKind::Query, rollback.to_string(), e)),
+        }
+    }
+
     /// The statements [`Session::materialize`] ran, in order: a failure
     /// finding's reproducer needs them after the setup, since the failing
     /// query may read their tables.

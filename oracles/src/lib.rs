@@ -11,6 +11,7 @@
 
 pub mod coddtest;
 pub mod dist_vs_local;
+pub mod dqe;
 mod file_finding;
 mod greedy;
 pub mod knobs;
@@ -60,6 +61,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(transform::Transform), 3),
         entry(Box::new(stepwise::Stepwise), 2),
         entry(Box::new(coddtest::CoddTest), 2),
+        entry(Box::new(dqe::Dqe), 2),
         Registered {
             oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
             weight: 0,

@@ -185,6 +185,7 @@ impl Population for MyPopulation {
             columns,
             writable: false,
             generated: Vec::new(),
+            transactional: false,
         }
     }
 
@@ -291,6 +292,7 @@ fn create_table(
             columns,
             writable: true,
             generated,
+            transactional: engine == "InnoDB",
         });
     }
     Ok(())

@@ -82,6 +82,25 @@ impl QueryGenerator for MyQueryGenerator {
         crate::folding::literal_of(probe)
     }
 
+    /// Only InnoDB tables undo DML on ROLLBACK.
+    fn rolls_back_dml(&self, table: &str) -> bool {
+        self.core
+            .schema
+            .relations
+            .iter()
+            .any(|t| t.name == table && t.transactional)
+    }
+
+    /// MariaDB outside strict mode ignores an UPDATE of one with a warning.
+    fn generated_columns(&self, table: &str) -> Vec<String> {
+        self.core
+            .schema
+            .relations
+            .iter()
+            .find(|t| t.name == table)
+            .map_or_else(Vec::new, |t| t.generated.clone())
+    }
+
     /// Text and dates are read as their bytes: under a case-insensitive or
     /// PAD SPACE collation `'a'`, `'A'` and `'a '` are equal, and DISTINCT,
     /// GROUP BY, MIN and MAX may return any of them. Numbers need nothing

@@ -23,6 +23,9 @@ pub struct MyTable {
     pub writable: bool,
     /// Its generated columns, which no statement writes.
     pub generated: Vec<String>,
+    /// Whether its engine undoes changes on ROLLBACK (InnoDB; not
+    /// MyISAM, MEMORY or Aria); false for a view.
+    pub transactional: bool,
 }
 
 impl MyTable {

@@ -1,0 +1,58 @@
+//! DQE's relation on the rows its queries read, as multisets of whole
+//! rows (no row identity needed):
+//! - DELETE: `RS(every row) = RS(WHERE p) ⊎ RS(left after DELETE WHERE p)`;
+//! - UPDATE of marker column `m` to NULL: `RS(m after UPDATE) ⊎
+//!   RS(m of WHERE p) = RS(m of every row) ⊎ NULL × |RS(WHERE p)|`, which
+//!   holds exactly whatever `m` held before (a row whose `m` was NULL
+//!   stays the same on both sides).
+
+use crate::partition::verdict_from_diff;
+use lancet_core::compare::multiset_diff;
+use lancet_core::{Case, CaseError, Row, Value, Verdict};
+
+/// The DELETE relation, as reports state it.
+pub const DELETE_RELATION: &str = "RS(every row) = RS(SELECT WHERE p) ⊎ RS(rows left after DELETE WHERE p), as multisets of whole rows";
+/// The UPDATE relation, as reports state it.
+pub const UPDATE_RELATION: &str = "RS(m after UPDATE SET m = NULL WHERE p) ⊎ RS(m of SELECT WHERE p) = RS(m of every row) ⊎ (NULL × |SELECT WHERE p|), as multisets";
+
+/// The verdict on DQE's results (matched, every row, left after DELETE,
+/// and the marker after UPDATE where `marker` is its column's position):
+/// the DELETE relation first, then the UPDATE one.
+pub fn verdict(
+    case: &Case,
+    results: &[Vec<Row>],
+    marker: Option<usize>,
+) -> Result<Verdict, CaseError> {
+    let [matched, every, left, rest @ ..] = results else {
+        return Err(case.unfit("fewer than three results"));
+    };
+    let deleted: Vec<Row> = matched.iter().chain(left).cloned().collect();
+    let diff = multiset_diff(every, &deleted);
+    if !diff.is_empty() {
+        return Ok(verdict_from_diff(DELETE_RELATION, results, diff));
+    }
+    let Some(m) = marker else {
+        return Ok(verdict_from_diff(DELETE_RELATION, results, diff));
+    };
+    let [marked, ..] = rest else {
+        return Err(case.unfit("no result of the UPDATE"));
+    };
+    let column = |rows: &[Row]| -> Result<Vec<Row>, CaseError> {
+        rows.iter()
+            .map(|r| {
+                r.get(m)
+                    .map(|v| vec![v.clone()])
+                    .ok_or_else(|| case.unfit("a row without its marker column"))
+            })
+            .collect()
+    };
+    let mut seen = marked.clone();
+    seen.extend(column(matched)?);
+    let mut expected = column(every)?;
+    expected.extend(std::iter::repeat_n(vec![Value::Null], matched.len()));
+    Ok(verdict_from_diff(
+        UPDATE_RELATION,
+        results,
+        multiset_diff(&seen, &expected),
+    ))
+}
