@@ -143,3 +143,8 @@ fn transform_and_stepwise_catch_a_row_dropped_from_derived_tables() {
 fn transform_catches_a_row_duplicated_in_cross_joins() {
     oracle_catches("transform", "duplicate-row-in-cross-joins", "2000");
 }
+
+#[test]
+fn eet_catches_a_row_dropped_with_a_redundant_case() {
+    oracle_catches("eet", "drop-row-with-redundant-case", "2000");
+}

@@ -10,6 +10,7 @@
 //! threads or processes; an oracle sees a DBMS only through core's traits.
 
 pub mod dist_vs_local;
+pub mod eet;
 mod file_finding;
 mod greedy;
 pub mod knobs;
@@ -58,6 +59,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(perf::Perf), 1),
         entry(Box::new(transform::Transform), 3),
         entry(Box::new(stepwise::Stepwise), 2),
+        entry(Box::new(eet::Eet), 3),
         Registered {
             oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
             weight: 0,
