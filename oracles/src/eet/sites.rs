@@ -21,7 +21,8 @@ pub enum Phase {
     Grouped,
     /// Not to be changed: GROUP BY keys and what is inside a node equal to
     /// one (a DBMS matches grouped expressions by their text), window
-    /// calls, ORDER BY and QUALIFY, ASOF and positional join conditions.
+    /// calls, ORDER BY and QUALIFY, ASOF, positional and FULL join
+    /// conditions.
     Frozen,
 }
 
@@ -148,7 +149,12 @@ impl Walker<'_> {
                 }
                 if let JoinConstraint::On(e) = &mut join.constraint {
                     let phase = match join.kind {
-                        JoinKind::AsOf | JoinKind::AsOfLeft | JoinKind::Positional => FROZEN,
+                        // PostgreSQL runs a FULL JOIN only on a merge- or
+                        // hash-joinable condition, which a wrapper hides.
+                        JoinKind::AsOf
+                        | JoinKind::AsOfLeft
+                        | JoinKind::Positional
+                        | JoinKind::Full => FROZEN,
                         _ => Phase::Row,
                     };
                     let on = Site {
@@ -253,5 +259,71 @@ impl Walker<'_> {
             | Expr::QuantifiedSubquery { query, .. } => self.query(query),
             _ => Visit::Continue,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lancet_core::ast::{FromClause, SelectItem};
+
+    fn col(c: &str) -> Expr {
+        Expr::column(Some("t0"), c)
+    }
+
+    #[test]
+    fn grouped_positions_freeze_keys_and_open_aggregate_arguments() {
+        let key = Expr::binary(lancet_core::BinaryOp::Add, col("c0"), Expr::int(1));
+        let s = Select {
+            items: vec![
+                SelectItem::Expr {
+                    expr: key.clone(),
+                    alias: None,
+                },
+                SelectItem::Expr {
+                    expr: Expr::func("MAX", vec![col("c1")]),
+                    alias: None,
+                },
+            ],
+            from: Some(FromClause::table("t0", None)),
+            group_by: vec![key.clone()],
+            ..Select::default()
+        };
+        let agg = |n: &str| n.eq_ignore_ascii_case("max");
+        let phases: Vec<(Expr, Phase, bool)> = sites(&s, &agg)
+            .into_iter()
+            .map(|(e, site)| (e, site.phase, site.in_aggregate))
+            .collect();
+        assert_eq!(phases[0], (key.clone(), Phase::Grouped, false));
+        // Inside the key: frozen.
+        assert_eq!(phases[1].1, Phase::Frozen);
+        assert_eq!(phases[2].1, Phase::Frozen);
+        assert_eq!(phases[3].1, Phase::Grouped);
+        assert_eq!(phases[4], (col("c1"), Phase::Row, true));
+        // The GROUP BY key itself.
+        assert_eq!(phases[5], (key, Phase::Frozen, false));
+    }
+
+    #[test]
+    fn replacing_a_position_changes_that_node_only() {
+        let mut s = Select {
+            items: vec![SelectItem::Expr {
+                expr: col("c0"),
+                alias: None,
+            }],
+            selection: Some(Expr::binary(
+                lancet_core::BinaryOp::Lt,
+                col("c0"),
+                col("c1"),
+            )),
+            ..Select::default()
+        };
+        replace_at(&mut s, 2, &mut |e| Ok(Expr::not(e))).unwrap();
+        assert_eq!(s.items[0].exprs()[0], &col("c0"));
+        let Some(Expr::Binary { left, .. }) = &s.selection else {
+            panic!("the WHERE changed shape");
+        };
+        assert_eq!(**left, Expr::not(col("c0")));
+        assert!(replace_at(&mut s, 99, &mut |e| Ok(e)).is_err());
     }
 }
