@@ -17,8 +17,8 @@ use self::transformation::Transformation;
 use crate::partition::{base_where, exact_groups, item, multiset_verdict, some_columns};
 use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
 use lancet_core::{
-    BinaryOp, Case, CaseError, Expr, GenerateContext, Oracle, OracleQuery, Query, Row, Scope,
-    Select, SetExpr, Verdict,
+    BinaryOp, Case, CaseError, Expr, GenerateContext, Oracle, OracleQuery, OrderBy, Query, Row,
+    Scope, Select, SetExpr, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -38,6 +38,50 @@ pub struct Edit {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Edits {
     pub edits: Vec<Edit>,
+    /// A grouped base query's first rows in a total order, if drawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<Top>,
+}
+
+/// `ORDER BY 1, 2, ... LIMIT n` over every item of a grouped query: its
+/// groups are distinct in their keys, which the select list holds, so
+/// no two rows tie and the first `n` are determined. The positions name
+/// the items as transformed, so the sort reads eet's expressions too.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Top {
+    pub limit: i64,
+    pub descending: bool,
+}
+
+impl Top {
+    /// `q` (a grouped select, as drawn or transformed) sorted by every
+    /// item and cut to the limit, or why not: only a grouped query's rows
+    /// are distinct in what it selects.
+    fn apply(self, s: Select) -> Result<Query, String> {
+        if s.group_by.is_empty() || s.distinct || s.items.iter().any(|i| i.is_wildcard()) {
+            return Err("a total order needs a grouped select list of expressions".into());
+        }
+        let n = s.items.len();
+        let mut q = Query::select(s);
+        q.order_by = (1..=n)
+            .map(|i| OrderBy {
+                expr: Expr::int(i as i64),
+                descending: self.descending,
+                nulls_first: None,
+            })
+            .collect();
+        q.limit = Some(Expr::int(self.limit));
+        Ok(q)
+    }
+}
+
+/// The query `s` is read as: with its first rows only where the case
+/// draws them.
+fn as_query(s: Select, top: Option<Top>) -> Result<Query, String> {
+    match top {
+        Some(top) => top.apply(s),
+        None => Ok(Query::select(s)),
+    }
 }
 
 impl lancet_core::OracleInputs for Edits {
@@ -127,6 +171,10 @@ impl Oracle for Eet {
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
         let (base, scope) = self.base(cx)?;
+        let top = (!base.group_by.is_empty() && cx.rng.random_bool(0.4)).then(|| Top {
+            limit: cx.rng.random_range(1..=4),
+            descending: cx.rng.random_bool(0.5),
+        });
         let want = cx.rng.random_range(1..=MAX_EDITS);
         let mut edits: Vec<Edit> = Vec::new();
         let mut current = base.clone();
@@ -162,23 +210,23 @@ impl Oracle for Eet {
         if edits.is_empty() {
             return None;
         }
-        Some(Case::new(self.name(), base).and_inputs(Edits { edits }))
+        Some(Case::new(self.name(), base).and_inputs(Edits { edits, top }))
     }
 
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
-        let edits = &case.inputs::<Edits>()?.edits;
+        let inputs = case.inputs::<Edits>()?;
+        let edits = &inputs.edits;
         let transformed = apply_edits(&case.query, edits).map_err(|e| case.unfit(e))?;
+        let original = as_query(case.query.clone(), inputs.top).map_err(|e| case.unfit(e))?;
+        let transformed = as_query(transformed, inputs.top).map_err(|e| case.unfit(e))?;
         let names: Vec<String> = edits
             .iter()
             .map(|e| format!("{} at {}", e.transformation.name(), e.at))
             .collect();
         Ok(vec![
-            OracleQuery::new("original", Query::select(case.query.clone())),
-            OracleQuery::new(
-                &format!("transformed: {}", names.join(", ")),
-                Query::select(transformed),
-            ),
+            OracleQuery::new("original", original),
+            OracleQuery::new(&format!("transformed: {}", names.join(", ")), transformed),
         ])
     }
 
@@ -195,7 +243,10 @@ impl Oracle for Eet {
             Ok(e) if e.edits.len() > 1 => {
                 let mut fewer = e.edits.clone();
                 fewer.pop();
-                vec![case.with_inputs(Edits { edits: fewer })]
+                vec![case.with_inputs(Edits {
+                    edits: fewer,
+                    top: e.top,
+                })]
             }
             _ => Vec::new(),
         }
