@@ -55,7 +55,13 @@ pub fn draw(cx: &mut GenerateContext<'_>, pos: &Position<'_>) -> Option<Transfor
     let truth = yields_truth(e);
     let mut kinds: Vec<u8> = Vec::new();
     if wrappable {
-        kinds.extend([0, 0, 1, 2, 3]);
+        kinds.extend([0, 0]);
+        // A NULL arm changes the CASE's type where wrapping may
+        // (MariaDB: NULL with a BIGINT UNSIGNED makes a DECIMAL, which
+        // CAST(... AS SIGNED) saturates): there both arms are `e`.
+        if rules.wrapping_keeps_type() {
+            kinds.extend([1, 2, 3]);
+        }
     }
     if subquery_fits {
         kinds.extend([4, 4]);
