@@ -155,3 +155,8 @@ fn dqe_catches_dml_that_touches_an_extra_row() {
     // script (checked by `oracle_catches`).
     oracle_catches("dqe", "dml-touches-extra-row", "2000");
 }
+
+#[test]
+fn eet_catches_a_row_dropped_with_a_redundant_case() {
+    oracle_catches("eet", "drop-row-with-redundant-case", "2000");
+}

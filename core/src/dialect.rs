@@ -94,6 +94,17 @@ pub trait SqlDialect: Send + Sync + 'static {
         false
     }
 
+    /// Whether an expression keeps what it means to its context when it
+    /// is wrapped in a CASE or a scalar subquery (eet's wrappers): its
+    /// type, and with it how comparisons, arithmetic and collations read
+    /// it. Not in SQLite, where a wrapper drops a column's affinity and
+    /// collation, nor in MySQL, where it turns an ENUM or SET into its
+    /// text and a FLOAT into a DOUBLE: there only computed numbers and
+    /// truth values are wrapped.
+    fn wrapping_keeps_type(&self) -> bool {
+        true
+    }
+
     /// What goes before a query to get its plan as rows whose last column
     /// describes a step, without costs or row estimates (SQLite's `EXPLAIN
     /// QUERY PLAN `, PostgreSQL's `EXPLAIN (COSTS OFF) `); None where plans

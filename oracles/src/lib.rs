@@ -12,6 +12,7 @@
 pub mod coddtest;
 pub mod dist_vs_local;
 pub mod dqe;
+pub mod eet;
 mod file_finding;
 mod greedy;
 pub mod knobs;
@@ -62,6 +63,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(stepwise::Stepwise), 2),
         entry(Box::new(coddtest::CoddTest), 2),
         entry(Box::new(dqe::Dqe), 2),
+        entry(Box::new(eet::Eet), 3),
         Registered {
             oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
             weight: 0,

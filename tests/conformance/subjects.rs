@@ -96,7 +96,7 @@ impl Subject for Sqlite {
         )
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
-        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise"])
+        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise", "eet"])
     }
     fn client_env(&self, _home: &Path) -> Option<Vec<(String, String)>> {
         sqlite3_cli().map(|_| Vec::new())
@@ -238,7 +238,7 @@ impl Subject for Postgres {
         Ok(pg_stop(&self.0))
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
-        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise"])
+        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise", "eet"])
     }
     fn plant_lookalike(&self) -> Result<Box<dyn Fn() -> bool + '_>, &'static str> {
         Ok(pg_lookalike(&self.0))
@@ -375,7 +375,7 @@ impl Subject for MariaDb {
         Err("MariaDB runs every session as a thread of one process: no session can be stopped alone")
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
-        with_tlp_and_norec(&["pqs", "knobs", "perf"])
+        with_tlp_and_norec(&["pqs", "knobs", "perf", "eet"])
     }
     fn plant_lookalike(&self) -> Result<Box<dyn Fn() -> bool + '_>, &'static str> {
         self.0

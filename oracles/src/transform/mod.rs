@@ -250,7 +250,9 @@ impl Transform {
     }
 }
 
-fn is_integer(c: &ScopeColumn) -> bool {
+/// Whether `c` is declared with an integer type (`INT`, `BIGINT`, ...):
+/// where the dialect says such columns hold only integers, `c + 0` is `c`.
+pub(crate) fn is_integer(c: &ScopeColumn) -> bool {
     let Some(ty) = &c.ty else { return false };
     let lower = ty.0.to_ascii_lowercase();
     let word = lower

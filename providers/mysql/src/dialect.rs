@@ -86,6 +86,10 @@ impl SqlDialect for MySql {
         true
     }
 
+    fn wrapping_keeps_type(&self) -> bool {
+        false
+    }
+
     fn integer_columns_hold_integers(&self) -> bool {
         true
     }

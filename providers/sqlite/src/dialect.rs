@@ -65,6 +65,10 @@ impl SqlDialect for Sqlite {
         true
     }
 
+    fn wrapping_keeps_type(&self) -> bool {
+        false
+    }
+
     fn explain_prefix(&self) -> Option<&'static str> {
         Some("EXPLAIN QUERY PLAN ")
     }

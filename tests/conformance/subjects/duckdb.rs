@@ -70,7 +70,7 @@ impl Subject for DuckDb {
         )
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
-        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise"])
+        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise", "eet"])
     }
     /// DuckDB 1.5.6 has wrong-result bugs lancet does not steer clear of
     /// (docs/bugs-found.md): every finding must be one the `duckdb` shell

@@ -93,7 +93,7 @@ fn de_morgan(e: &Expr) -> Option<Expr> {
 /// connective, a test): only such nodes are rewritten, since MySQL reads
 /// other values differently by context (an ENUM is its index as a
 /// number, its text inside CASE).
-fn yields_truth(e: &Expr) -> bool {
+pub fn yields_truth(e: &Expr) -> bool {
     match e {
         Expr::Binary { op, .. } => {
             op.is_comparison()

@@ -15,7 +15,7 @@ mod exprs;
 mod joins;
 
 pub use aliases::rename_aliases;
-pub use exprs::{truth_nodes, Rewrite};
+pub use exprs::{truth_nodes, yields_truth, Rewrite};
 
 use lancet_core::ast::{Expr, Query, Select, SelectItem, SetExpr, SetOperator, TableFactor};
 use serde::{Deserialize, Serialize};
