@@ -58,6 +58,11 @@ pub struct OracleQuery {
     /// oracle's reference evaluates each step alone). It yields no result
     /// to compare; a session materializes a name once and keeps it.
     pub materialize: Option<String>,
+    /// With [`OracleQuery::materialize`]: the statements that build that
+    /// table (a twin: [`crate::TwinBuild`]), run verbatim in place of the
+    /// CREATE TEMPORARY TABLE, once per session whatever the knobs.
+    /// `query` is then the table the twin copies, for reports.
+    pub builds: Vec<String>,
 }
 
 impl OracleQuery {
@@ -68,6 +73,7 @@ impl OracleQuery {
             query,
             context: QueryContext::default(),
             materialize: None,
+            builds: Vec::new(),
         }
     }
 
@@ -80,10 +86,24 @@ impl OracleQuery {
         }
     }
 
+    /// The statements that build `build.twin` from `source` (the table it
+    /// copies): a twin, made once per session ([`crate::TwinBuild`]).
+    pub fn built(build: &crate::TwinBuild, source: Query) -> OracleQuery {
+        OracleQuery {
+            role: format!("build {}", build.twin),
+            materialize: Some(build.twin.clone()),
+            builds: build.statements.clone(),
+            ..OracleQuery::new("", source)
+        }
+    }
+
     /// The SQL it runs: the query, or the statement that materializes it
     /// (`CREATE TEMPORARY TABLE`, which SQLite, PostgreSQL and MySQL all
     /// read the same way).
     pub fn sql(&self, dialect: Dialect) -> String {
+        if !self.builds.is_empty() {
+            return self.builds.join(";\n");
+        }
         let q = self.query.to_sql(dialect);
         match &self.materialize {
             Some(name) => format!("CREATE TEMPORARY TABLE {name} AS {q}"),

@@ -25,6 +25,8 @@ pub mod tlp_group_by;
 pub mod tlp_having;
 pub mod tlp_where;
 pub mod transform;
+mod twin_query;
+pub mod twins;
 pub mod txn;
 pub mod txn_stress;
 
@@ -58,6 +60,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(perf::Perf), 1),
         entry(Box::new(transform::Transform), 3),
         entry(Box::new(stepwise::Stepwise), 2),
+        entry(Box::new(twins::Twins), 2),
         Registered {
             oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
             weight: 0,
