@@ -26,6 +26,10 @@ pub struct DeclaredRecipe {
     /// The extension's settings as knobs (`SET name = value`).
     #[serde(default)]
     pub knobs: Vec<DeclaredKnob>,
+    /// Whether the twins oracle draws this recipe alone, not the DBMS's
+    /// own ones too: a gate of the extension spends every check on it.
+    #[serde(default)]
+    pub alone: bool,
 }
 
 /// One setting of a [`DeclaredRecipe`]: its name and the values other than

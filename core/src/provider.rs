@@ -132,6 +132,13 @@ pub trait QueryGenerator {
     fn twin_build(&self, _recipe: &str, _table: &str) -> Option<TwinBuild> {
         None
     }
+
+    /// The settings that concern `recipe`'s twins (an extension's, which a
+    /// campaign file declares): the twins oracle runs both queries of some
+    /// checks under a configuration of them. None by default.
+    fn twin_knobs(&self, _recipe: &str) -> Vec<crate::knobs::Knob> {
+        Vec::new()
+    }
 }
 
 /// How one twin is built ([`QueryGenerator::twin_build`]): its name and

@@ -20,12 +20,13 @@
 //! draws ([`crate::twin_query`]).
 
 use crate::dist_vs_local::DropRowOffTwins;
+use crate::knobs::draw_setting;
 use crate::partition::multiset_verdict;
 use crate::twin_query;
 use lancet_core::fault::Fault;
 use lancet_core::{
-    Case, CaseError, CasePolicy, FromClause, GenerateContext, ItemPolicy, Oracle, OracleQuery,
-    Query, Row, Select, SelectItem, TwinBuild, Verdict,
+    Case, CaseError, CasePolicy, FromClause, GenerateContext, ItemPolicy, KnobSetting, Oracle,
+    OracleQuery, Query, Row, Select, SelectItem, TwinBuild, Verdict,
 };
 use rand::Rng as _;
 
@@ -44,6 +45,10 @@ pub struct TwinDesign {
     pub tables: Vec<(String, String)>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub builds: Vec<TwinBuild>,
+    /// The recipe's own settings both queries run under (a declared
+    /// extension's, drawn like the knobs oracle's); the defaults mostly.
+    #[serde(default, skip_serializing_if = "KnobSetting::is_default")]
+    pub settings: KnobSetting,
 }
 
 impl lancet_core::OracleInputs for TwinDesign {
@@ -81,6 +86,7 @@ impl Oracle for Twins {
                 recipe,
                 tables: placed,
                 builds: Vec::new(),
+                settings: KnobSetting::default(),
             }));
         }
         let mut read = Query::select(query.clone()).table_names();
@@ -97,10 +103,17 @@ impl Oracle for Twins {
             .iter()
             .map(|b| (b.table.clone(), b.twin.clone()))
             .collect();
+        let knobs = generator.twin_knobs(&recipe);
+        let settings = if !knobs.is_empty() && rng.random_bool(0.5) {
+            draw_setting(rng, &knobs)
+        } else {
+            KnobSetting::default()
+        };
         Some(Case::new(self.name(), query).and_inputs(TwinDesign {
             recipe,
             tables,
             builds,
+            settings,
         }))
     }
 
@@ -126,7 +139,14 @@ impl Oracle for Twins {
             .iter()
             .map(|b| OracleQuery::built(b, whole_table(&b.table)))
             .collect();
-        out.extend(twin_query::queries(&case.query, &design.tables));
+        out.extend(
+            twin_query::queries(&case.query, &design.tables)
+                .into_iter()
+                .map(|mut q| {
+                    q.context.knobs = design.settings.clone();
+                    q
+                }),
+        );
         Ok(out)
     }
 
@@ -177,6 +197,7 @@ mod tests {
                     "INSERT INTO lancet_twin_t0_no_indexes SELECT * FROM t0".into(),
                 ],
             }],
+            settings: KnobSetting::default(),
         })
     }
 

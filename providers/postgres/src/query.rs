@@ -151,6 +151,10 @@ impl QueryGenerator for PgQueryGenerator {
         crate::recipes::build(&self.core.schema, recipe, table)
     }
 
+    fn twin_knobs(&self, recipe: &str) -> Vec<lancet_core::Knob> {
+        crate::recipes::knobs(&self.core.schema, recipe)
+    }
+
     fn is_aggregate(&self, name: &str) -> bool {
         AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
     }

@@ -29,8 +29,23 @@ pub fn recipes(schema: &PgSchema) -> Vec<String> {
         return Vec::new();
     }
     let mut out = vec![NO_INDEXES.to_string(), PARTITIONED.to_string()];
-    out.extend(schema.declared.iter().map(|r| r.name.clone()));
+    if let Some(declared) = &schema.declared {
+        if declared.alone {
+            out.clear();
+        }
+        out.push(declared.name.clone());
+    }
     out
+}
+
+/// The settings of a declared recipe, as knobs; none for the others.
+pub fn knobs(schema: &PgSchema, recipe: &str) -> Vec<lancet_core::Knob> {
+    schema
+        .declared
+        .iter()
+        .filter(|r| r.name == recipe)
+        .flat_map(|r| r.knobs())
+        .collect()
 }
 
 /// The twin of `table` by `recipe`; `None` for a view or an unknown recipe.
