@@ -42,6 +42,10 @@ pub struct Campaign {
     pub junit: Option<PathBuf>,
     /// Reproducers of known open bugs, relative to the campaign file.
     pub known: Option<PathBuf>,
+    /// A twin recipe for an extension (PostgreSQL, Citus): the twins
+    /// oracle compares each table with a twin made by it (see
+    /// `docs/gate-your-extension.md`).
+    pub twin_recipe: Option<lancet_core::DeclaredRecipe>,
 }
 
 impl Campaign {

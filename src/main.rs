@@ -3,7 +3,7 @@
 
 mod commands;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand};
 use lancet::registry::{self};
 use std::path::PathBuf;
@@ -309,6 +309,9 @@ struct TargetArgs {
     inject_fault: Option<String>,
     #[command(flatten)]
     isolation: IsolationArgs,
+    /// The campaign file's `[twin_recipe]`, for the provider.
+    #[arg(skip)]
+    twin_recipe: Option<lancet_core::DeclaredRecipe>,
 }
 
 /// `lancet fuzz --help`'s closing text: what a CI gate reads.
@@ -493,6 +496,7 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
         args.target.url = args.target.url.take().or(c.url);
     }
     args.target.expected_errors = args.target.expected_errors.take().or(c.expected_errors);
+    args.target.twin_recipe = c.twin_recipe;
     args.junit = args.junit.take().or(c.junit);
     args.known = args.known.take().or(c.known);
     // The campaign file gets the same checks as the flags.
@@ -545,21 +549,6 @@ fn apply_campaign(args: &mut FuzzArgs, matches: &clap::ArgMatches) -> anyhow::Re
     Ok(())
 }
 
-/// `lancet __engine-worker`: serves one engine's databases to a parent
-/// lancet over stdin and stdout (see `lancet_engine::isolation`).
-fn engine_worker(args: &EngineWorkerArgs) -> anyhow::Result<()> {
-    let dbms = registry::describe(&args.dbms)?;
-    let engine = dbms
-        .in_process
-        .as_ref()
-        .with_context(|| format!("{} does not run inside lancet", dbms.label))?;
-    let served = (engine.worker)(
-        args.library.as_deref(),
-        std::time::Duration::from_millis(args.time_limit_ms),
-    )?;
-    lancet_engine::isolation::serve(served, args.memory_limit, args.progress_file.as_deref())
-}
-
 fn main() -> ExitCode {
     lancet_engine::isolation::keep_freed_memory();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
@@ -585,7 +574,7 @@ fn main() -> ExitCode {
         Command::Push(args) => commands::push(args),
         Command::Findings(args) => commands::findings(args),
         Command::Report(args) => commands::report(args),
-        Command::EngineWorker(args) => engine_worker(&args).map(|()| ExitCode::SUCCESS),
+        Command::EngineWorker(args) => commands::engine_worker(&args).map(|()| ExitCode::SUCCESS),
         Command::DatabaseRunner => {
             lancet::runner::child::serve(&lancet::registry::CATALOG).map(|()| ExitCode::SUCCESS)
         }

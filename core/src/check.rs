@@ -90,10 +90,14 @@ pub fn run_check_with_knobs_off(
         if let Some(name) = &first.materialize {
             rest = &rest[1..];
             let sql = first.sql(session.dialect());
-            if let Err(e) = session
-                .set_knobs(&first.context.knobs)
-                .and_then(|()| session.materialize(name, &sql))
-            {
+            let made = if first.builds.is_empty() {
+                session
+                    .set_knobs(&first.context.knobs)
+                    .and_then(|()| session.materialize(name, &sql))
+            } else {
+                session.build(name, &first.builds)
+            };
+            if let Err(e) = made {
                 failed = Some(e);
                 break;
             }

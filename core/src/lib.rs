@@ -32,6 +32,7 @@ pub mod check;
 pub mod compare;
 pub mod connection;
 pub mod database;
+pub mod declared_recipe;
 pub mod dialect;
 pub mod dml;
 pub mod expected_errors;
@@ -58,6 +59,7 @@ pub use ast::*;
 pub use case::{Case, CaseError, CasePolicy, Inputs, ItemPolicy, OracleInputs};
 pub use check::{run_check, run_check_with_knobs_off, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
+pub use declared_recipe::{DeclaredKnob, DeclaredRecipe};
 pub use dialect::{Dialect, SqlDialect};
 pub use dml::Dml;
 pub use expected_errors::ExpectedErrors;
@@ -70,7 +72,7 @@ pub use plans::PlanCoverage;
 pub use print::ToSql;
 pub use provider::{
     CreatedDatabase, DatabaseError, DatabaseId, Feature, GeneratedDatabase, OwnedDatabase,
-    Provider, QueryGenerator, Scope, ScopeColumn, Truth, TWIN_SCHEMA,
+    Provider, QueryGenerator, Scope, ScopeColumn, Truth, TwinBuild, TWIN_SCHEMA,
 };
 pub use rng::Rng;
 pub use schema::Schema;

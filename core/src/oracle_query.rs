@@ -72,6 +72,11 @@ pub struct OracleQuery {
     /// constraints, strict modes, generated columns); a lost connection
     /// or a hang is a finding.
     pub rolled_back: Vec<crate::dml::Dml>,
+    /// With [`OracleQuery::materialize`]: the statements that build that
+    /// table (a twin: [`crate::TwinBuild`]), run verbatim in place of the
+    /// CREATE TEMPORARY TABLE, once per session whatever the knobs.
+    /// `query` is then the table the twin copies, for reports.
+    pub builds: Vec<String>,
 }
 
 impl OracleQuery {
@@ -96,6 +101,7 @@ impl OracleQuery {
         OracleQuery {
             rolled_back: statements,
             ..OracleQuery::new(role, query)
+            builds: Vec::new(),
         }
     }
 
@@ -108,12 +114,26 @@ impl OracleQuery {
         }
     }
 
+    /// The statements that build `build.twin` from `source` (the table it
+    /// copies): a twin, made once per session ([`crate::TwinBuild`]).
+    pub fn built(build: &crate::TwinBuild, source: Query) -> OracleQuery {
+        OracleQuery {
+            role: format!("build {}", build.twin),
+            materialize: Some(build.twin.clone()),
+            builds: build.statements.clone(),
+            ..OracleQuery::new("", source)
+        }
+    }
+
     /// The SQL it runs: the query, or the statement that materializes it
     /// (`CREATE TEMPORARY TABLE`, which SQLite, PostgreSQL and MySQL all
     /// read the same way), or the transaction around it that is rolled
     /// back, as a DBMS's client runs it (its statements separated by
     /// semicolons).
     pub fn sql(&self, dialect: Dialect) -> String {
+        if !self.builds.is_empty() {
+            return self.builds.join(";\n");
+        }
         let q = self.query.to_sql(dialect);
         match &self.materialize {
             Some(name) => format!("CREATE TEMPORARY TABLE {name} AS {q}"),

@@ -153,6 +153,39 @@ pub trait QueryGenerator {
     fn generated_columns(&self, _table: &str) -> Vec<String> {
         Vec::new()
     }
+    /// The twin recipes this database offers: ways to build a copy of a
+    /// table with the same rows in another physical design (its indexes
+    /// dropped, partitioned, another storage), for the twins oracle. Empty
+    /// by default: the oracle then draws no case.
+    fn twin_recipes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The statements that build `table`'s twin by `recipe` (one of
+    /// [`QueryGenerator::twin_recipes`]), filled with the table's rows;
+    /// `None` where the recipe does not apply to that table (SQLite's
+    /// WITHOUT ROWID needs a primary key). Draws nothing: a recipe is a
+    /// function of the table.
+    fn twin_build(&self, _recipe: &str, _table: &str) -> Option<TwinBuild> {
+        None
+    }
+
+    /// The settings that concern `recipe`'s twins (an extension's, which a
+    /// campaign file declares): the twins oracle runs both queries of some
+    /// checks under a configuration of them. None by default.
+    fn twin_knobs(&self, _recipe: &str) -> Vec<crate::knobs::Knob> {
+        Vec::new()
+    }
+}
+
+/// How one twin is built ([`QueryGenerator::twin_build`]): its name and
+/// the statements, run in order once per session, that create it and copy
+/// the table's rows into it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TwinBuild {
+    pub table: String,
+    pub twin: String,
+    pub statements: Vec<String>,
 }
 
 /// The schema that holds twin tables ([`QueryGenerator::twin_tables`]),

@@ -111,6 +111,9 @@ pub struct Session<'e> {
     /// The temporary tables [`Session::materialize`] made: name,
     /// statement and the knobs in force when it ran, in order.
     materialized: Vec<(String, String, KnobSetting)>,
+    /// The twins [`Session::build`] could not build, with why: a check
+    /// that needs one again is skipped at once.
+    unbuilt: Vec<(String, DbError)>,
     /// The first statement that lost the connection, wherever it ran: a
     /// loss inside a step whose errors are not findings (reading plans)
     /// shows only at the next statement, which did not cause it.
@@ -146,6 +149,7 @@ impl<'e> Session<'e> {
             shapes: None,
             fetched: std::collections::HashMap::new(),
             materialized: Vec::new(),
+            unbuilt: Vec::new(),
             first_loss: None,
             failure_knobs: KnobSetting::default(),
             fault: None,
@@ -321,6 +325,39 @@ impl<'e> Session<'e> {
             (result, Ok(())) | (result @ Err(_), Err(_)) => result,
             (Ok(_), Err(e)) => Err(self.classify(StatementKind::Query, rollback.to_string(), e)),
         }
+    }
+
+    /// Runs `statements`, which build table `name` (a twin), unless this
+    /// session did already: the twin holds the rows the table held when it
+    /// was built, and checks only read, whatever the knobs. A statement
+    /// that fails leaves the check without its twin: every failure but a
+    /// lost connection is taken as expected (the recipe did not fit the
+    /// table's rows: NULL in a WITHOUT ROWID key), so the check says
+    /// nothing; what was built is dropped by the database's reset.
+    pub fn build(&mut self, name: &str, statements: &[String]) -> Result<(), ExecError> {
+        if self.materialized.iter().any(|(n, _, _)| n == name) {
+            return Ok(());
+        }
+        if let Some((_, e)) = self.unbuilt.iter().find(|(n, _)| n == name) {
+            return Err(ExecError::Expected(e.clone()));
+        }
+        for sql in statements {
+            if let Err(e) = self.timed(sql, |c| c.execute(sql)) {
+                return Err(match self.classify(StatementKind::Query, sql.clone(), e) {
+                    lost @ ExecError::Lost { .. } => lost,
+                    ExecError::Expected(e) | ExecError::Unexpected { error: e, .. } => {
+                        self.unbuilt.push((name.to_string(), e.clone()));
+                        ExecError::Expected(e)
+                    }
+                });
+            }
+        }
+        self.materialized.push((
+            name.to_string(),
+            statements.join(";\n"),
+            KnobSetting::default(),
+        ));
+        Ok(())
     }
 
     /// The statements [`Session::materialize`] ran, in order: a failure

@@ -15,14 +15,11 @@
 //! twins ([`lancet_core::QueryGenerator::twin_tables`]); elsewhere it draws
 //! no case.
 
-use crate::partition::{base_where, item, multiset_verdict, some_columns};
-use crate::tlp_where::select_items;
+use crate::partition::multiset_verdict;
 use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
 use lancet_core::{
-    Case, CaseError, CasePolicy, Expr, GenerateContext, ItemPolicy, Oracle, OracleQuery, Query,
-    QueryContext, RenameTables, Row, Select, TableSet, Verdict,
+    Case, CaseError, CasePolicy, GenerateContext, ItemPolicy, Oracle, OracleQuery, Row, Verdict,
 };
-use rand::Rng as _;
 
 pub struct DistVsLocal;
 
@@ -61,61 +58,7 @@ impl Oracle for DistVsLocal {
         if tables.is_empty() {
             return None;
         }
-        let (from, scope) = generator.from_clause(rng);
-        if scope.columns.is_empty() {
-            return None;
-        }
-        let selection = base_where(rng, generator, &scope).or_else(|| {
-            rng.random_bool(0.4)
-                .then(|| generator.predicate(rng, &scope))
-        });
-        let query = match rng.random_range(0..10) {
-            // DISTINCT keeps an arbitrary one of equal values: exact forms.
-            0..2 => Select {
-                distinct: true,
-                items: some_columns(rng, &scope, 3)
-                    .into_iter()
-                    .map(|c| item(generator.with_exact_equality(c)))
-                    .collect(),
-                from: Some(from),
-                selection,
-                ..Select::default()
-            },
-            // Grouped: the keys in exact form, COUNT, MIN and MAX (their
-            // results do not depend on the order rows are combined in).
-            2..4 => {
-                let keys: Vec<Expr> = some_columns(rng, &scope, 2)
-                    .into_iter()
-                    .flat_map(|c| generator.exact_group_keys(c))
-                    .collect();
-                let mut items: Vec<_> = keys.iter().cloned().map(item).collect();
-                items.push(item(Expr::CountStar));
-                for f in ["MIN", "MAX"] {
-                    if rng.random_bool(0.5) {
-                        let proposed = generator.expression(rng, &scope);
-                        let arg = generator.aggregate_argument(rng, &scope, f, proposed);
-                        items.push(item(generator.with_exact_equality(Expr::Function {
-                            name: f.into(),
-                            args: vec![arg],
-                            distinct: false,
-                        })));
-                    }
-                }
-                Select {
-                    items,
-                    from: Some(from),
-                    selection,
-                    group_by: keys,
-                    ..Select::default()
-                }
-            }
-            _ => Select {
-                items: select_items(rng, generator, &from, &scope),
-                from: Some(from),
-                selection,
-                ..Select::default()
-            },
-        };
+        let query = crate::twin_query::draw(rng, generator)?;
         Some(Case::new(self.name(), query).and_inputs(Twins { tables }))
     }
 
@@ -139,21 +82,7 @@ impl Oracle for DistVsLocal {
         case.check_oracle(self.name())?;
         let inputs = case.inputs::<Twins>()?;
         let twins = &inputs.tables;
-        let original = Query::select(case.query.clone());
-        let mut on_twins = original.clone();
-        on_twins.rename_tables(&|name| {
-            twins
-                .iter()
-                .find(|(table, _)| table == name)
-                .map(|(_, twin)| twin.clone())
-        });
-        Ok(vec![
-            OracleQuery::new("tables", original),
-            OracleQuery::new("twins", on_twins).with_context(QueryContext {
-                tables: TableSet::Twins,
-                ..QueryContext::default()
-            }),
-        ])
+        Ok(crate::twin_query::queries(&case.query, twins).to_vec())
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
@@ -169,7 +98,8 @@ impl Oracle for DistVsLocal {
 
 /// Drops the first row of one query in `period` among those that read no
 /// twin table ([`lancet_core::TWIN_SCHEMA`]): a fault of one execution path
-/// only (Citus's distributed tables), which only dist-vs-local can see.
+/// only (Citus's distributed tables, or the physical design a twin does
+/// not share), which only dist-vs-local and twins can see.
 #[derive(Debug)]
 pub struct DropRowOffTwins {
     pub period: u64,
@@ -180,13 +110,15 @@ impl PlantedFault for DropRowOffTwins {
         "drop-row-off-twins"
     }
     fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
-        let twin = format!("{}.", lancet_core::TWIN_SCHEMA);
+        // Citus's twins are `lancet_twin.t0`; built twins (the twins
+        // oracle's recipes) `lancet_twin.t0_<recipe>` or, where there are no
+        // schemas, `lancet_twin_t0_<recipe>`.
         let reads_twin = q
             .query
             .query
             .table_names()
             .iter()
-            .any(|t| t.starts_with(&twin));
+            .any(|t| t.starts_with(lancet_core::TWIN_SCHEMA));
         if !r.rows.is_empty() && !reads_twin && q.hit(self.period) {
             r.rows.remove(0);
         }
@@ -196,7 +128,8 @@ impl PlantedFault for DropRowOffTwins {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lancet_core::{FromClause, ToSql, Value};
+    use crate::partition::item;
+    use lancet_core::{Expr, FromClause, Query, Select, TableSet, ToSql, Value};
     use lancet_testkit::standard::STANDARD;
 
     fn case() -> Case {

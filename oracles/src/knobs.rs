@@ -70,7 +70,7 @@ pub(crate) fn query_under(case: &Case, setting: &KnobSetting, role: String) -> O
 }
 
 /// A random configuration: one knob off most often, a few, or all.
-fn draw_setting(rng: &mut lancet_core::Rng, knobs: &[Knob]) -> KnobSetting {
+pub(crate) fn draw_setting(rng: &mut lancet_core::Rng, knobs: &[Knob]) -> KnobSetting {
     let n = match rng.random_range(0..100) {
         0..50 => 1,
         50..85 => rng.random_range(2..=3),

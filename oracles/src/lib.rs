@@ -28,6 +28,8 @@ pub mod tlp_group_by;
 pub mod tlp_having;
 pub mod tlp_where;
 pub mod transform;
+mod twin_query;
+pub mod twins;
 pub mod txn;
 pub mod txn_stress;
 
@@ -64,6 +66,7 @@ pub fn all() -> Vec<Registered> {
         entry(Box::new(coddtest::CoddTest), 2),
         entry(Box::new(dqe::Dqe), 2),
         entry(Box::new(eet::Eet), 3),
+        entry(Box::new(twins::Twins), 2),
         Registered {
             oracle: AnyOracle::Sessions(Box::new(txn::Txn)),
             weight: 0,

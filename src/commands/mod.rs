@@ -132,6 +132,7 @@ pub fn make_provider(t: &TargetArgs) -> anyhow::Result<Arc<dyn lancet_core::Prov
             library: t.library.given.clone(),
             url: t.url.clone(),
             workers: workers(&t.dbms, &t.isolation)?,
+            twin_recipe: t.twin_recipe.clone(),
         },
     )
     .map(Arc::from)
@@ -435,4 +436,19 @@ pub fn oracle_help() -> String {
         ));
     }
     s
+}
+
+/// `lancet __engine-worker`: serves one engine's databases to a parent
+/// lancet over stdin and stdout (see `lancet_engine::isolation`).
+pub fn engine_worker(args: &crate::EngineWorkerArgs) -> anyhow::Result<()> {
+    let dbms = registry::describe(&args.dbms)?;
+    let engine = dbms
+        .in_process
+        .as_ref()
+        .with_context(|| format!("{} does not run inside lancet", dbms.label))?;
+    let served = (engine.worker)(
+        args.library.as_deref(),
+        std::time::Duration::from_millis(args.time_limit_ms),
+    )?;
+    lancet_engine::isolation::serve(served, args.memory_limit, args.progress_file.as_deref())
 }

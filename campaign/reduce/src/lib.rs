@@ -238,17 +238,14 @@ impl<'a> Reducer<'a> {
     }
 }
 
-/// The base tables a case's FROM clause names.
+/// The base tables a case's query reads, anywhere in it.
 fn tables_read(case: &Case) -> Vec<String> {
-    let Some(from) = &case.query.from else {
-        return vec![];
-    };
-    std::iter::once(&from.first)
-        .chain(from.joins.iter().map(|j| &j.factor))
-        .filter_map(|f| match f {
-            lancet_core::TableFactor::Table { name, .. } => Some(name.to_ascii_lowercase()),
-            lancet_core::TableFactor::Derived { .. } => None,
-        })
+    // Every table the query reads, in its joins, derived tables and
+    // subqueries too (twins builds a twin of each from its definition).
+    lancet_core::Query::select(case.query.clone())
+        .table_names()
+        .into_iter()
+        .map(|n| n.to_ascii_lowercase())
         .collect()
 }
 

@@ -3,7 +3,8 @@
 use super::*;
 
 /// Renames the tables a query reads, everywhere in it (joins, derived
-/// tables, subqueries in any expression, set operations). Used to point a
+/// tables, subqueries in any expression, set operations), and drops the
+/// index hints (SQLite's INDEXED BY) of those it renames. Used to point a
 /// query at a database's twin tables; `rename` returns the new name, or
 /// `None` to keep a name.
 pub trait RenameTables {
@@ -69,7 +70,11 @@ impl RenameTables for FromClause {
 impl RenameTables for TableFactor {
     fn rename_tables(&mut self, rename: &dyn Fn(&str) -> Option<String>) {
         match self {
-            TableFactor::Table { name, alias, .. } => {
+            TableFactor::Table {
+                name,
+                alias,
+                indexed_by,
+            } => {
                 if let Some(new) = rename(name) {
                     // Column references say `t0.c0` when the table has no
                     // alias: keep the old name as its alias.
@@ -77,6 +82,9 @@ impl RenameTables for TableFactor {
                         *alias = Some(name.clone());
                     }
                     *name = new;
+                    // An index hint names an index of the old table (or
+                    // asks for none): the new one has its own design.
+                    *indexed_by = None;
                 }
             }
             TableFactor::Derived { query, .. } => query.rename_tables(rename),

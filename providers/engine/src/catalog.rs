@@ -117,6 +117,7 @@ impl Catalog {
             library: options.library.as_ref().map(|(_, p)| p.clone()),
             expected_errors,
             workers: options.workers.clone(),
+            twin_recipe: options.twin_recipe.clone(),
         })
     }
 }
@@ -134,6 +135,8 @@ pub struct ProviderOptions {
     /// In-process engines: run databases in worker processes started this
     /// way (crash isolation); `None` runs the engine inside this process.
     pub workers: Option<Workers>,
+    /// See [`OpenOptions::twin_recipe`].
+    pub twin_recipe: Option<lancet_core::DeclaredRecipe>,
 }
 
 /// Reads an expected-errors file (`--expected-errors`).

@@ -78,6 +78,9 @@ pub struct OpenOptions {
     /// Worker processes for an in-process engine; `None` runs it inside
     /// this process.
     pub workers: Option<Workers>,
+    /// A twin recipe a campaign file declares for an extension (PostgreSQL
+    /// and Citus offer it to the twins oracle; the others have none).
+    pub twin_recipe: Option<lancet_core::DeclaredRecipe>,
 }
 
 /// How an in-process engine's worker processes start, and their limits.

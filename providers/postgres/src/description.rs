@@ -50,6 +50,9 @@ fn open(
     } else {
         PostgresProvider::connect(&url)?
     };
+    if let Some(recipe) = &options.twin_recipe {
+        p = p.with_declared_recipe(recipe.clone());
+    }
     if let Some(extra) = &options.expected_errors {
         p = p.with_expected_errors(extra.clone());
     }

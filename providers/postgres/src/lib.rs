@@ -33,6 +33,7 @@ pub mod nodes;
 pub mod populate;
 pub mod pqs;
 pub mod query;
+pub mod recipes;
 pub mod schema;
 pub mod server;
 pub mod txn;
@@ -43,7 +44,8 @@ use connection::PgConnection;
 pub use flavor::{Features, Flavor, Vanilla};
 use lancet_core::{
     Connection, CreatedDatabase, DatabaseError, DatabaseId, Dialect, ExecError, ExpectedErrors,
-    GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session, TWIN_SCHEMA,
+    GeneratedDatabase, Knob, KnobSetting, OwnedDatabase, Provider, Rng, Session, StatementKind,
+    TWIN_SCHEMA,
 };
 pub use lancet_postgres_url::ServerUrl;
 pub use server::{ServerProfile, VersionFeatures};
@@ -65,6 +67,9 @@ pub struct PostgresProvider {
     /// the role on every worker, and two at once fail with "tuple
     /// concurrently updated".
     setup_lock: std::sync::Mutex<()>,
+    /// A twin recipe declared for an extension (campaign file): its setup
+    /// runs first in every database, its settings are knobs.
+    declared: Option<lancet_core::DeclaredRecipe>,
 }
 
 /// Only names lancet made may be created or dropped.
@@ -155,7 +160,16 @@ impl PostgresProvider {
             version,
             server,
             setup_lock: std::sync::Mutex::new(()),
+            declared: None,
         })
+    }
+
+    /// Offers `recipe` (an extension's, from a campaign file) to the twins
+    /// oracle: its setup runs first in every database, and its settings
+    /// join the knobs.
+    pub fn with_declared_recipe(mut self, recipe: lancet_core::DeclaredRecipe) -> Self {
+        self.declared = Some(recipe);
+        self
     }
 
     pub fn with_expected_errors(mut self, extra: ExpectedErrors) -> Self {
@@ -410,7 +424,13 @@ impl Provider for PostgresProvider {
         rng: &mut Rng,
         session: &mut Session,
     ) -> Result<Box<dyn GeneratedDatabase>, ExecError> {
-        let model = populate::populate(rng, session, &*self.flavor, &self.server)?;
+        if let Some(recipe) = &self.declared {
+            for sql in &recipe.setup {
+                session.execute_sql(StatementKind::Setting, sql.clone())?;
+            }
+        }
+        let mut model = populate::populate(rng, session, &*self.flavor, &self.server)?;
+        model.declared = self.declared.clone();
         Ok(Box::new(database::PgDatabase::new(model)))
     }
 
@@ -448,6 +468,9 @@ impl Provider for PostgresProvider {
     fn knobs(&self) -> Vec<Knob> {
         let mut k = self.server.planner.knobs.clone();
         k.extend(self.flavor.knobs());
+        if let Some(recipe) = &self.declared {
+            k.extend(recipe.knobs());
+        }
         k
     }
 

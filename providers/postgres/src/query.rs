@@ -151,6 +151,18 @@ impl QueryGenerator for PgQueryGenerator {
         twins.unwrap_or_default()
     }
 
+    fn twin_recipes(&self) -> Vec<String> {
+        crate::recipes::recipes(&self.core.schema)
+    }
+
+    fn twin_build(&self, recipe: &str, table: &str) -> Option<lancet_core::TwinBuild> {
+        crate::recipes::build(&self.core.schema, recipe, table)
+    }
+
+    fn twin_knobs(&self, recipe: &str) -> Vec<lancet_core::Knob> {
+        crate::recipes::knobs(&self.core.schema, recipe)
+    }
+
     fn is_aggregate(&self, name: &str) -> bool {
         AGGREGATES.iter().any(|a| a.eq_ignore_ascii_case(name))
     }

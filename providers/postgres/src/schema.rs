@@ -119,6 +119,9 @@ pub struct PgSchema {
     pub sampled: Sampled,
     /// What the server's release lets the generator write.
     pub features: crate::VersionFeatures,
+    /// The twin recipe a campaign file declared for an extension, if any
+    /// ([`crate::recipes`]).
+    pub declared: Option<lancet_core::DeclaredRecipe>,
 }
 
 /// Generates expressions over some columns (and, for subqueries, the

@@ -22,6 +22,18 @@ pub struct SqliteDatabase {
     /// their constants from here half the time, so that predicates cut
     /// through the data instead of missing it (see `expr_gen`).
     pub sampled: Vec<Value>,
+    /// Each table's CREATE TABLE as it ran, and its stored (not generated)
+    /// columns: the twins oracle's recipes build twins from them
+    /// ([`crate::twins`]).
+    pub definitions: BTreeMap<String, TableDefinition>,
+}
+
+/// A table as created: what a twin of it starts from.
+#[derive(Clone, Debug)]
+pub struct TableDefinition {
+    pub create: crate::statements::CreateTable,
+    /// The columns that take values in INSERT (not generated), in order.
+    pub stored_columns: Vec<String>,
 }
 
 impl SqliteDatabase {

@@ -38,6 +38,7 @@ pub mod pqs;
 pub mod query_gen;
 pub mod schema_gen;
 pub mod statements;
+pub mod twins;
 pub mod txn;
 pub mod types;
 

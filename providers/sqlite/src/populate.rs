@@ -6,7 +6,7 @@
 //! error ends the database (it is a finding).
 
 use crate::data_gen;
-use crate::database::SqliteDatabase;
+use crate::database::{SqliteDatabase, TableDefinition};
 use crate::schema_gen::{self, TableModel};
 use crate::statements::{self, Statement};
 use lancet_core::{ExecError, Rng, Session};
@@ -143,10 +143,20 @@ impl Filler<'_, '_> {
                 schema_gen::create_table(rng, &db.schema, self.version, self.like, &name);
             let relation = schema_gen::table_relation(&stmt);
             let without_rowid = stmt.without_rowid;
+            let definition = TableDefinition {
+                create: stmt.clone(),
+                stored_columns: model
+                    .columns
+                    .iter()
+                    .filter(|c| !c.generated)
+                    .map(|c| c.name.clone())
+                    .collect(),
+            };
             if statements::run(self.session, &Statement::CreateTable(stmt))? {
                 if without_rowid {
                     db.without_rowid.insert(relation.name.clone());
                 }
+                db.definitions.insert(relation.name.clone(), definition);
                 db.schema.relations.push(relation);
                 self.tables.push(model);
             }

@@ -161,6 +161,14 @@ impl QueryGenerator for SqliteQueryGenerator<'_> {
         pqs::pivot_predicate(rng, tables, scope, pivot, self.version)
     }
 
+    fn twin_recipes(&self) -> Vec<String> {
+        crate::twins::recipes(self.db)
+    }
+
+    fn twin_build(&self, recipe: &str, table: &str) -> Option<lancet_core::TwinBuild> {
+        crate::twins::build(self.db, recipe, table)
+    }
+
     /// `expr COLLATE BINARY` and `typeof(expr)`: binary-equal values of one
     /// storage class are identical (integer 8 and real 8.0 are not).
     fn exact_group_keys(&self, expr: Expr) -> Vec<Expr> {

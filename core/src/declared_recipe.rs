@@ -1,0 +1,99 @@
+//! A twin recipe that a campaign file declares for a DBMS extension (a
+//! PostgreSQL access method, say): how a twin is created, the SQL every
+//! generated database runs first, and the extension's settings, which the
+//! knobs oracle then draws like the DBMS's own. The twins oracle compares
+//! each table with its twin made this way (see `docs/gate-your-extension.md`).
+
+use serde::Deserialize;
+
+/// `[twin_recipe]` of a campaign file.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredRecipe {
+    /// The recipe's name, in findings and twin names (`columnar`).
+    pub name: String,
+    /// Run once in every generated database before its tables (e.g.
+    /// `CREATE EXTENSION IF NOT EXISTS citus_columnar`); part of every
+    /// reproducer's setup.
+    #[serde(default)]
+    pub setup: Vec<String>,
+    /// The statements that create an empty twin, in order, with `{table}`
+    /// (the table), `{twin}` (the twin's name) and `{columns}` (the
+    /// table's stored columns, comma-separated) replaced. lancet then
+    /// copies the rows: `INSERT INTO {twin} ({columns}) SELECT {columns}
+    /// FROM {table}`, unless a statement already names `INSERT`.
+    pub create: Vec<String>,
+    /// The extension's settings as knobs (`SET name = value`).
+    #[serde(default)]
+    pub knobs: Vec<DeclaredKnob>,
+    /// Whether the twins oracle draws this recipe alone, not the DBMS's
+    /// own ones too: a gate of the extension spends every check on it.
+    #[serde(default)]
+    pub alone: bool,
+}
+
+/// One setting of a [`DeclaredRecipe`]: its name and the values other than
+/// its default that a check may give it.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeclaredKnob {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+impl DeclaredRecipe {
+    /// The statements that build `table`'s twin `twin` whose stored
+    /// columns are `columns`: [`DeclaredRecipe::create`] filled in, then
+    /// the copy of the rows unless the recipe copies them itself.
+    pub fn statements(&self, table: &str, twin: &str, columns: &[String]) -> Vec<String> {
+        let columns = columns.join(", ");
+        let fill = |s: &String| {
+            s.replace("{table}", table)
+                .replace("{twin}", twin)
+                .replace("{columns}", &columns)
+        };
+        let mut out: Vec<String> = self.create.iter().map(fill).collect();
+        let copies = out
+            .iter()
+            .any(|s| s.to_ascii_uppercase().contains("INSERT"));
+        if !copies {
+            out.push(format!(
+                "INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}"
+            ));
+        }
+        out
+    }
+
+    /// Its settings as knobs, each documented as the campaign file's.
+    pub fn knobs(&self) -> Vec<crate::Knob> {
+        self.knobs
+            .iter()
+            .map(|k| crate::Knob {
+                name: k.name.clone(),
+                description: format!("a setting of twin recipe {}", self.name),
+                values: k.values.clone(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fills_the_placeholders_and_copies_the_rows() {
+        let r = DeclaredRecipe {
+            name: "columnar".into(),
+            create: vec!["CREATE TABLE {twin} (LIKE {table}) USING columnar".into()],
+            ..DeclaredRecipe::default()
+        };
+        assert_eq!(
+            r.statements("t0", "s.t0_columnar", &["c0".into(), "c1".into()]),
+            [
+                "CREATE TABLE s.t0_columnar (LIKE t0) USING columnar",
+                "INSERT INTO s.t0_columnar (c0, c1) SELECT c0, c1 FROM t0",
+            ]
+        );
+    }
+}
