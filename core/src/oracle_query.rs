@@ -88,6 +88,7 @@ impl OracleQuery {
             context: QueryContext::default(),
             materialize: None,
             rolled_back: Vec::new(),
+            builds: Vec::new(),
         }
     }
 
@@ -101,7 +102,6 @@ impl OracleQuery {
         OracleQuery {
             rolled_back: statements,
             ..OracleQuery::new(role, query)
-            builds: Vec::new(),
         }
     }
 
