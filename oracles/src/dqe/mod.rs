@@ -44,8 +44,8 @@ impl lancet_core::OracleInputs for Marker {
 }
 
 /// The roles of the queries, in order.
-const MATCHED: &str = "rows p matches (SELECT ... WHERE p)";
 const EVERY: &str = "every row (SELECT ... without WHERE)";
+const MATCHED: &str = "rows p matches (SELECT ... WHERE p)";
 const AFTER_DELETE: &str = "rows left after DELETE ... WHERE p (rolled back)";
 const AFTER_UPDATE: &str = "marker column after UPDATE ... SET marker = NULL WHERE p (rolled back)";
 
@@ -179,9 +179,12 @@ impl Oracle for Dqe {
             table: parts.table.to_string(),
             selection: Some(p.clone()),
         };
+        // Every row first: reports name the sides of a diff by the first
+        // two queries, and the DELETE relation's sides are every row and
+        // the rows matched with those left.
         let mut out = vec![
-            OracleQuery::new(MATCHED, matched),
             OracleQuery::new(EVERY, every.clone()),
+            OracleQuery::new(MATCHED, matched),
             OracleQuery::after_rolled_back(AFTER_DELETE, vec![delete], every),
         ];
         if let Some((position, column)) = parts.marker {

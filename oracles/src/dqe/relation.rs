@@ -6,33 +6,36 @@
 //!   holds exactly whatever `m` held before (a row whose `m` was NULL
 //!   stays the same on both sides).
 
-use crate::partition::verdict_from_diff;
-use lancet_core::compare::multiset_diff;
-use lancet_core::{Case, CaseError, Row, Value, Verdict};
+use lancet_core::compare::{multiset_diff, RowDiff};
+use lancet_core::{Case, CaseError, Disagreement, Row, Value, Verdict};
 
 /// The DELETE relation, as reports state it.
-pub const DELETE_RELATION: &str = "RS(every row) = RS(SELECT WHERE p) ⊎ RS(rows left after DELETE WHERE p), as multisets of whole rows";
+pub const DELETE_RELATION: &str = "RS(every row) = RS(SELECT WHERE p) ⊎ RS(rows left after DELETE WHERE p), as multisets of whole rows (rows only in the second side: in the matched or the left ones)";
 /// The UPDATE relation, as reports state it.
-pub const UPDATE_RELATION: &str = "RS(m after UPDATE SET m = NULL WHERE p) ⊎ RS(m of SELECT WHERE p) = RS(m of every row) ⊎ (NULL × |SELECT WHERE p|), as multisets";
+pub const UPDATE_RELATION: &str = "RS(m after UPDATE SET m = NULL WHERE p) ⊎ RS(m of SELECT WHERE p) = RS(m of every row) ⊎ (NULL × |SELECT WHERE p|), as multisets (first side: the left one of this equation)";
 
-/// The verdict on DQE's results (matched, every row, left after DELETE,
+/// The verdict on DQE's results (every row, matched, left after DELETE,
 /// and the marker after UPDATE where `marker` is its column's position):
-/// the DELETE relation first, then the UPDATE one.
+/// the DELETE relation first, then the UPDATE one. Non-empty when the
+/// predicate matched rows.
 pub fn verdict(
     case: &Case,
     results: &[Vec<Row>],
     marker: Option<usize>,
 ) -> Result<Verdict, CaseError> {
-    let [matched, every, left, rest @ ..] = results else {
+    let [every, matched, left, rest @ ..] = results else {
         return Err(case.unfit("fewer than three results"));
     };
     let deleted: Vec<Row> = matched.iter().chain(left).cloned().collect();
     let diff = multiset_diff(every, &deleted);
     if !diff.is_empty() {
-        return Ok(verdict_from_diff(DELETE_RELATION, results, diff));
+        return Ok(disagree(DELETE_RELATION, results, diff));
     }
+    let agree = Verdict::Agree {
+        nonempty: !matched.is_empty(),
+    };
     let Some(m) = marker else {
-        return Ok(verdict_from_diff(DELETE_RELATION, results, diff));
+        return Ok(agree);
     };
     let [marked, ..] = rest else {
         return Err(case.unfit("no result of the UPDATE"));
@@ -50,9 +53,19 @@ pub fn verdict(
     seen.extend(column(matched)?);
     let mut expected = column(every)?;
     expected.extend(std::iter::repeat_n(vec![Value::Null], matched.len()));
-    Ok(verdict_from_diff(
-        UPDATE_RELATION,
-        results,
-        multiset_diff(&seen, &expected),
-    ))
+    let diff = multiset_diff(&seen, &expected);
+    Ok(if diff.is_empty() {
+        agree
+    } else {
+        disagree(UPDATE_RELATION, results, diff)
+    })
+}
+
+fn disagree(relation: &str, results: &[Vec<Row>], diff: RowDiff) -> Verdict {
+    Verdict::Disagree(Disagreement {
+        relation: relation.to_string(),
+        row_counts: results.iter().map(Vec::len).collect(),
+        diff,
+        timing: None,
+    })
 }

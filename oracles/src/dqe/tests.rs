@@ -23,8 +23,8 @@ fn row(a: Value, b: i64) -> Row {
 fn builds_select_delete_and_update_with_one_predicate() {
     let qs = Dqe.queries(&case(Some("c1"))).unwrap();
     let sql: Vec<String> = qs.iter().map(|q| q.sql(STANDARD)).collect();
-    assert_eq!(sql[0], "SELECT t0.c0, t0.c1 FROM t0 WHERE t0.c0");
-    assert_eq!(sql[1], "SELECT t0.c0, t0.c1 FROM t0");
+    assert_eq!(sql[0], "SELECT t0.c0, t0.c1 FROM t0");
+    assert_eq!(sql[1], "SELECT t0.c0, t0.c1 FROM t0 WHERE t0.c0");
     assert_eq!(
         sql[2],
         "BEGIN;\nDELETE FROM t0 WHERE t0.c0;\nSELECT t0.c0, t0.c1 FROM t0;\nROLLBACK"
@@ -45,8 +45,8 @@ fn sees_a_row_deleted_or_updated_that_the_select_did_not_match() {
         .compare(
             &c,
             &[
-                vec![a.clone()],
                 vec![a.clone(), b.clone()],
+                vec![a.clone()],
                 vec![b.clone()],
                 marks(&[Value::Null, Value::Integer(2)]),
             ],
@@ -57,7 +57,7 @@ fn sees_a_row_deleted_or_updated_that_the_select_did_not_match() {
     let deleted_both = Dqe
         .compare(
             &c,
-            &[vec![a.clone()], vec![a.clone(), b.clone()], vec![], vec![]],
+            &[vec![a.clone(), b.clone()], vec![a.clone()], vec![], vec![]],
         )
         .unwrap();
     assert!(
@@ -68,8 +68,8 @@ fn sees_a_row_deleted_or_updated_that_the_select_did_not_match() {
         .compare(
             &c,
             &[
-                vec![a.clone()],
-                vec![a, b.clone()],
+                vec![a.clone(), b.clone()],
+                vec![a],
                 vec![b],
                 marks(&[Value::Null, Value::Null]),
             ],
