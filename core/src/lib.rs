@@ -32,7 +32,6 @@ pub mod check;
 pub mod compare;
 pub mod connection;
 pub mod database;
-pub mod declared_recipe;
 pub mod dialect;
 pub mod dml;
 pub mod expected_errors;
@@ -51,6 +50,7 @@ pub mod schema;
 pub mod session;
 pub mod sessions_oracle;
 pub mod shrink;
+pub mod twin_recipe;
 pub mod txn;
 pub mod value;
 
@@ -59,7 +59,6 @@ pub use ast::*;
 pub use case::{Case, CaseError, CasePolicy, Inputs, ItemPolicy, OracleInputs};
 pub use check::{run_check, run_check_with_knobs_off, CheckOutcome, RanQuery};
 pub use connection::{Connection, DbError, FailureKind};
-pub use declared_recipe::{DeclaredKnob, DeclaredRecipe};
 pub use dialect::{Dialect, SqlDialect};
 pub use dml::Dml;
 pub use expected_errors::ExpectedErrors;
@@ -81,4 +80,5 @@ pub use sessions_oracle::{
     FindingFiles, PreparedSessions, Reduction, SessionsDatabase, SessionsFacts, SessionsOracle,
     SessionsRun, ShownAgain,
 };
+pub use twin_recipe::{DeclaredKnob, DeclaredRecipe};
 pub use value::{Row, Value};

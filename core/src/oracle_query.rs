@@ -116,7 +116,7 @@ impl OracleQuery {
 
     /// The statements that build `build.twin` from `source` (the table it
     /// copies): a twin, made once per session ([`crate::TwinBuild`]).
-    pub fn built(build: &crate::TwinBuild, source: Query) -> OracleQuery {
+    pub fn built(build: &crate::twin_recipe::TwinBuild, source: Query) -> OracleQuery {
         OracleQuery {
             role: format!("build {}", build.twin),
             materialize: Some(build.twin.clone()),

@@ -11,6 +11,7 @@ pub use crate::feature::Feature;
 use crate::rng::Rng;
 use crate::schema::Schema;
 use crate::session::{ExecError, Session};
+pub use crate::twin_recipe::TwinBuild;
 use crate::value::Value;
 
 /// The truth value of a predicate on one row, in three-valued logic.
@@ -176,16 +177,6 @@ pub trait QueryGenerator {
     fn twin_knobs(&self, _recipe: &str) -> Vec<crate::knobs::Knob> {
         Vec::new()
     }
-}
-
-/// How one twin is built ([`QueryGenerator::twin_build`]): its name and
-/// the statements, run in order once per session, that create it and copy
-/// the table's rows into it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TwinBuild {
-    pub table: String,
-    pub twin: String,
-    pub statements: Vec<String>,
 }
 
 /// The schema that holds twin tables ([`QueryGenerator::twin_tables`]),

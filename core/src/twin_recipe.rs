@@ -1,10 +1,20 @@
-//! A twin recipe that a campaign file declares for a DBMS extension (a
-//! PostgreSQL access method, say): how a twin is created, the SQL every
-//! generated database runs first, and the extension's settings, which the
-//! knobs oracle then draws like the DBMS's own. The twins oracle compares
-//! each table with its twin made this way (see `docs/gate-your-extension.md`).
+//! Twin recipes (the twins oracle): how one twin is built, and a recipe
+//! that a campaign file declares for a DBMS extension (an access method,
+//! say): how a twin is created, the SQL every generated database runs
+//! first, and the extension's settings, drawn as knobs. The twins oracle
+//! compares each table with its twin (see `docs/gate-your-extension.md`).
 
 use serde::Deserialize;
+
+/// How one twin is built ([`crate::QueryGenerator::twin_build`]): its name and
+/// the statements, run in order once per session, that create it and copy
+/// the table's rows into it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TwinBuild {
+    pub table: String,
+    pub twin: String,
+    pub statements: Vec<String>,
+}
 
 /// `[twin_recipe]` of a campaign file.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
