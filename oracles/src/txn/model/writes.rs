@@ -84,12 +84,17 @@ impl Model<'_> {
                     // whose v a commit had changed, the index entry it
                     // reached being stale by then); a scan of the table
                     // itself reads each row's newest version.
+                    // A key that holds another row than it did (one
+                    // moved away, then a waiting INSERT took the key: met
+                    // by lancet on MariaDB, a DELETE waiting behind a
+                    // move left the new row at that key) is such a row.
                     let index_scan = self.schedule.index_v;
+                    let at_start = |k: &i64| started.view.get(k);
+                    let now_at = |k: &i64| self.committed.get(k);
                     open.extend(now.iter().copied().filter(|k| {
                         !started.targets.contains(k)
-                            || (index_scan
-                                && started.view.get(k).map(|v| v.id)
-                                    != self.committed.get(k).map(|v| v.id))
+                            || at_start(k).map(|v| v.row) != now_at(k).map(|v| v.row)
+                            || (index_scan && at_start(k).map(|v| v.id) != now_at(k).map(|v| v.id))
                     }));
                     self.left_open.extend(open.iter().map(|&k| (step, k)));
                 }

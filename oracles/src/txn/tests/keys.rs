@@ -11,15 +11,15 @@ use crate::txn::schedule::Action::*;
 use crate::txn::schedule::Lock;
 
 /// `UPDATE ... SET k = <partner>` on table 0 (pivot 500).
-fn mv(p: Pred) -> Action {
+pub(super) fn mv(p: Pred) -> Action {
     Stmt(Op::Move(p, 500))
 }
 
-fn stmt(op: Op) -> Action {
+pub(super) fn stmt(op: Op) -> Action {
     Stmt(op)
 }
 
-fn innodb_rc() -> LevelRules {
+pub(super) fn innodb_rc() -> LevelRules {
     LevelRules {
         same_value_is_no_change: true,
         extra_write_locks: true,

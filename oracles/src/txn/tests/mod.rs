@@ -300,8 +300,7 @@ fn a_cycle_of_three_serializable_transactions_has_no_serial_order() {
     );
 }
 
-/// Schedules have two to [`MAX_SESSIONS`] sessions, mostly two, and
-/// every step belongs to one of them.
+/// Schedules have 2 to [`MAX_SESSIONS`] sessions, mostly 2; each step is one's.
 #[test]
 fn schedules_have_two_to_four_sessions() {
     use super::schedule::MAX_SESSIONS;
@@ -595,6 +594,7 @@ mod locks;
 mod mixed;
 mod nulls;
 mod savepoints;
+mod scan_position;
 mod shared_locks;
 mod subqueries;
 mod tables;
