@@ -106,7 +106,9 @@ pub fn known_mariadb_bug(signature: &str, schedule: &serde_json::Value) -> Optio
         && indexed
     {
         Some("SI: a write or locking read through a secondary index skips the 1020 check")
-    } else if si("ON") && at("did-not-wait", "READ UNCOMMITTED") {
+    } else if si("ON")
+        && (at("did-not-wait", "READ UNCOMMITTED") || at("lost-own-write", "READ UNCOMMITTED"))
+    {
         Some("SI at READ UNCOMMITTED: a write skips a row an open transaction changed")
     } else if si("ON")
         && (at("spurious-conflict", "READ COMMITTED")
