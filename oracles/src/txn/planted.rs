@@ -76,6 +76,20 @@ pub(crate) struct Planted {
     dropped_step: Option<usize>,
 }
 
+/// The side connection's transaction ends before the next schedule's
+/// setup: a connection to an engine in a worker process closes when the
+/// worker reads its close, which may come after that setup, and an open
+/// SQLite read holds a lock that a rollback journal's writers wait for
+/// (selftest's setup failed with SQLITE_BUSY once journal modes were
+/// drawn). A ROLLBACK outside a transaction fails harmlessly.
+impl Drop for Planted {
+    fn drop(&mut self) {
+        if let Some(side) = self.side.as_mut() {
+            let _ = side.execute("ROLLBACK");
+        }
+    }
+}
+
 impl Planted {
     /// Readies `fault` for a run of `schedule`, opening what it needs
     /// beside the sessions with `open`.
