@@ -107,7 +107,9 @@ pub fn known_mariadb_bug(signature: &str, schedule: &serde_json::Value) -> Optio
     {
         Some("SI: a write or locking read through a secondary index skips the 1020 check")
     } else if si("ON")
-        && (at("did-not-wait", "READ UNCOMMITTED") || at("lost-own-write", "READ UNCOMMITTED"))
+        && ["did-not-wait", "lost-own-write", "lost-update"]
+            .iter()
+            .any(|kind| at(kind, "READ UNCOMMITTED"))
     {
         Some("SI at READ UNCOMMITTED: a write skips a row an open transaction changed")
     } else if si("ON")
