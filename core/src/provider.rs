@@ -145,15 +145,6 @@ pub trait QueryGenerator {
         true
     }
 
-    /// The generated columns of `table` (computed from other columns),
-    /// which an UPDATE may not set: an oracle that updates a column to
-    /// see which rows an UPDATE touched (dqe) leaves them alone, since
-    /// MariaDB outside strict mode ignores such an assignment with a
-    /// warning. Empty where the provider does not say (others refuse the
-    /// assignment with an error).
-    fn generated_columns(&self, _table: &str) -> Vec<String> {
-        Vec::new()
-    }
     /// The twin recipes this database offers: ways to build a copy of a
     /// table with the same rows in another physical design (its indexes
     /// dropped, partitioned, another storage), for the twins oracle. Empty

@@ -13,6 +13,11 @@ pub struct Column {
     pub primary_key: bool,
     pub unique: bool,
     pub collation: Option<String>,
+    /// Computed from other columns (`GENERATED ALWAYS AS`, `AS (...)`):
+    /// no INSERT or UPDATE may set it. An oracle that writes a column
+    /// (dqe's marker) leaves it alone.
+    #[serde(default)]
+    pub generated: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -469,15 +469,12 @@ impl Subject for Citus {
     }
     /// Citus refuses some joins of distributed tables (seed 1 skipped
     /// 8.8% on Citus 14.0.1); Citus 13.2 over PostgreSQL 15 also refuses
-    /// outer joins with pseudoconstant quals (13.7%). dqe's UPDATE of its
-    /// marker column meets Citus's partition and check constraints and is
-    /// skipped in about 70% of its checks (5% of the rotation): 15.8% on
-    /// 13.2 with it, until dqe picks markers Citus lets it set (issue 44).
+    /// outer joins with pseudoconstant quals (13.7%).
     fn max_skipped_percent(&self) -> u64 {
         if self.0.coordinator.major() >= 17 {
             12
         } else {
-            17
+            15
         }
     }
     /// Citus has wrong-result bugs lancet does not steer clear of

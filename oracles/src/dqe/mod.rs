@@ -144,14 +144,11 @@ impl Oracle for Dqe {
         };
         let predicate = cx.generator.predicate(cx.rng, &scope);
         let nullable = columns_holding_null(cx, &table.name, &scope);
-        let generated = cx.generator.generated_columns(&table.name);
         let markable: Vec<&String> = table
             .columns
             .iter()
             .zip(&nullable)
-            .filter(|(c, holds_null)| {
-                **holds_null && !c.primary_key && !generated.contains(&c.name)
-            })
+            .filter(|(c, holds_null)| **holds_null && !c.primary_key && !c.generated)
             .map(|(c, _)| &c.name)
             .collect();
         let marker = Marker {

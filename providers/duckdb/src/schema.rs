@@ -70,6 +70,7 @@ impl lancet_server::ServerTable for DuckTable {
             primary_key: false,
             unique: false,
             collation: ty.collation.map(str::to_string),
+            generated: self.generated.iter().any(|g| g == name),
         }
     }
 }

@@ -91,16 +91,6 @@ impl QueryGenerator for MyQueryGenerator {
             .any(|t| t.name == table && t.transactional)
     }
 
-    /// MariaDB outside strict mode ignores an UPDATE of one with a warning.
-    fn generated_columns(&self, table: &str) -> Vec<String> {
-        self.core
-            .schema
-            .relations
-            .iter()
-            .find(|t| t.name == table)
-            .map_or_else(Vec::new, |t| t.generated.clone())
-    }
-
     /// Text and dates are read as their bytes: under a case-insensitive or
     /// PAD SPACE collation `'a'`, `'A'` and `'a '` are equal, and DISTINCT,
     /// GROUP BY, MIN and MAX may return any of them. Numbers need nothing

@@ -176,6 +176,7 @@ impl lancet_server::ServerTable for PgTable {
             primary_key: self.primary_key.as_deref() == Some(name),
             unique: self.facts.unique.iter().any(|c| c == name),
             collation: None,
+            generated: self.writable && !self.insertable.iter().any(|c| c == name),
         }
     }
 }

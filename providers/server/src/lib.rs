@@ -117,6 +117,7 @@ pub trait ServerTable: Clone {
             primary_key: false,
             unique: false,
             collation: None,
+            generated: self.generated().iter().any(|g| g == name),
         }
     }
 

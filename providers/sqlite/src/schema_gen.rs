@@ -350,6 +350,7 @@ pub fn table_relation(stmt: &CreateTable) -> Relation {
                     ColumnConstraint::Collate(name) => Some(name.clone()),
                     _ => None,
                 }),
+                generated: has(&|c| matches!(c, ColumnConstraint::Generated { .. })),
             }
         })
         .collect();
@@ -510,6 +511,7 @@ fn view_relation(name: &str, cols: &[Col]) -> Relation {
                 primary_key: false,
                 unique: false,
                 collation: c.collation.clone(),
+                generated: false,
             })
             .collect(),
     }

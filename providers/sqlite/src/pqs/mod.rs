@@ -181,6 +181,7 @@ mod tests {
             primary_key: false,
             unique: false,
             collation: collation.map(str::to_string),
+            generated: false,
         };
         let table = |name: &str, columns| Relation {
             name: name.into(),
