@@ -136,7 +136,12 @@ pub fn run_check_with_knobs_off(
             session.query_many(&sqls)
         } else {
             let dialect = session.dialect();
-            let statements = first.statements_sql(dialect);
+            let statements: Vec<_> = first
+                .rolled_back
+                .iter()
+                .map(|d| d.kind())
+                .zip(first.statements_sql(dialect))
+                .collect();
             vec![session.query_rolled_back(&statements, &first.query.to_sql(dialect))]
         };
         // A batch is one round trip: its time is shared by its queries

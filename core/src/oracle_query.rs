@@ -67,10 +67,10 @@ pub struct OracleQuery {
     /// Statements run before the query in a transaction that is rolled
     /// back after it (`BEGIN; <statements>; <query>; ROLLBACK`): the
     /// query reads what they did, and the database is left as it was (the
-    /// DQE oracle's UPDATE and DELETE). An error of one of them skips the
-    /// check (DML fails where a query does not by documented rules:
-    /// constraints, strict modes, generated columns); a lost connection
-    /// or a hang is a finding.
+    /// DQE oracle's UPDATE and DELETE). An error of one of them that the
+    /// provider expects of its kind skips the check (DML fails where a
+    /// query does not by documented rules: constraints, strict modes);
+    /// any other error, a lost connection or a hang is a finding.
     pub rolled_back: Vec<crate::dml::Dml>,
     /// With [`OracleQuery::materialize`]: the statements that build that
     /// table (a twin: [`crate::TwinBuild`]), run verbatim in place of the

@@ -290,14 +290,13 @@ impl<'e> Session<'e> {
 
     /// Runs `statements` and then the query `sql` in a transaction that
     /// is rolled back after it, and returns the query's rows (see
-    /// [`crate::OracleQuery::rolled_back`]). A statement's error is
-    /// expected (the check says nothing) unless it lost the connection or
-    /// hung; the query's is judged as any query's. The ROLLBACK runs
+    /// [`crate::OracleQuery::rolled_back`]). Each statement's error is
+    /// judged by its kind's expected errors, the query's as any query's. The ROLLBACK runs
     /// whatever failed; its own failure matters only when all else
     /// succeeded (after an error a DBMS may have ended the transaction).
     pub fn query_rolled_back(
         &mut self,
-        statements: &[String],
+        statements: &[(StatementKind, String)],
         sql: &str,
     ) -> Result<Vec<Row>, ExecError> {
         let begin = crate::oracle_query::BEGIN;
@@ -305,15 +304,12 @@ impl<'e> Session<'e> {
             return Err(self.classify(StatementKind::Query, begin.to_string(), e));
         }
         let mut result = Ok(Vec::new());
-        for stmt in statements {
+        for (kind, stmt) in statements {
             if let Err(error) = self.timed(stmt, |c| c.execute(stmt)) {
-                let sql = stmt.clone();
-                result = Err(match error.kind {
-                    FailureKind::ConnectionLost | FailureKind::Hang => {
-                        ExecError::Lost { sql, error }
-                    }
-                    _ => ExecError::Expected(error),
-                });
+                // Judged as the provider lists its errors for the kind: an
+                // error it does not expect of an UPDATE or DELETE (an
+                // internal error, say) is a finding, as DQE reports them.
+                result = Err(self.classify(*kind, stmt.clone(), error));
                 break;
             }
         }
@@ -330,10 +326,11 @@ impl<'e> Session<'e> {
     /// Runs `statements`, which build table `name` (a twin), unless this
     /// session did already: the twin holds the rows the table held when it
     /// was built, and checks only read, whatever the knobs. A statement
-    /// that fails leaves the check without its twin: every failure but a
-    /// lost connection is taken as expected (the recipe did not fit the
-    /// table's rows: NULL in a WITHOUT ROWID key), so the check says
-    /// nothing; what was built is dropped by the database's reset.
+    /// that fails with an error the provider expects of a CREATE TABLE or
+    /// an INSERT leaves the check without its twin (the recipe did not fit
+    /// the table's rows: NULL in a WITHOUT ROWID key), so the check says
+    /// nothing; any other error is judged as a query's. What was built is
+    /// dropped by the database's reset.
     pub fn build(&mut self, name: &str, statements: &[String]) -> Result<(), ExecError> {
         if self.materialized.iter().any(|(n, _, _)| n == name) {
             return Ok(());
@@ -343,12 +340,24 @@ impl<'e> Session<'e> {
         }
         for sql in statements {
             if let Err(e) = self.timed(sql, |c| c.execute(sql)) {
-                return Err(match self.classify(StatementKind::Query, sql.clone(), e) {
-                    lost @ ExecError::Lost { .. } => lost,
-                    ExecError::Expected(e) | ExecError::Unexpected { error: e, .. } => {
+                // A build is a CREATE and a copy of the rows: an error is
+                // expected where the provider expects it of either (NULL in
+                // a WITHOUT ROWID key); any other (an extension's internal
+                // error) is a finding, never a silent skip.
+                let verdict = match self.classify(StatementKind::CreateTable, sql.clone(), e) {
+                    ExecError::Unexpected { error, .. }
+                        if self.expected.is_expected(StatementKind::Insert, &error) =>
+                    {
+                        ExecError::Expected(error)
+                    }
+                    other => other,
+                };
+                return Err(match verdict {
+                    ExecError::Expected(e) => {
                         self.unbuilt.push((name.to_string(), e.clone()));
                         ExecError::Expected(e)
                     }
+                    other => other,
                 });
             }
         }
