@@ -17,7 +17,7 @@ pub struct TwinBuild {
 }
 
 /// `[twin_recipe]` of a campaign file.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeclaredRecipe {
     /// The recipe's name, in findings and twin names (`columnar`).
@@ -31,8 +31,14 @@ pub struct DeclaredRecipe {
     /// (the table), `{twin}` (the twin's name) and `{columns}` (the
     /// table's stored columns, comma-separated) replaced. lancet then
     /// copies the rows: `INSERT INTO {twin} ({columns}) SELECT {columns}
-    /// FROM {table}`, unless a statement already names `INSERT`.
+    /// FROM {table}`, unless [`DeclaredRecipe::copy_rows`] is false.
     pub create: Vec<String>,
+    /// Whether lancet copies the rows after `create` (false where those
+    /// statements fill the twin themselves: `CREATE TABLE ... AS SELECT`,
+    /// a function that converts a copy). Said, not guessed from the SQL:
+    /// a copy made twice doubles every row.
+    #[serde(default = "copy_rows_by_default")]
+    pub copy_rows: bool,
     /// The extension's settings as knobs (`SET name = value`).
     #[serde(default)]
     pub knobs: Vec<DeclaredKnob>,
@@ -40,6 +46,10 @@ pub struct DeclaredRecipe {
     /// own ones too: a gate of the extension spends every check on it.
     #[serde(default)]
     pub alone: bool,
+}
+
+fn copy_rows_by_default() -> bool {
+    true
 }
 
 /// One setting of a [`DeclaredRecipe`]: its name and the values other than
@@ -54,7 +64,8 @@ pub struct DeclaredKnob {
 impl DeclaredRecipe {
     /// The statements that build `table`'s twin `twin` whose stored
     /// columns are `columns`: [`DeclaredRecipe::create`] filled in, then
-    /// the copy of the rows unless the recipe copies them itself.
+    /// the copy of the rows unless the recipe copies them itself
+    /// ([`DeclaredRecipe::copy_rows`]).
     pub fn statements(&self, table: &str, twin: &str, columns: &[String]) -> Vec<String> {
         let columns = columns.join(", ");
         let fill = |s: &String| {
@@ -63,10 +74,7 @@ impl DeclaredRecipe {
                 .replace("{columns}", &columns)
         };
         let mut out: Vec<String> = self.create.iter().map(fill).collect();
-        let copies = out
-            .iter()
-            .any(|s| s.to_ascii_uppercase().contains("INSERT"));
-        if !copies {
+        if self.copy_rows {
             out.push(format!(
                 "INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}"
             ));
@@ -91,13 +99,16 @@ impl DeclaredRecipe {
 mod tests {
     use super::*;
 
+    fn recipe(toml_text: &str) -> DeclaredRecipe {
+        toml::from_str(toml_text).unwrap()
+    }
+
     #[test]
     fn fills_the_placeholders_and_copies_the_rows() {
-        let r = DeclaredRecipe {
-            name: "columnar".into(),
-            create: vec!["CREATE TABLE {twin} (LIKE {table}) USING columnar".into()],
-            ..DeclaredRecipe::default()
-        };
+        let r = recipe(
+            r#"name = "columnar"
+            create = ["CREATE TABLE {twin} (LIKE {table}) USING columnar"]"#,
+        );
         assert_eq!(
             r.statements("t0", "s.t0_columnar", &["c0".into(), "c1".into()]),
             [
@@ -105,5 +116,23 @@ mod tests {
                 "INSERT INTO s.t0_columnar (c0, c1) SELECT c0, c1 FROM t0",
             ]
         );
+    }
+
+    /// A recipe whose CREATE fills the twin says so; the rows are not
+    /// copied twice (and a recipe naming INSERT elsewhere is not guessed
+    /// to copy them).
+    #[test]
+    fn copies_the_rows_unless_the_recipe_says_it_does() {
+        let r = recipe(
+            r#"name = "ctas"
+            create = ["CREATE TABLE {twin} USING columnar AS SELECT * FROM {table}"]
+            copy_rows = false"#,
+        );
+        assert_eq!(r.statements("t0", "t0_c", &["c0".into()]).len(), 1);
+        let r = recipe(
+            r#"name = "hook"
+            create = ["CREATE TABLE {twin} (LIKE {table})", "SELECT on_insert_hook('{twin}')"]"#,
+        );
+        assert_eq!(r.statements("t0", "t0_c", &["c0".into()]).len(), 3);
     }
 }
