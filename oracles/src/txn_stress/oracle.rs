@@ -16,7 +16,7 @@ use super::NAME;
 use crate::txn::settings::Knobs;
 use crate::txn::{levels_for, parse_levels, planted};
 use lancet_core::fault::Fault;
-use lancet_core::txn::{KnobScope, LevelRules, Settings, Transactions};
+use lancet_core::txn::{IsolationLevel, KnobScope, LevelRules, Settings, Transactions};
 use lancet_core::{
     FindingFiles, PreparedSessions, Provider, Reduction, Rng, SessionsDatabase, SessionsFacts,
     SessionsOracle, SessionsRun, ShownAgain,
@@ -121,18 +121,19 @@ impl PreparedStress {
             .collect()
     }
 
-    /// `level`'s rules under `settings` (as they are where the run did
-    /// not prepare those settings).
-    fn rules_under<'a>(&'a self, level: &'a LevelRules, settings: &[Setting]) -> &'a LevelRules {
+    /// The rules of `level` (and `mode`) under `settings`, where the run
+    /// prepared that combination of the DBMS's transaction settings.
+    fn rules_under(
+        &self,
+        level: IsolationLevel,
+        mode: Option<&str>,
+        settings: &[Setting],
+    ) -> Option<&LevelRules> {
         let settings: Settings = settings.iter().cloned().collect();
         self.knobs
-            .rules_under(&settings)
-            .and_then(|rules| {
-                rules
-                    .iter()
-                    .find(|r| r.level == level.level && r.mode == level.mode)
-            })
-            .unwrap_or(level)
+            .rules_under(&settings)?
+            .iter()
+            .find(|r| r.level == level && r.mode.as_deref() == mode)
     }
 
     /// The rules a round runs under: its level and mode under its
@@ -144,19 +145,13 @@ impl PreparedStress {
             "the round has {} sessions; lancet runs 1 to {MAX_SESSIONS}",
             round.sessions.len()
         );
-        let settings: Settings = round.settings.iter().cloned().collect();
-        let rules = self.knobs.rules_under(&settings).ok_or_else(|| {
-            anyhow::anyhow!(
-                "the round runs under settings ({}) that {} does not list for transactions",
-                round.label(),
-                self.provider.name()
-            )
-        })?;
-        rules
-            .iter()
-            .find(|r| r.level == round.level && r.mode == round.mode)
+        self.rules_under(round.level, round.mode.as_deref(), &round.settings)
             .ok_or_else(|| {
-                anyhow::anyhow!("{} does not model {}", self.provider.name(), round.label())
+                anyhow::anyhow!(
+                    "{} does not model {} (its level under those transaction settings)",
+                    self.provider.name(),
+                    round.label()
+                )
             })
     }
 
@@ -218,7 +213,9 @@ impl PreparedSessions for PreparedStress {
             // The settings may change the level's rules (InnoDB's
             // snapshot isolation), and with them what a transaction of
             // the round may hold.
-            let rules = self.rules_under(level, &settings);
+            let rules = self
+                .rules_under(level.level, level.mode.as_deref(), &settings)
+                .unwrap_or(level);
             let round = Round::generate(rng, rules, settings, &placements);
             let started = Instant::now();
             let judged = self.judged(&mut bench, &round, rules)?;
