@@ -94,7 +94,7 @@ fn tlp_where_catches_a_dropped_row_and_writes_a_runnable_reproducer() {
 /// reports a finding whose reproducer runs as a whole script (with the
 /// bundled library the run used: Debian's older shell lacks functions
 /// the generator uses on 3.54).
-fn oracle_catches(oracle: &str, fault: &str, max_checks: &str) {
+fn oracle_catches(oracle: &str, fault: &str, max_checks: &str) -> Vec<String> {
     let out_dir = tempfile::tempdir().unwrap();
     let out = fuzz_into(
         out_dir.path(),
@@ -123,6 +123,7 @@ fn oracle_catches(oracle: &str, fault: &str, max_checks: &str) {
     let record = read_json(&finding_files(&findings, "json")[0]);
     assert_eq!(record["oracle"], oracle);
     assert_eq!(record["fault"], fault);
+    let mut scripts = Vec::new();
     for sql in finding_files(&findings, "sql") {
         let script = std::fs::read_to_string(&sql).unwrap();
         assert!(script.contains("-- query 1 (") && script.contains("-- query 2 ("));
@@ -130,7 +131,9 @@ fn oracle_catches(oracle: &str, fault: &str, max_checks: &str) {
             .unwrap()
             .execute_batch(&script)
             .unwrap_or_else(|e| panic!("reproducer {} does not run: {e}", sql.display()));
+        scripts.push(script);
     }
+    scripts
 }
 
 #[test]
@@ -152,8 +155,18 @@ fn coddtest_catches_a_row_dropped_beside_a_scalar_subquery() {
 #[test]
 fn dqe_catches_dml_that_touches_an_extra_row() {
     // Its reproducer runs the DML inside BEGIN ... ROLLBACK as a whole
-    // script (checked by `oracle_catches`).
-    oracle_catches("dqe", "dml-touches-extra-row", "2000");
+    // script (checked by `oracle_catches`), and names the relation's two
+    // sides by the queries each combines, not as query 1 and query 2.
+    for script in oracle_catches("dqe", "dml-touches-extra-row", "2000") {
+        let sides: Vec<&str> = script
+            .lines()
+            .filter(|l| l.starts_with("-- rows only in "))
+            .collect();
+        assert!(!sides.is_empty(), "{script}");
+        for side in sides {
+            assert!(!side.starts_with("-- rows only in query "), "{side}");
+        }
+    }
 }
 
 #[test]

@@ -104,6 +104,11 @@ pub fn values_close(a: &Value, b: &Value, relative: f64) -> bool {
 pub struct RowDiff {
     pub only_in_first: Vec<(Row, usize)>,
     pub only_in_second: Vec<(Row, usize)>,
+    /// What the two sides are, where they are not the first two queries
+    /// of the check (a relation over more queries: dqe's sides combine
+    /// several), so that a report names them rightly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sides: Option<[String; 2]>,
 }
 
 impl RowDiff {

@@ -111,6 +111,7 @@ impl Oracle for NoRec {
             diff: RowDiff {
                 only_in_first: optimized.iter().map(|r| (r.clone(), 1)).collect(),
                 only_in_second: reference.iter().map(|r| (r.clone(), 1)).collect(),
+                ..RowDiff::default()
             },
             timing: None,
         }))

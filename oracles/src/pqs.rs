@@ -284,6 +284,7 @@ impl Oracle for Pqs {
             diff: RowDiff {
                 only_in_first: vec![],
                 only_in_second: vec![(pivot.clone(), 1)],
+                ..RowDiff::default()
             },
             timing: None,
         }))

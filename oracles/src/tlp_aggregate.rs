@@ -305,6 +305,7 @@ impl Oracle for TlpAggregate {
             diff: RowDiff {
                 only_in_first: original.map(|v| (vec![v.clone()], 1)).into_iter().collect(),
                 only_in_second: recombined.map(|v| (vec![v], 1)).into_iter().collect(),
+                ..RowDiff::default()
             },
             timing: None,
         }))

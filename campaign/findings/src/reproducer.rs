@@ -256,13 +256,18 @@ fn header_result(h: &mut HeaderLines, f: &Finding) {
                 h.line(&format!("  ... and {} more", rows.len() - MAX_LISTED_ROWS));
             }
         };
-        let first = compared(&f.queries)
-            .next()
-            .map_or("query 1".to_string(), |q| format!("query 1 ({})", q.role));
-        let second = compared(&f.queries).nth(1).map_or_else(
-            || "what must be in the result (it is missing)".to_string(),
-            |q| format!("query 2 ({})", q.role),
-        );
+        let (first, second) = match &diff.sides {
+            Some([first, second]) => (first.clone(), second.clone()),
+            None => (
+                compared(&f.queries)
+                    .next()
+                    .map_or("query 1".to_string(), |q| format!("query 1 ({})", q.role)),
+                compared(&f.queries).nth(1).map_or_else(
+                    || "what must be in the result (it is missing)".to_string(),
+                    |q| format!("query 2 ({})", q.role),
+                ),
+            ),
+        };
         side(h, &first, &diff.only_in_first);
         side(h, &second, &diff.only_in_second);
     }

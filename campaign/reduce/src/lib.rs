@@ -356,12 +356,14 @@ mod tests {
         let d = |a: i64, b: i64| RowDiff {
             only_in_first: vec![(vec![Value::Integer(a)], 1)],
             only_in_second: vec![(vec![Value::Integer(b)], 1)],
+            ..RowDiff::default()
         };
         assert_eq!(Direction::of(&d(120, 60)), Direction::of(&d(2, 1)));
         assert_ne!(Direction::of(&d(120, 60)), Direction::of(&d(1, 2)));
         let missing = RowDiff {
             only_in_first: vec![],
             only_in_second: vec![(vec![Value::Integer(1)], 1)],
+            ..RowDiff::default()
         };
         assert_ne!(Direction::of(&missing), Direction::of(&d(1, 2)));
     }

@@ -29,7 +29,11 @@ pub fn verdict(
     let deleted: Vec<Row> = matched.iter().chain(left).cloned().collect();
     let diff = multiset_diff(every, &deleted);
     if !diff.is_empty() {
-        return Ok(disagree(DELETE_RELATION, results, diff));
+        let sides = [
+            "every row (query 1)",
+            "the rows SELECT WHERE p matched and those left after DELETE WHERE p (queries 2 and 3)",
+        ];
+        return Ok(disagree(DELETE_RELATION, results, diff, sides));
     }
     let agree = Verdict::Agree {
         nonempty: !matched.is_empty(),
@@ -57,15 +61,24 @@ pub fn verdict(
     Ok(if diff.is_empty() {
         agree
     } else {
-        disagree(UPDATE_RELATION, results, diff)
+        let sides = [
+            "m after UPDATE ... SET m = NULL WHERE p (query 4) and m of the rows SELECT WHERE p matched (query 2)",
+            "m of every row (query 1) and a NULL for each matched row",
+        ];
+        disagree(UPDATE_RELATION, results, diff, sides)
     })
 }
 
-fn disagree(relation: &str, results: &[Vec<Row>], diff: RowDiff) -> Verdict {
+/// The verdict with its two sides named: each combines several of the
+/// check's queries, so a report may not call them query 1 and query 2.
+fn disagree(relation: &str, results: &[Vec<Row>], diff: RowDiff, sides: [&str; 2]) -> Verdict {
     Verdict::Disagree(Disagreement {
         relation: relation.to_string(),
         row_counts: results.iter().map(Vec::len).collect(),
-        diff,
+        diff: RowDiff {
+            sides: Some(sides.map(str::to_string)),
+            ..diff
+        },
         timing: None,
     })
 }

@@ -286,10 +286,12 @@ fn violations(relation: Relation, original: &[Row], transformed: &[Row]) -> RowD
         Containment::Subset => RowDiff {
             only_in_first: vec![],
             only_in_second: diff.only_in_second,
+            ..RowDiff::default()
         },
         Containment::Superset => RowDiff {
             only_in_first: diff.only_in_first,
             only_in_second: vec![],
+            ..RowDiff::default()
         },
     }
 }
