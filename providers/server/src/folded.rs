@@ -6,10 +6,26 @@
 
 use lancet_core::{BinaryOp, Expr, TypeName, Value};
 
-/// `'v' || text`: the prefix keeps a connection that reads numbers out
-/// of result text from turning `'1.50'` into the float 1.5.
+/// What goes before a value read as text: a connection that reads numbers
+/// out of result text would turn `'1.50'` into the float 1.5.
+pub const TEXT_PREFIX: &str = "v";
+
+/// `'v' || text` (see [`TEXT_PREFIX`]).
 pub fn prefixed_text(text: Expr) -> Expr {
-    Expr::binary(BinaryOp::Concat, Expr::lit(Value::Text("v".into())), text)
+    Expr::binary(
+        BinaryOp::Concat,
+        Expr::lit(Value::Text(TEXT_PREFIX.into())),
+        text,
+    )
+}
+
+/// The text of a value read through [`prefixed_text`]; `None` for NULL or
+/// anything else.
+pub fn unprefixed(prefixed: &Value) -> Option<&str> {
+    match prefixed {
+        Value::Text(t) => t.strip_prefix(TEXT_PREFIX),
+        _ => None,
+    }
 }
 
 /// `CAST('text' AS ty)` for a value read through [`prefixed_text`], or a
@@ -17,8 +33,7 @@ pub fn prefixed_text(text: Expr) -> Expr {
 pub fn typed_literal(ty: &str, prefixed: &Value) -> Option<Expr> {
     let literal = match prefixed {
         Value::Null => Value::Null,
-        Value::Text(t) => Value::Text(t.strip_prefix('v')?.to_string()),
-        _ => return None,
+        other => Value::Text(unprefixed(other)?.to_string()),
     };
     Some(Expr::Cast {
         expr: Box::new(Expr::Literal(literal)),

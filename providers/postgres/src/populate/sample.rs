@@ -5,6 +5,7 @@ use crate::schema::PgSchema;
 use crate::types::Category;
 use lancet_core::schema::RelationKind;
 use lancet_core::{ExecError, Expr, Session};
+use lancet_server::folded::{unprefixed, TEXT_PREFIX};
 
 /// Rows of each table read for [`PgSchema::sampled`].
 const SAMPLED_ROWS: usize = 8;
@@ -14,8 +15,9 @@ const MAX_SAMPLED_TEXT: usize = 12;
 /// Samples constants from the first rows of every table, ordered by every
 /// sampled column so that a database regenerated on the same server (or
 /// on Citus, whose workers answer in any order) samples the same values.
-/// Each value is read as text behind a `v` (the driver would turn text
-/// that looks like a number into one) and becomes a literal of its
+/// Each value is read as text behind [`TEXT_PREFIX`] (the driver would
+/// turn text that looks like a number into one), as constant folding reads
+/// them and becomes a literal of its
 /// column's category; booleans and bytea are left to the generator.
 pub(super) fn sample_values(session: &mut Session, schema: &mut PgSchema) -> Result<(), ExecError> {
     let sampled_category = |c: Category| {
@@ -39,7 +41,7 @@ pub(super) fn sample_values(session: &mut Session, schema: &mut PgSchema) -> Res
         }
         let select: Vec<String> = columns
             .iter()
-            .map(|(name, _)| format!("'v' || {name}::text"))
+            .map(|(name, _)| format!("'{TEXT_PREFIX}' || {name}::text"))
             .collect();
         let order: Vec<String> = (1..=columns.len()).map(|i| i.to_string()).collect();
         let sql = format!(
@@ -55,10 +57,10 @@ pub(super) fn sample_values(session: &mut Session, schema: &mut PgSchema) -> Res
         };
         for row in rows {
             for (value, &(_, category)) in row.iter().zip(&columns) {
-                let lancet_core::Value::Text(text) = value else {
+                let Some(text) = unprefixed(value) else {
                     continue;
                 };
-                if let Some(literal) = sampled_literal(category, &text[1..]) {
+                if let Some(literal) = sampled_literal(category, text) {
                     schema.sampled.add(category, literal);
                 }
             }
