@@ -36,6 +36,23 @@ pub struct Scope {
     pub columns: Vec<ScopeColumn>,
 }
 
+impl Scope {
+    /// Every column of `relation`, as `qualifier.column` with its declared
+    /// type: the scope of `FROM relation AS qualifier`.
+    pub fn of_relation(relation: &crate::schema::Relation, qualifier: &str) -> Scope {
+        Scope {
+            columns: relation
+                .columns
+                .iter()
+                .map(|c| ScopeColumn {
+                    expr: Expr::column(Some(qualifier), &c.name),
+                    ty: c.ty.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Generates query parts over one database's schema. Every method draws
 /// only from `rng` and what earlier checks saw, so a database's queries
 /// are a function of its seed and the DBMS's answers.

@@ -27,16 +27,7 @@ pub struct Scalar {
 /// over `r`'s columns alone.
 pub fn draw(rng: &mut Rng, generator: &mut dyn QueryGenerator, schema: &Schema) -> Option<Scalar> {
     let relation = schema.relations.choose(rng)?;
-    let inner = Scope {
-        columns: relation
-            .columns
-            .iter()
-            .map(|c| ScopeColumn {
-                expr: Expr::column(Some(ALIAS), &c.name),
-                ty: c.ty.clone(),
-            })
-            .collect(),
-    };
+    let inner = Scope::of_relation(relation, ALIAS);
     let column = relation.columns.choose(rng)?;
     let exists = rng.random_bool(0.2);
     let (item, ty) = if exists {

@@ -22,7 +22,7 @@ mod relation;
 use crate::partition::item;
 use lancet_core::{
     Case, CaseError, CasePolicy, Dml, Expr, FromClause, GenerateContext, ItemPolicy, Oracle,
-    OracleQuery, Query, Row, Scope, ScopeColumn, Select, SelectItem, TableFactor, Value, Verdict,
+    OracleQuery, Query, Row, Scope, Select, SelectItem, TableFactor, Value, Verdict,
 };
 use rand::seq::IndexedRandom;
 
@@ -132,16 +132,7 @@ impl Oracle for Dqe {
             .filter(|t| !t.columns.is_empty() && cx.generator.rolls_back_dml(&t.name))
             .collect();
         let table = *tables.choose(cx.rng)?;
-        let scope = Scope {
-            columns: table
-                .columns
-                .iter()
-                .map(|c| ScopeColumn {
-                    expr: Expr::column(Some(&table.name), &c.name),
-                    ty: c.ty.clone(),
-                })
-                .collect(),
-        };
+        let scope = Scope::of_relation(table, &table.name);
         let predicate = cx.generator.predicate(cx.rng, &scope);
         let nullable = columns_holding_null(cx, &table.name, &scope);
         let markable: Vec<&String> = table

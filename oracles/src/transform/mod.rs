@@ -138,16 +138,7 @@ impl Transform {
             },
             9 => {
                 let table = cx.schema.relations.choose(rng)?;
-                let mut inner = Scope {
-                    columns: table
-                        .columns
-                        .iter()
-                        .map(|c| ScopeColumn {
-                            expr: Expr::column(Some(EXISTS_ALIAS), &c.name),
-                            ty: c.ty.clone(),
-                        })
-                        .collect(),
-                };
+                let mut inner = Scope::of_relation(table, EXISTS_ALIAS);
                 if rng.random_bool(0.7) {
                     inner.columns.extend(scope.columns.iter().cloned());
                 }
