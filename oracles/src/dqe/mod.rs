@@ -133,7 +133,9 @@ impl Oracle for Dqe {
             .collect();
         let table = *tables.choose(cx.rng)?;
         let scope = Scope::of_relation(table, &table.name);
-        let predicate = cx.generator.predicate(cx.rng, &scope);
+        let predicate = cx
+            .generator
+            .modification_predicate(cx.rng, &scope, &table.name);
         let nullable = columns_holding_null(cx, &table.name, &scope);
         let markable: Vec<&String> = table
             .columns

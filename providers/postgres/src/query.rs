@@ -115,6 +115,21 @@ impl QueryGenerator for PgQueryGenerator {
         p
     }
 
+    /// Without subqueries where Citus fails on them in a modification of
+    /// `table` (see [`PgSchema::modifications_may_have_subqueries`]).
+    fn modification_predicate(&mut self, rng: &mut Rng, scope: &Scope, table: &str) -> Expr {
+        let schema = &self.core.schema;
+        let subqueries = schema
+            .relations
+            .iter()
+            .find(|t| t.name == table)
+            .is_none_or(|t| schema.modifications_may_have_subqueries(t));
+        if subqueries {
+            return self.predicate(rng, scope);
+        }
+        self.core.predicate_with(rng, scope, WIDENED_SHARE, false)
+    }
+
     fn expression(&mut self, rng: &mut Rng, scope: &Scope) -> Expr {
         self.core.expression(rng, scope)
     }

@@ -173,8 +173,19 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
     /// them are widened by OR with the menu's selective comparison, and see
     /// rows more often.
     pub fn predicate(&mut self, rng: &mut Rng, scope: &Scope, widened_share: f64) -> Expr {
+        self.predicate_with(rng, scope, widened_share, true)
+    }
+
+    /// [`QueryCore::predicate`], with subqueries only if `subqueries`.
+    pub fn predicate_with(
+        &mut self,
+        rng: &mut Rng,
+        scope: &Scope,
+        widened_share: f64,
+        subqueries: bool,
+    ) -> Expr {
         let cols = self.typed(scope);
-        self.with_gen(true, |g, _| {
+        self.with_gen(subqueries, |g, _| {
             let p = g.predicate(rng, &cols, 2);
             if rng.random_bool(widened_share) {
                 let wide = (S::MENU.selective)(g, rng, &cols);

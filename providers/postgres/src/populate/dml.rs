@@ -105,7 +105,7 @@ pub(super) fn update(
         return Ok(());
     };
     let cols = t.bare_columns();
-    let mut g = ExprGen::new(schema, modification_subqueries(t, schema));
+    let mut g = ExprGen::new(schema, schema.modifications_may_have_subqueries(t));
     let value = g.expr(rng, &cols, ty.category, 2);
     let mut stmt = format!("UPDATE {} SET {target} = {}", t.name, sql(&value));
     if rng.random_bool(0.8) {
@@ -168,21 +168,11 @@ pub(super) fn insert_select(
         source.name
     );
     if rng.random_bool(0.5) {
-        let mut g = ExprGen::new(schema, modification_subqueries(t, schema));
+        let mut g = ExprGen::new(schema, schema.modifications_may_have_subqueries(t));
         stmt.push_str(&format!(" WHERE {}", sql(&g.predicate(rng, &from, 2))));
     }
     out.run(StatementKind::Insert, stmt)?;
     Ok(())
-}
-
-/// Whether a modification of `t` may have subqueries. Citus 13.2 sends
-/// `UPDATE plain SET c = (SELECT ... FROM reference)` (and the like in
-/// WHERE) to a worker, where the plain table does not exist (42P01), and
-/// fails on `UPDATE reference ... WHERE x IN (SELECT ... FROM plain)` with
-/// XX000 "relation ... is not distributed": bugs lancet met in most Citus
-/// runs, so not generated again.
-fn modification_subqueries(t: &PgTable, schema: &PgSchema) -> bool {
-    !(matches!(t.placement, Placement::Plain | Placement::Reference) && schema.has_citus_tables())
 }
 
 pub(super) fn delete(
@@ -194,7 +184,7 @@ pub(super) fn delete(
         return Ok(());
     };
     let cols = t.bare_columns();
-    let mut g = ExprGen::new(schema, modification_subqueries(t, schema));
+    let mut g = ExprGen::new(schema, schema.modifications_may_have_subqueries(t));
     let stmt = format!(
         "DELETE FROM {} WHERE {}",
         t.name,
