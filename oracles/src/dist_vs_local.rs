@@ -11,12 +11,18 @@
 //! executor against PostgreSQL's). Aggregates whose result depends on the
 //! order rows are added in (SUM and AVG over floats) are not generated.
 //!
-//! The oracle applies to any provider whose generated database reports
-//! twins ([`lancet_core::QueryGenerator::twin_tables`]); elsewhere it draws
-//! no case.
+//! It is the twins oracle's `placement` recipe alone ([`crate::twins`]
+//! draws its query and makes its queries): what it keeps of its own is
+//! its name, its records (inputs `twins`: the tables and their twins; a
+//! Citus database has built them from the start, so a case builds
+//! nothing), the side it calls wrong, and the feature it requires. It
+//! applies to any provider whose generated database reports twins
+//! ([`lancet_core::QueryGenerator::twin_tables`]); elsewhere it draws no
+//! case.
 
 use crate::partition::multiset_verdict;
-use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
+use crate::twins::{DropRowOffTwins, TwinDesign, PLACEMENT};
+use lancet_core::fault::Fault;
 use lancet_core::{
     Case, CaseError, CasePolicy, GenerateContext, ItemPolicy, Oracle, OracleQuery, Row, Verdict,
 };
@@ -52,14 +58,11 @@ impl Oracle for DistVsLocal {
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
-        let rng = &mut *cx.rng;
-        let generator = &mut *cx.generator;
-        let tables = generator.twin_tables();
-        if tables.is_empty() {
-            return None;
-        }
-        let query = crate::twin_query::draw(rng, generator)?;
-        Some(Case::new(self.name(), query).and_inputs(Twins { tables }))
+        let (query, design) = crate::twins::draw(cx, Some(PLACEMENT))?;
+        let inputs = Twins {
+            tables: design.tables,
+        };
+        Some(Case::new(self.name(), query).and_inputs(inputs))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
@@ -81,8 +84,8 @@ impl Oracle for DistVsLocal {
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
         let inputs = case.inputs::<Twins>()?;
-        let twins = &inputs.tables;
-        Ok(crate::twin_query::queries(&case.query, twins).to_vec())
+        let design = TwinDesign::placed(inputs.tables.clone());
+        Ok(crate::twins::queries(&case.query, &design))
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
@@ -93,35 +96,6 @@ impl Oracle for DistVsLocal {
     /// distributed path alone, which no other oracle sees.
     fn planted_fault(&self) -> Fault {
         std::sync::Arc::new(DropRowOffTwins { period: 3 })
-    }
-}
-
-/// Drops the first row of one query in `period` among those that read no
-/// twin table ([`lancet_core::TWIN_SCHEMA`]): a fault of one execution path
-/// only (Citus's distributed tables, or the physical design a twin does
-/// not share), which only dist-vs-local and twins can see.
-#[derive(Debug)]
-pub struct DropRowOffTwins {
-    pub period: u64,
-}
-
-impl PlantedFault for DropRowOffTwins {
-    fn name(&self) -> &'static str {
-        "drop-row-off-twins"
-    }
-    fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
-        // Citus's twins are `lancet_twin.t0`; built twins (the twins
-        // oracle's recipes) `lancet_twin.t0_<recipe>` or, where there are no
-        // schemas, `lancet_twin_t0_<recipe>`.
-        let reads_twin = q
-            .query
-            .query
-            .table_names()
-            .iter()
-            .any(|t| t.starts_with(lancet_core::TWIN_SCHEMA));
-        if !r.rows.is_empty() && !reads_twin && q.hit(self.period) {
-            r.rows.remove(0);
-        }
     }
 }
 

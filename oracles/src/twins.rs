@@ -10,7 +10,8 @@
 //! dropped, partitioned against plain, WITHOUT ROWID against rowid, a
 //! PostgreSQL extension's access method (a campaign file declares it), and
 //! Citus's placements (`placement`: the plain twins a Citus database keeps
-//! from the start, which is what `dist-vs-local` checks alone). One recipe
+//! from the start; `dist-vs-local` is that recipe alone, under its own
+//! name and records, see [`crate::dist_vs_local`]). One recipe
 //! is drawn per check from the database's RNG, and only when this oracle
 //! is drawn, so other oracles' draws are unchanged. Each twin the query
 //! reads is built once per session by the statements the provider gives
@@ -19,11 +20,10 @@
 //! and a reduced setup keeps them. The query is the one `dist-vs-local`
 //! draws ([`crate::twin_query`]).
 
-use crate::dist_vs_local::DropRowOffTwins;
 use crate::knobs::draw_setting;
 use crate::partition::multiset_verdict;
 use crate::twin_query;
-use lancet_core::fault::Fault;
+use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
 use lancet_core::{
     Case, CaseError, CasePolicy, FromClause, GenerateContext, ItemPolicy, KnobSetting, Oracle,
     OracleQuery, Query, Row, Select, SelectItem, TwinBuild, Verdict,
@@ -51,6 +51,18 @@ pub struct TwinDesign {
     pub settings: KnobSetting,
 }
 
+impl TwinDesign {
+    /// The [`PLACEMENT`] design over `tables`: twins there from the start.
+    pub fn placed(tables: Vec<(String, String)>) -> TwinDesign {
+        TwinDesign {
+            recipe: PLACEMENT.to_string(),
+            tables,
+            builds: Vec::new(),
+            settings: KnobSetting::default(),
+        }
+    }
+}
+
 impl lancet_core::OracleInputs for TwinDesign {
     const KIND: &'static str = "twin-design";
     const WHAT: &'static str = "a twin recipe and its twins";
@@ -69,52 +81,8 @@ impl Oracle for Twins {
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
-        let rng = &mut *cx.rng;
-        let generator = &mut *cx.generator;
-        let placed = generator.twin_tables();
-        let mut recipes = generator.twin_recipes();
-        if !placed.is_empty() {
-            recipes.insert(0, PLACEMENT.to_string());
-        }
-        if recipes.is_empty() {
-            return None;
-        }
-        let recipe = recipes[rng.random_range(0..recipes.len())].clone();
-        let query = twin_query::draw(rng, generator)?;
-        if recipe == PLACEMENT {
-            return Some(Case::new(self.name(), query).and_inputs(TwinDesign {
-                recipe,
-                tables: placed,
-                builds: Vec::new(),
-                settings: KnobSetting::default(),
-            }));
-        }
-        let mut read = Query::select(query.clone()).table_names();
-        read.sort();
-        read.dedup();
-        let builds: Vec<TwinBuild> = read
-            .iter()
-            .filter_map(|t| generator.twin_build(&recipe, t))
-            .collect();
-        if builds.is_empty() {
-            return None;
-        }
-        let tables = builds
-            .iter()
-            .map(|b| (b.table.clone(), b.twin.clone()))
-            .collect();
-        let knobs = generator.twin_knobs(&recipe);
-        let settings = if !knobs.is_empty() && rng.random_bool(0.5) {
-            draw_setting(rng, &knobs)
-        } else {
-            KnobSetting::default()
-        };
-        Some(Case::new(self.name(), query).and_inputs(TwinDesign {
-            recipe,
-            tables,
-            builds,
-            settings,
-        }))
+        let (query, design) = draw(cx, None)?;
+        Some(Case::new(self.name(), query).and_inputs(design))
     }
 
     fn shrink_policy(&self) -> Option<CasePolicy> {
@@ -134,20 +102,7 @@ impl Oracle for Twins {
     fn queries(&self, case: &Case) -> Result<Vec<OracleQuery>, CaseError> {
         case.check_oracle(self.name())?;
         let design = case.inputs::<TwinDesign>()?;
-        let mut out: Vec<OracleQuery> = design
-            .builds
-            .iter()
-            .map(|b| OracleQuery::built(b, whole_table(&b.table)))
-            .collect();
-        out.extend(
-            twin_query::queries(&case.query, &design.tables)
-                .into_iter()
-                .map(|mut q| {
-                    q.context.knobs = design.settings.clone();
-                    q
-                }),
-        );
-        Ok(out)
+        Ok(queries(&case.query, &design))
     }
 
     fn compare(&self, _case: &Case, results: &[Vec<Row>]) -> Result<Verdict, CaseError> {
@@ -158,6 +113,113 @@ impl Oracle for Twins {
     /// tables' physical design alone, which no other oracle sees.
     fn planted_fault(&self) -> Fault {
         std::sync::Arc::new(DropRowOffTwins { period: 3 })
+    }
+}
+
+/// Draws a case's query and its twins: by `only` (a recipe the database
+/// offers), or by a recipe drawn among all it offers. [`PLACEMENT`] alone
+/// draws exactly what `dist-vs-local` always drew: the Citus twins, then
+/// the query, nothing else from the RNG.
+pub(crate) fn draw(
+    cx: &mut GenerateContext<'_>,
+    only: Option<&str>,
+) -> Option<(Select, TwinDesign)> {
+    let rng = &mut *cx.rng;
+    let generator = &mut *cx.generator;
+    let placed = generator.twin_tables();
+    let recipe = match only {
+        Some(PLACEMENT) if placed.is_empty() => return None,
+        Some(recipe) => recipe.to_string(),
+        None => {
+            let mut recipes = generator.twin_recipes();
+            if !placed.is_empty() {
+                recipes.insert(0, PLACEMENT.to_string());
+            }
+            if recipes.is_empty() {
+                return None;
+            }
+            recipes[rng.random_range(0..recipes.len())].clone()
+        }
+    };
+    let query = twin_query::draw(rng, generator)?;
+    if recipe == PLACEMENT {
+        return Some((query, TwinDesign::placed(placed)));
+    }
+    let mut read = Query::select(query.clone()).table_names();
+    read.sort();
+    read.dedup();
+    let builds: Vec<TwinBuild> = read
+        .iter()
+        .filter_map(|t| generator.twin_build(&recipe, t))
+        .collect();
+    if builds.is_empty() {
+        return None;
+    }
+    let tables = builds
+        .iter()
+        .map(|b| (b.table.clone(), b.twin.clone()))
+        .collect();
+    let knobs = generator.twin_knobs(&recipe);
+    let settings = if !knobs.is_empty() && rng.random_bool(0.5) {
+        draw_setting(rng, &knobs)
+    } else {
+        KnobSetting::default()
+    };
+    let design = TwinDesign {
+        recipe,
+        tables,
+        builds,
+        settings,
+    };
+    Some((query, design))
+}
+
+/// A case's queries: the builds of its twins (none for [`PLACEMENT`]),
+/// then the query over the tables and over their twins, both under the
+/// recipe's settings.
+pub(crate) fn queries(query: &Select, design: &TwinDesign) -> Vec<OracleQuery> {
+    let mut out: Vec<OracleQuery> = design
+        .builds
+        .iter()
+        .map(|b| OracleQuery::built(b, whole_table(&b.table)))
+        .collect();
+    out.extend(
+        twin_query::queries(query, &design.tables)
+            .into_iter()
+            .map(|mut q| {
+                q.context.knobs = design.settings.clone();
+                q
+            }),
+    );
+    out
+}
+
+/// Drops the first row of one query in `period` among those that read no
+/// twin table ([`lancet_core::TWIN_SCHEMA`]): a fault of one execution path
+/// only (Citus's distributed tables, or the physical design a twin does
+/// not share), which only twins and `dist-vs-local` can see.
+#[derive(Debug)]
+pub struct DropRowOffTwins {
+    pub period: u64,
+}
+
+impl PlantedFault for DropRowOffTwins {
+    fn name(&self) -> &'static str {
+        "drop-row-off-twins"
+    }
+    fn perturb(&self, q: &FaultedQuery<'_>, r: &mut FaultedResult<'_>) {
+        // Citus's twins are `lancet_twin.t0`; built twins (the twins
+        // oracle's recipes) `lancet_twin.t0_<recipe>` or, where there are no
+        // schemas, `lancet_twin_t0_<recipe>`.
+        let reads_twin = q
+            .query
+            .query
+            .table_names()
+            .iter()
+            .any(|t| t.starts_with(lancet_core::TWIN_SCHEMA));
+        if !r.rows.is_empty() && !reads_twin && q.hit(self.period) {
+            r.rows.remove(0);
+        }
     }
 }
 
