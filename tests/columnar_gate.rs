@@ -27,6 +27,7 @@ fn the_page_shows_the_campaign_file_the_suite_runs() {
         "{PAGE} must show {CONFIG} whole, as it is"
     );
     assert!(page.contains(&format!("lancet fuzz --config {CONFIG} --url ")));
+    assert!(page.contains("lancet reduce lancet-columnar-gate/"));
 }
 
 #[test]
@@ -89,4 +90,16 @@ fn the_columnar_gate_runs_clean_in_under_a_minute_and_its_twins_are_columnar() {
     );
     assert!(text.contains(") USING columnar;"), "{text}");
     assert!(text.contains("INSERT INTO lancet_twin."), "{text}");
+
+    // Reduced afterwards, as the page says: on a fresh database, too, the
+    // reduced case needs the extension's setup (a database emptied for the
+    // next candidate must not keep the extension, or the setup is dropped).
+    let json = first.with_extension("json");
+    let reduced = run(&["reduce", json.to_str().unwrap(), "--url", &url]);
+    assert_eq!(reduced.status.code(), Some(0), "{}", stderr(&reduced));
+    let text = std::fs::read_to_string(first.with_extension("reduced.sql")).unwrap();
+    assert!(
+        text.contains("CREATE EXTENSION IF NOT EXISTS citus_columnar;"),
+        "{text}"
+    );
 }

@@ -200,15 +200,14 @@ impl<'a> Reducer<'a> {
 
     /// Why a finding does not reproduce, naming the setup statement that
     /// fails now if one does (the usual reason after a hand edit or on
-    /// another DBMS version).
-    fn no_reproduction(&self, setup: &[String]) -> String {
-        let mut why = match self.databases.fault() {
-            Some(f) => format!(
-                "the finding does not reproduce on a fresh database (with the planted fault {})",
-                f.name()
-            ),
-            None => "the finding does not reproduce on a fresh database".to_string(),
-        };
+    /// another DBMS version). `what` names it: the finding, or the reduced
+    /// one, whose candidates held, mostly on databases emptied for reuse
+    /// (then a reset left something a fresh database lacks).
+    fn no_reproduction(&self, what: &str, setup: &[String]) -> String {
+        let mut why = format!("{what} does not reproduce on a fresh database");
+        if let Some(f) = self.databases.fault() {
+            why.push_str(&format!(" (with the planted fault {})", f.name()));
+        }
         let failing = self.on_fresh_database(|session| {
             setup.iter().enumerate().find_map(|(i, stmt)| {
                 let e = session.connection().execute(stmt).err()?;

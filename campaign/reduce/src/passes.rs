@@ -51,6 +51,12 @@ impl<'a> Budget<'a> {
     }
 }
 
+/// What a failed final replay names: the reduced finding, whose
+/// candidates held on databases a provider may have emptied for reuse
+/// (`Provider::reset_database`): a reset that leaves something a fresh
+/// database lacks, or a DBMS that does not repeat itself.
+const REDUCED: &str = "the reduced finding (though its candidates held, on databases emptied for reuse where the DBMS allows)";
+
 impl Reducer<'_> {
     /// The finding as it starts, checked to fail on a fresh database.
     pub(super) fn reproduce(
@@ -80,14 +86,14 @@ impl Reducer<'_> {
                     anyhow::anyhow!("the finding has no oracle case to rebuild its queries from")
                 })?;
                 if self.logic(&setup, *oracle, &case, target).is_none() {
-                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
+                    anyhow::bail!("{}", self.no_reproduction("the finding", &original.setup));
                 }
                 Some(case)
             }
             Target::Failure(..) => {
                 let stmt = statement.clone().unwrap_or_default();
                 if !self.fails(&setup, &stmt, target) {
-                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
+                    anyhow::bail!("{}", self.no_reproduction("the finding", &original.setup));
                 }
                 None
             }
@@ -281,11 +287,12 @@ impl Reducer<'_> {
         let mut finding = original.clone();
         finding.setup = self.full_setup(&current.setup);
         self.derive.set(false);
+        let not_shown = || self.no_reproduction(REDUCED, &finding.setup);
         match (target, &current.case) {
             (Target::Logic { oracle, .. }, Some(c)) => {
                 let shown = self
                     .logic(&finding.setup, *oracle, c, target)
-                    .ok_or_else(|| anyhow::anyhow!("{}", self.no_reproduction(&original.setup)))?;
+                    .ok_or_else(|| anyhow::anyhow!("{}", not_shown()))?;
                 finding.queries = shown.queries;
                 finding.diff = Some(shown.disagreement.diff);
                 finding.relation = Some(shown.disagreement.relation);
@@ -294,7 +301,7 @@ impl Reducer<'_> {
             _ => {
                 let stmt = current.statement.unwrap_or_default();
                 if !self.fails(&finding.setup, &stmt, target) {
-                    anyhow::bail!("{}", self.no_reproduction(&original.setup));
+                    anyhow::bail!("{}", not_shown());
                 }
                 if let Some(q) = finding.queries.first_mut() {
                     q.sql = stmt;

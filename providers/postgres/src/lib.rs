@@ -70,6 +70,12 @@ pub struct PostgresProvider {
     /// A twin recipe declared for an extension (campaign file): its setup
     /// runs first in every database, its settings are knobs.
     declared: Option<lancet_core::DeclaredRecipe>,
+    /// The extensions a database has once created and set up (PostgreSQL's
+    /// plpgsql; Citus and what it brings), read from the first one: a
+    /// reset drops any other, which a setup statement created (a declared
+    /// recipe's `CREATE EXTENSION`), so that a reset database is a fresh
+    /// one. Unread, databases are not reset but made anew.
+    fresh_extensions: std::sync::OnceLock<Vec<String>>,
 }
 
 /// Only names lancet made may be created or dropped.
@@ -161,6 +167,7 @@ impl PostgresProvider {
             server,
             setup_lock: std::sync::Mutex::new(()),
             declared: None,
+            fresh_extensions: std::sync::OnceLock::new(),
         })
     }
 
@@ -241,10 +248,36 @@ impl PostgresProvider {
                 })?;
             }
         }
-        self.open_generated(name).map_err(|e| {
+        let mut conn = self.open_generated(name).map_err(|e| {
             anyhow::Error::new(e).context(format!("cannot connect to database {name}"))
-        })
+        })?;
+        if self.fresh_extensions.get().is_none() {
+            if let Ok(rows) = conn.query_text("SELECT extname::text FROM pg_extension", &[]) {
+                let names = rows.into_iter().flatten().flatten().collect();
+                let _ = self.fresh_extensions.set(names);
+            }
+        }
+        Ok(conn)
     }
+}
+
+/// Drops every extension of the database but `kept` (those a fresh one
+/// has), with what depends on it: a setup statement created it, and a
+/// reset database must not keep it for the next candidate, which may have
+/// lost that statement (a reduction would then keep a setup that fails on
+/// a fresh database).
+fn drop_extensions_but(kept: &[String]) -> String {
+    let kept: Vec<String> = kept
+        .iter()
+        .map(|e| format!("'{}'", e.replace('\'', "''")))
+        .collect();
+    format!(
+        "DO $$DECLARE r record; BEGIN \
+         FOR r IN SELECT extname FROM pg_extension WHERE extname::text <> ALL (ARRAY[{}]::text[]) \
+         LOOP EXECUTE format('DROP EXTENSION IF EXISTS %I CASCADE', r.extname); \
+         END LOOP; END$$",
+        kept.join(", ")
+    )
 }
 
 /// Drops every relation of schema `public` that no extension owns (the
@@ -384,6 +417,9 @@ impl Provider for PostgresProvider {
 
     fn reset_database(&self, db: &OwnedDatabase) -> anyhow::Result<Option<Box<dyn Connection>>> {
         ensure_ours(&db.name)?;
+        let Some(fresh_extensions) = self.fresh_extensions.get() else {
+            return Ok(None);
+        };
         let config = self.url.config_for(&db.name);
         let cannot = |e: lancet_core::DbError| {
             anyhow::Error::new(e).context(format!("cannot empty database {}", db.name))
@@ -395,6 +431,7 @@ impl Provider for PostgresProvider {
         for stmt in [
             format!("DROP SCHEMA IF EXISTS {TWIN_SCHEMA} CASCADE"),
             DROP_GENERATED_RELATIONS.to_string(),
+            drop_extensions_but(fresh_extensions),
         ] {
             admin.execute(&stmt).map_err(cannot)?;
         }
