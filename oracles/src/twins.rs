@@ -77,7 +77,7 @@ impl Oracle for Twins {
     }
 
     fn description(&self) -> &'static str {
-        "a query over the tables equals the same query over twins with the same rows in another physical design (no indexes, partitioned, WITHOUT ROWID, columnar, Citus placement)"
+        "a query over the tables equals the same query over twins with the same rows in another physical design (no indexes, partitioned, WITHOUT ROWID, another storage engine, columnar, Citus placement)"
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {

@@ -375,7 +375,7 @@ impl Subject for MariaDb {
         Err("MariaDB runs every session as a thread of one process: no session can be stopped alone")
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
-        with_tlp_and_norec(&["pqs", "knobs", "perf", "eet"])
+        with_tlp_and_norec(&["pqs", "knobs", "perf", "eet", "twins"])
     }
     fn plant_lookalike(&self) -> Result<Box<dyn Fn() -> bool + '_>, &'static str> {
         self.0

@@ -36,6 +36,7 @@ pub mod pqs;
 pub mod query;
 pub mod schema;
 pub mod structs;
+pub mod twins;
 pub mod types;
 
 pub use connection::DuckDbConnection;

@@ -160,6 +160,7 @@ impl Population for DuckPopulation {
             writable: false,
             generated: Vec::new(),
             keys: 0,
+            shape: Vec::new(),
         }
     }
 
@@ -199,6 +200,7 @@ fn create_table(
     let mut columns: Vec<(String, DuckType)> = Vec::new();
     let mut generated = Vec::new();
     let mut defs = Vec::new();
+    let mut shape = Vec::new();
     for c in 0..rng.random_range(1..=5) {
         let mut ty = DuckType::random(rng);
         let col = format!("c{c}");
@@ -218,11 +220,13 @@ fn create_table(
             let mut g = ExprGen::new(schema, false);
             let e = g.expr(rng, &earlier, ty.category, 1);
             def.push_str(&format!(" GENERATED ALWAYS AS ({}) VIRTUAL", sql(&e)));
+            shape.push(def.clone());
             generated.push(col.clone());
             if ty.category == Category::Text {
                 ty.collation = inherited_collation(&columns);
             }
         } else {
+            shape.push(def.clone());
             if rng.random_bool(0.2) {
                 def.push_str(" NOT NULL");
             }
@@ -272,6 +276,7 @@ fn create_table(
             writable: true,
             generated,
             keys,
+            shape,
         });
     }
     Ok(())

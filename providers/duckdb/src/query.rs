@@ -136,6 +136,14 @@ impl QueryGenerator for DuckQueryGenerator {
         crate::folding::literal_of(probe)
     }
 
+    fn twin_recipes(&self) -> Vec<String> {
+        crate::twins::recipes(&self.core.schema)
+    }
+
+    fn twin_build(&self, recipe: &str, table: &str) -> Option<lancet_core::TwinBuild> {
+        crate::twins::build(&self.core.schema, recipe, table)
+    }
+
     /// Text as VARCHAR under the binary collation: under NOCASE or
     /// NOACCENT `'a'` and `'A'` (or `'e'` and `'é'`) are equal, and
     /// DISTINCT, GROUP BY, MIN and MAX may return either. (The cast lets an

@@ -29,6 +29,10 @@ pub struct DuckTable {
     pub generated: Vec<String>,
     /// How many keys (PRIMARY KEY, UNIQUE) an INSERT may conflict on.
     pub keys: usize,
+    /// Each column as declared without constraints: its name, its type
+    /// (with its collation) and a generated column's expression. What a
+    /// twin repeats ([`crate::twins`]); empty for a view.
+    pub shape: Vec<String>,
 }
 
 impl DuckTable {

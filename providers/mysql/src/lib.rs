@@ -23,6 +23,7 @@ pub mod populate;
 pub mod pqs;
 pub mod query;
 pub mod schema;
+pub mod twins;
 pub mod txn;
 pub mod types;
 pub mod url;

@@ -10,7 +10,7 @@
 
 use crate::dialect::DIALECT;
 use crate::expr::ExprGen;
-use crate::schema::{MySchema, MyTable, Sampled, TypedColumn};
+use crate::schema::{Declared, MySchema, MyTable, Sampled, TypedColumn};
 use crate::types::{literal, Category, MyType};
 use crate::ServerKind;
 use lancet_core::schema::{Index, RelationKind};
@@ -186,6 +186,7 @@ impl Population for MyPopulation {
             writable: false,
             generated: Vec::new(),
             transactional: false,
+            declared: None,
         }
     }
 
@@ -220,6 +221,10 @@ fn create_table(
     let mut columns: Vec<(String, MyType)> = Vec::new();
     let mut generated = Vec::new();
     let mut defs = Vec::new();
+    let mut declared = Declared {
+        engine,
+        ..Declared::default()
+    };
     for c in 0..n {
         let mut ty = MyType::random(rng);
         if engine == "MEMORY" && ty.is_lob {
@@ -247,7 +252,9 @@ fn create_table(
             };
             def.push_str(&format!(" AS ({}) {storage}", sql(&e)));
             generated.push(col.clone());
+            declared.columns.push(def.clone());
         } else {
+            declared.columns.push(def.clone());
             // Never a NOT NULL DATE or DATETIME: MySQL and MariaDB read
             // `c IS NULL` on such a column as `c = '0000-00-00'` (documented
             // ODBC compatibility) in WHERE but not under NOT, so the
@@ -265,6 +272,8 @@ fn create_table(
                 }
             }
         }
+        let plain = &declared.columns[declared.columns.len() - 1];
+        declared.constraints.push(def[plain.len()..].to_string());
         defs.push(def);
         columns.push((col, ty));
     }
@@ -274,6 +283,7 @@ fn create_table(
     if let Some(k) = int_key {
         if rng.random_bool(0.3) && !generated.contains(&format!("c{k}")) {
             defs.push(format!("PRIMARY KEY (c{k})"));
+            declared.primary_key = Some(format!("c{k}"));
         }
     }
     let mut sql_text = format!("CREATE TABLE {name} ({}) ENGINE={engine}", defs.join(", "));
@@ -283,6 +293,7 @@ fn create_table(
                 " PARTITION BY HASH(c{k}) PARTITIONS {}",
                 rng.random_range(2..=4)
             ));
+            declared.partitioned = true;
         }
     }
     if session.execute_sql(StatementKind::CreateTable, sql_text)? {
@@ -293,6 +304,7 @@ fn create_table(
             writable: true,
             generated,
             transactional: engine == "InnoDB",
+            declared: Some(declared),
         });
     }
     Ok(())

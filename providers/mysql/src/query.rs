@@ -91,6 +91,14 @@ impl QueryGenerator for MyQueryGenerator {
             .any(|t| t.name == table && t.transactional)
     }
 
+    fn twin_recipes(&self) -> Vec<String> {
+        crate::twins::recipes(&self.core.schema)
+    }
+
+    fn twin_build(&self, recipe: &str, table: &str) -> Option<lancet_core::TwinBuild> {
+        crate::twins::build(&self.core.schema, recipe, table)
+    }
+
     /// Text and dates are read as their bytes: under a case-insensitive or
     /// PAD SPACE collation `'a'`, `'A'` and `'a '` are equal, and DISTINCT,
     /// GROUP BY, MIN and MAX may return any of them. Numbers need nothing

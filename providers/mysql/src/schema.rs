@@ -26,6 +26,27 @@ pub struct MyTable {
     /// Whether its engine undoes changes on ROLLBACK (InnoDB; not
     /// MyISAM, MEMORY or Aria); false for a view.
     pub transactional: bool,
+    /// How the table was declared, for its twins ([`crate::twins`]);
+    /// `None` for a view.
+    pub declared: Option<Declared>,
+}
+
+/// A table's CREATE TABLE in parts, as a twin repeats or leaves them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Declared {
+    /// Each column without its constraints: name, type (with its
+    /// character set and collation) and a generated column's `AS (e)
+    /// VIRTUAL|STORED`.
+    pub columns: Vec<String>,
+    /// Each column's constraints as declared (` NOT NULL UNIQUE`,
+    /// ` DEFAULT 1`), empty where it has none.
+    pub constraints: Vec<String>,
+    /// The column of its PRIMARY KEY, if it has one.
+    pub primary_key: Option<String>,
+    /// Its storage engine (`InnoDB`, `MyISAM`, `MEMORY`, `Aria`).
+    pub engine: &'static str,
+    /// Whether it is partitioned (by HASH).
+    pub partitioned: bool,
 }
 
 impl MyTable {

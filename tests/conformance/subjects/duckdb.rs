@@ -70,7 +70,15 @@ impl Subject for DuckDb {
         )
     }
     fn selftest_oracles(&self) -> Vec<&'static str> {
-        with_tlp_and_norec(&["pqs", "knobs", "perf", "transform", "stepwise", "eet"])
+        with_tlp_and_norec(&[
+            "pqs",
+            "knobs",
+            "perf",
+            "transform",
+            "stepwise",
+            "eet",
+            "twins",
+        ])
     }
     /// DuckDB 1.5.6 has wrong-result bugs lancet does not steer clear of
     /// (docs/bugs-found.md): every finding must be one the `duckdb` shell
