@@ -452,3 +452,26 @@ impl Flavor for Citus {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::EXPECTED_ERRORS;
+    use lancet_core::{DbError, ExpectedErrors, StatementKind};
+
+    /// Citus refuses an UPDATE or DELETE of a Citus local table whose
+    /// subquery reads distributed tables (met by dqe on Citus 14.0.1):
+    /// expected of those statements only, by its code and message prefix.
+    #[test]
+    fn a_local_table_modification_over_distributed_tables_is_expected_of_dml_only() {
+        let rules = ExpectedErrors::from_toml(EXPECTED_ERRORS, "citus.toml").unwrap();
+        let refusal = DbError::statement(
+            Some("0A000".into()),
+            "local table t0 cannot be joined with these distributed tables",
+        );
+        assert!(rules.is_expected(StatementKind::Delete, &refusal));
+        assert!(rules.is_expected(StatementKind::Update, &refusal));
+        assert!(!rules.is_expected(StatementKind::Query, &refusal));
+        let internal = DbError::statement(Some("XX000".into()), refusal.message.clone());
+        assert!(!rules.is_expected(StatementKind::Delete, &internal));
+    }
+}
