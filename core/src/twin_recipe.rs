@@ -16,6 +16,49 @@ pub struct TwinBuild {
     pub statements: Vec<String>,
 }
 
+impl TwinBuild {
+    /// The build that runs `create` and then copies `table`'s stored
+    /// `columns` (those an INSERT may set: no generated ones) into `twin`
+    /// ([`copy_rows`]): what every provider's recipe does.
+    pub fn copying(table: &str, twin: &str, create: Vec<String>, columns: &[&str]) -> TwinBuild {
+        let mut statements = create;
+        statements.push(copy_rows(table, twin, columns));
+        TwinBuild {
+            table: table.to_string(),
+            twin: twin.to_string(),
+            statements,
+        }
+    }
+
+    /// The name of `table`'s twin by `recipe` where a DBMS keeps it beside
+    /// the table (no schemas, or one database): `lancet_twin_<table>_<recipe>`,
+    /// which [`crate::TWIN_SCHEMA`] opens so that a planted fault and a
+    /// reproducer tell it apart.
+    pub fn name_beside(table: &str, recipe: &str) -> String {
+        format!(
+            "{}_{table}_{}",
+            crate::TWIN_SCHEMA,
+            recipe.replace('-', "_")
+        )
+    }
+
+    /// The name of `table`'s twin by `recipe` in the schema
+    /// [`crate::TWIN_SCHEMA`]: `lancet_twin.<table>_<recipe>`.
+    pub fn name_in_schema(table: &str, recipe: &str) -> String {
+        format!(
+            "{}.{table}_{}",
+            crate::TWIN_SCHEMA,
+            recipe.replace('-', "_")
+        )
+    }
+}
+
+/// `INSERT INTO twin (columns) SELECT columns FROM table`: a twin's rows.
+pub fn copy_rows(table: &str, twin: &str, columns: &[&str]) -> String {
+    let columns = columns.join(", ");
+    format!("INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}")
+}
+
 /// `[twin_recipe]` of a campaign file.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -63,11 +106,12 @@ pub struct DeclaredKnob {
 
 impl DeclaredRecipe {
     /// The statements that build `table`'s twin `twin` whose stored
-    /// columns are `columns`: [`DeclaredRecipe::create`] filled in, then
+    /// columns are `stored`: [`DeclaredRecipe::create`] filled in, then
     /// the copy of the rows unless the recipe copies them itself
     /// ([`DeclaredRecipe::copy_rows`]).
-    pub fn statements(&self, table: &str, twin: &str, columns: &[String]) -> Vec<String> {
-        let columns = columns.join(", ");
+    pub fn statements(&self, table: &str, twin: &str, stored: &[String]) -> Vec<String> {
+        let stored: Vec<&str> = stored.iter().map(String::as_str).collect();
+        let columns = stored.join(", ");
         let fill = |s: &String| {
             s.replace("{table}", table)
                 .replace("{twin}", twin)
@@ -75,9 +119,7 @@ impl DeclaredRecipe {
         };
         let mut out: Vec<String> = self.create.iter().map(fill).collect();
         if self.copy_rows {
-            out.push(format!(
-                "INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}"
-            ));
+            out.push(copy_rows(table, twin, &stored));
         }
         out
     }

@@ -15,7 +15,7 @@
 //!   table again.
 
 use crate::schema::{DuckSchema, DuckTable};
-use lancet_core::{TwinBuild, TWIN_SCHEMA};
+use lancet_core::TwinBuild;
 
 /// The recipe that drops ART indexes and the keys behind them.
 pub const NO_INDEXES: &str = "no-indexes";
@@ -37,22 +37,15 @@ pub fn build(schema: &DuckSchema, recipe: &str, table: &str) -> Option<TwinBuild
     if recipe != NO_INDEXES || !indexed(schema, t) {
         return None;
     }
-    let twin = format!("{TWIN_SCHEMA}_{table}_{}", recipe.replace('-', "_"));
+    let twin = TwinBuild::name_beside(table, recipe);
     let stored: Vec<&str> = t
         .columns
         .iter()
         .map(|(name, _)| name.as_str())
         .filter(|name| !t.generated.iter().any(|g| g == name))
         .collect();
-    let columns = stored.join(", ");
-    Some(TwinBuild {
-        table: table.to_string(),
-        twin: twin.clone(),
-        statements: vec![
-            format!("CREATE TABLE {twin} ({})", t.shape.join(", ")),
-            format!("INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}"),
-        ],
-    })
+    let create = format!("CREATE TABLE {twin} ({})", t.shape.join(", "));
+    Some(TwinBuild::copying(table, &twin, vec![create], &stored))
 }
 
 /// Whether `t` is a table with a key or an index (a view has neither).

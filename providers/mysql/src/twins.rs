@@ -33,7 +33,7 @@
 use crate::schema::{Declared, MySchema, MyTable};
 use crate::types::Category;
 use crate::ServerKind;
-use lancet_core::{TwinBuild, TWIN_SCHEMA};
+use lancet_core::TwinBuild;
 
 pub const NO_INDEXES: &str = "no-indexes";
 pub const ENGINE: &str = "engine";
@@ -56,7 +56,7 @@ pub fn build(schema: &MySchema, recipe: &str, table: &str) -> Option<TwinBuild> 
         .enumerate()
         .find(|(_, t)| t.name == table)?;
     let d = t.declared.as_ref()?;
-    let twin = format!("{TWIN_SCHEMA}_{table}_{}", recipe.replace('-', "_"));
+    let twin = TwinBuild::name_beside(table, recipe);
     let plain = d.columns.join(", ");
     let create = match recipe {
         NO_INDEXES => {
@@ -88,21 +88,13 @@ pub fn build(schema: &MySchema, recipe: &str, table: &str) -> Option<TwinBuild> 
         }
         _ => return None,
     };
-    let columns = t
+    let stored: Vec<&str> = t
         .columns
         .iter()
         .map(|(name, _)| name.as_str())
         .filter(|name| !t.generated.iter().any(|g| g == name))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Some(TwinBuild {
-        table: table.to_string(),
-        twin: twin.clone(),
-        statements: vec![
-            create,
-            format!("INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}"),
-        ],
-    })
+        .collect();
+    Some(TwinBuild::copying(table, &twin, vec![create], &stored))
 }
 
 /// The columns with their constraints and the primary key, as the table

@@ -55,7 +55,7 @@ pub fn build(schema: &PgSchema, recipe: &str, table: &str) -> Option<TwinBuild> 
         .iter()
         .enumerate()
         .find(|(_, t)| t.name == table && t.writable)?;
-    let twin = format!("{TWIN_SCHEMA}.{table}_{}", recipe.replace('-', "_"));
+    let twin = TwinBuild::name_in_schema(table, recipe);
     let like = format!("(LIKE {table} INCLUDING DEFAULTS INCLUDING GENERATED)");
     let mut statements = vec![format!("CREATE SCHEMA IF NOT EXISTS {TWIN_SCHEMA}")];
     match recipe {
@@ -71,15 +71,8 @@ pub fn build(schema: &PgSchema, recipe: &str, table: &str) -> Option<TwinBuild> 
             });
         }
     }
-    let columns = t.insertable.join(", ");
-    statements.push(format!(
-        "INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}"
-    ));
-    Some(TwinBuild {
-        table: table.to_string(),
-        twin,
-        statements,
-    })
+    let stored: Vec<&str> = t.insertable.iter().map(String::as_str).collect();
+    Some(TwinBuild::copying(table, &twin, statements, &stored))
 }
 
 /// The statements that create a partitioned twin of `t` covering every

@@ -15,7 +15,7 @@
 
 use crate::database::SqliteDatabase;
 use crate::statements::{ColumnConstraint, CreateTable, Statement, TableConstraint};
-use lancet_core::{ToSql, TwinBuild, TWIN_SCHEMA};
+use lancet_core::{ToSql, TwinBuild};
 
 /// The recipe that drops indexes and constraints.
 pub const NO_INDEXES: &str = "no-indexes";
@@ -34,7 +34,7 @@ pub fn recipes(db: &SqliteDatabase) -> Vec<String> {
 /// or a table the recipe would leave as it is.
 pub fn build(db: &SqliteDatabase, recipe: &str, table: &str) -> Option<TwinBuild> {
     let definition = db.definitions.get(table)?;
-    let twin = format!("{TWIN_SCHEMA}_{table}_{}", recipe.replace('-', "_"));
+    let twin = TwinBuild::name_beside(table, recipe);
     let mut create = definition.create.clone();
     create.name = twin.clone();
     match recipe {
@@ -52,16 +52,13 @@ pub fn build(db: &SqliteDatabase, recipe: &str, table: &str) -> Option<TwinBuild
         }
         _ => return None,
     }
-    let columns = definition.stored_columns.join(", ");
-    let dialect = crate::dialect::DIALECT;
-    Some(TwinBuild {
-        table: table.to_string(),
-        twin: twin.clone(),
-        statements: vec![
-            Statement::CreateTable(create).to_sql(dialect),
-            format!("INSERT INTO {twin} ({columns}) SELECT {columns} FROM {table}"),
-        ],
-    })
+    let stored: Vec<&str> = definition
+        .stored_columns
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let create = Statement::CreateTable(create).to_sql(crate::dialect::DIALECT);
+    Some(TwinBuild::copying(table, &twin, vec![create], &stored))
 }
 
 fn has_primary_key(t: &CreateTable) -> bool {
