@@ -32,11 +32,7 @@ const JOINS: JoinMenu<Category> = JoinMenu {
         JoinKind::Straight,
     ],
     natural: |k| matches!(k, JoinKind::Inner | JoinKind::Left | JoinKind::Right),
-    // DISTINCT keeps an arbitrary one of equal values: text under a
-    // case-insensitive or PAD SPACE collation (`'a'`, `'A'`, `'a '`), and
-    // dates, as `with_exact_equality` reads them. Another plan or storage
-    // (the twins' engine, an index dropped) returns another of them.
-    exact: |c| !matches!(c, Category::Text | Category::Date),
+    exact: identical_when_equal,
     forms: &[DerivedForm::Subquery],
     windows: None,
     wildcard_exclude: false,
@@ -46,6 +42,19 @@ const JOINS: JoinMenu<Category> = JoinMenu {
     asof: None,
     positional: false,
 };
+
+/// Whether values of category `c` that compare equal are identical, so
+/// that DISTINCT, GROUP BY, MIN and MAX return what every plan returns:
+/// numbers and BLOBs (equal numbers that print differently are equal to
+/// the result comparison too), not text (under a case-insensitive or PAD
+/// SPACE collation `'a'`, `'A'` and `'a '` are equal) nor dates. Another
+/// plan or storage (an index dropped, a twin's engine) returns another of
+/// equal values: a derived table's DISTINCT is drawn only where this
+/// holds, and [`QueryGenerator::with_exact_equality`] reads the others as
+/// bytes.
+fn identical_when_equal(c: Category) -> bool {
+    !matches!(c, Category::Text | Category::Date)
+}
 
 const AGGREGATES: &[&str] = &[
     "count",
@@ -103,13 +112,11 @@ impl QueryGenerator for MyQueryGenerator {
         crate::twins::build(&self.core.schema, recipe, table)
     }
 
-    /// Text and dates are read as their bytes: under a case-insensitive or
-    /// PAD SPACE collation `'a'`, `'A'` and `'a '` are equal, and DISTINCT,
-    /// GROUP BY, MIN and MAX may return any of them. Numbers need nothing
-    /// (equal numbers that print differently are equal to the comparison).
+    /// What is not [`identical_when_equal`] (or of no known category) is
+    /// read as its bytes.
     fn with_exact_equality(&self, expr: Expr) -> Expr {
         match self.core.category_of(&expr) {
-            Some(Category::Int | Category::Decimal | Category::Float | Category::Blob) => expr,
+            Some(c) if identical_when_equal(c) => expr,
             _ => Expr::Cast {
                 expr: Box::new(expr),
                 ty: TypeName("BINARY".into()),
