@@ -69,3 +69,50 @@ fn statement_logs_of_clean_databases_are_bounded() {
     );
     assert!(hi >= 90 && hi - lo < 20, "{files:?}");
 }
+
+/// A finding of the `all` rotation regenerates by the line its reproducer
+/// gives: the rotation draws the check again, which the finding's oracle
+/// alone would not (it draws other checks from the database's RNG).
+#[test]
+fn a_finding_of_the_rotation_regenerates_by_its_header_line() {
+    let first_finding = |out: &Path| -> (serde_json::Value, String) {
+        let findings = run_dir(out).join("findings");
+        let mut records: Vec<_> = finding_files(&findings, "json")
+            .into_iter()
+            .filter(|p| !p.to_string_lossy().ends_with(".reduced.json"))
+            .collect();
+        records.sort();
+        let record = read_json(&records[0]);
+        let script = read(&records[0].with_extension("sql"));
+        (record, script)
+    };
+    let full = tempfile::tempdir().unwrap();
+    let args = [
+        "--oracle",
+        "all",
+        "--inject-fault",
+        "dml-touches-extra-row",
+        "--seed",
+        "7",
+        "--threads",
+        "1",
+        "--queries",
+        "600",
+        "--no-reduce",
+    ];
+    fuzz_into(full.path(), &args);
+    let (record, script) = first_finding(full.path());
+    assert_eq!(record["oracle"], "dqe");
+    let line = script
+        .lines()
+        .find_map(|l| l.strip_prefix("-- regenerate: lancet "))
+        .expect("a regenerate line");
+    assert!(line.contains(" --oracle all"), "{line}");
+    let again = tempfile::tempdir().unwrap();
+    let mut regenerate: Vec<&str> = line.split_whitespace().skip(1).collect();
+    regenerate.push("--no-reduce");
+    fuzz_into(again.path(), &regenerate);
+    let (regenerated, _) = first_finding(again.path());
+    assert_eq!(regenerated["origin"], record["origin"]);
+    assert_eq!(regenerated["signature"], record["signature"]);
+}

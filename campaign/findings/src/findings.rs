@@ -129,6 +129,11 @@ pub struct Origin {
     pub database: u64,
     /// The check's index within its database.
     pub check: u64,
+    /// Whether the check was drawn from a rotation of several oracles
+    /// (`--oracle all`): only that rotation draws the same checks again,
+    /// so the regenerate line names it and not the finding's oracle.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rotation: bool,
 }
 
 /// Everything known about one finding. The JSON record is this struct.

@@ -98,14 +98,15 @@ fn header_origin(h: &mut HeaderLines, f: &Finding, client_command: &str, file_na
         f.origin.seed,
         f.origin.thread,
         f.origin.database,
-        f.oracle
+        match (f.origin.rotation, f.oracle.as_deref()) {
+            (true, _) => " --oracle all".to_string(),
+            (false, Some(o)) => format!(" --oracle {o}"),
+            (false, None) => String::new(),
+        } + &f
+            .fault
             .as_deref()
-            .map(|o| format!(" --oracle {o}"))
+            .map(|x| format!(" --inject-fault {x}"))
             .unwrap_or_default()
-            + &f.fault
-                .as_deref()
-                .map(|x| format!(" --inject-fault {x}"))
-                .unwrap_or_default()
     ));
     h.line(&format!(
         "run: {}",

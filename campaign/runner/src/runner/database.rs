@@ -147,6 +147,7 @@ impl DatabasePlan<'_> {
             thread: self.thread,
             database: self.database,
             check,
+            rotation: self.oracles.names().len() > 1,
         }
     }
 }

@@ -369,6 +369,7 @@ impl ChildRunner {
             thread,
             database,
             check,
+            rotation: shared.oracles.names().len() > 1,
         };
         let mut finding = Finding::failure(
             &source,
