@@ -11,7 +11,7 @@ pub use crate::feature::Feature;
 use crate::rng::Rng;
 use crate::schema::Schema;
 use crate::session::{ExecError, Session};
-pub use crate::twin_recipe::TwinBuild;
+pub use crate::twin_recipe::{TwinBuild, TWIN_SCHEMA};
 use crate::value::Value;
 
 /// The truth value of a predicate on one row, in three-valued logic.
@@ -195,10 +195,6 @@ pub trait QueryGenerator {
         Vec::new()
     }
 }
-
-/// The schema that holds twin tables ([`QueryGenerator::twin_tables`]),
-/// so that a reproducer and a planted fault can tell the two paths apart.
-pub const TWIN_SCHEMA: &str = "lancet_twin";
 
 /// What a provider generated in one database. The provider keeps its own
 /// model of it (SQLite: partial indexes and WITHOUT ROWID tables;

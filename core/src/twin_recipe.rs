@@ -6,6 +6,12 @@
 
 use serde::Deserialize;
 
+/// The schema that holds twin tables
+/// ([`crate::QueryGenerator::twin_tables`]), or the prefix of their names
+/// where a DBMS keeps them beside the tables, so that a reproducer and a
+/// planted fault can tell the two paths apart.
+pub const TWIN_SCHEMA: &str = "lancet_twin";
+
 /// How one twin is built ([`crate::QueryGenerator::twin_build`]): its name and
 /// the statements, run in order once per session, that create it and copy
 /// the table's rows into it.
@@ -32,24 +38,16 @@ impl TwinBuild {
 
     /// The name of `table`'s twin by `recipe` where a DBMS keeps it beside
     /// the table (no schemas, or one database): `lancet_twin_<table>_<recipe>`,
-    /// which [`crate::TWIN_SCHEMA`] opens so that a planted fault and a
+    /// which [`TWIN_SCHEMA`] opens so that a planted fault and a
     /// reproducer tell it apart.
     pub fn name_beside(table: &str, recipe: &str) -> String {
-        format!(
-            "{}_{table}_{}",
-            crate::TWIN_SCHEMA,
-            recipe.replace('-', "_")
-        )
+        format!("{}_{table}_{}", TWIN_SCHEMA, recipe.replace('-', "_"))
     }
 
     /// The name of `table`'s twin by `recipe` in the schema
-    /// [`crate::TWIN_SCHEMA`]: `lancet_twin.<table>_<recipe>`.
+    /// [`TWIN_SCHEMA`]: `lancet_twin.<table>_<recipe>`.
     pub fn name_in_schema(table: &str, recipe: &str) -> String {
-        format!(
-            "{}.{table}_{}",
-            crate::TWIN_SCHEMA,
-            recipe.replace('-', "_")
-        )
+        format!("{}.{table}_{}", TWIN_SCHEMA, recipe.replace('-', "_"))
     }
 }
 
