@@ -40,6 +40,13 @@ impl ServerSchema for PgSchema {
         }
     }
 
+    /// Citus plans no cartesian product of two distributed tables (9.6%
+    /// of PQS's checks on Citus 13.2 were refused so, "cannot perform
+    /// distributed planning on this query").
+    fn cross_joinable(&self, a: &crate::schema::PgTable, b: &crate::schema::PgTable) -> bool {
+        !(a.placement.is_distributed() && b.placement.is_distributed())
+    }
+
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_> {
         Box::new(crate::query::PgQueryGenerator::new(self.clone()))
     }

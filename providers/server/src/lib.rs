@@ -224,6 +224,11 @@ pub trait ServerSchema: Clone + Send + Sized + 'static {
             filtered: 0.7,
         }
     }
+    /// Whether the DBMS plans the cartesian product of `a` and `b`, as
+    /// PQS's pivot reads two tables: by default yes.
+    fn cross_joinable(&self, _a: &Self::Table, _b: &Self::Table) -> bool {
+        true
+    }
     /// The query generator over this database.
     fn query_generator(&self) -> Box<dyn QueryGenerator + '_>;
 }

@@ -222,11 +222,18 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         proposed: Expr,
         otherwise: Option<Expr>,
     ) -> Expr {
-        match self.category_of(&proposed) {
+        let cols = self.typed(scope);
+        // A column of `scope` by its declared type: an oracle's own scope
+        // (CODDTest's subquery over one relation) was never recorded.
+        let category = cols
+            .iter()
+            .find(|c| c.expr == proposed)
+            .map(|c| c.category)
+            .or_else(|| self.category_of(&proposed));
+        match category {
             Some(c) if !takes.contains(&c) => {}
             _ => return proposed,
         }
-        let cols = self.typed(scope);
         let fitting: Vec<_> = cols
             .iter()
             .filter(|c| takes.contains(&c.category))
@@ -259,8 +266,16 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
             .filter(|t| t.writable())
             .collect();
         let n = rng.random_range(1..=2);
-        let tables: Vec<_> = (0..n)
-            .filter_map(|_| writable.choose(rng))
+        let mut drawn: Vec<&S::Table> = (0..n)
+            .filter_map(|_| writable.choose(rng).copied())
+            .collect();
+        if let [a, b] = drawn[..] {
+            if !self.schema.cross_joinable(a, b) {
+                drawn.pop();
+            }
+        }
+        let tables: Vec<_> = drawn
+            .into_iter()
             .map(|t| {
                 let cols = t
                     .columns()
