@@ -8,7 +8,8 @@
 //! (floats print their shortest exact form with `extra_float_digits` 1,
 //! which the session sets). Only types whose name names the type whole
 //! (`character` without a length would be `character(1)`), and only the
-//! default collation, which the literal has (`pg_collation_for`).
+//! default collation, which the literal has (`pg_collation_for` of the
+//! text, which keeps an explicit collation).
 
 use lancet_core::{Expr, TypeName, Value};
 use lancet_server::folded::{prefixed_text, typed_literal};
@@ -28,8 +29,12 @@ const EXACT_TYPES: &[&str] = &[
     "bytea",
 ];
 
-/// `pg_typeof(e)::text`, `pg_collation_for(e)` and `'v' || e::text` (the
-/// prefix keeps the text from being read back as a number).
+/// `pg_typeof(e)::text`, `pg_collation_for(e::text)` and `'v' || e::text`
+/// (the prefix keeps the text from being read back as a number). The
+/// collation is read through the cast to text, which keeps an explicit
+/// one: PostgreSQL 15 refuses `pg_collation_for` of a type without
+/// collations (42804 "collations are not supported by type boolean"), so
+/// read directly it failed every probe of a number, boolean or date there.
 pub fn literal_probe(constant: &Expr) -> Option<Vec<Expr>> {
     let text = |e: Expr| Expr::Cast {
         expr: Box::new(e),
@@ -37,7 +42,7 @@ pub fn literal_probe(constant: &Expr) -> Option<Vec<Expr>> {
     };
     Some(vec![
         text(Expr::func("pg_typeof", vec![constant.clone()])),
-        Expr::func("pg_collation_for", vec![constant.clone()]),
+        Expr::func("pg_collation_for", vec![text(constant.clone())]),
         prefixed_text(text(constant.clone())),
     ])
 }
@@ -61,6 +66,19 @@ pub fn literal_of(probe: &[Value]) -> Option<Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_collation_is_read_of_the_text_which_every_type_has() {
+        let probe = literal_probe(&Expr::Literal(Value::Integer(1))).unwrap();
+        let Expr::Function { name, args, .. } = &probe[1] else {
+            panic!("{probe:?}");
+        };
+        assert_eq!(name, "pg_collation_for");
+        assert!(
+            matches!(&args[..], [Expr::Cast { ty, .. }] if ty.0 == "text"),
+            "{args:?}"
+        );
+    }
 
     #[test]
     fn literals_are_cast_to_the_type_and_refused_elsewhere() {
