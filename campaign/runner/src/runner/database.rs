@@ -198,7 +198,8 @@ fn run_case(
             progress.check(which, nonempty);
             (None, nonempty)
         }
-        Ok(CheckOutcome::Skipped(_)) => {
+        Ok(CheckOutcome::Skipped(why)) => {
+            log::debug!("check {check} of {} skipped: {why}", oracle.name());
             progress.skipped();
             (None, false)
         }
