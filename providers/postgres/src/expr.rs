@@ -40,9 +40,9 @@ impl ServerSchema for PgSchema {
         }
     }
 
-    /// Citus plans no cartesian product of two distributed tables (9.6%
-    /// of PQS's checks on Citus 13.2 were refused so, "cannot perform
-    /// distributed planning on this query").
+    /// Citus plans no cartesian product of two distributed tables ("cannot
+    /// perform distributed planning on this query": 37 pivots refused in
+    /// 2,000 checks of all oracles on Citus 13.2, beside 43 PQS checks).
     fn cross_joinable(&self, a: &crate::schema::PgTable, b: &crate::schema::PgTable) -> bool {
         !(a.placement.is_distributed() && b.placement.is_distributed())
     }
