@@ -1,24 +1,27 @@
 //! Equivalent expression transformation (after EET, OSDI'24): a query
 //! and the same query with one to three of its expressions, at any
-//! position (select list, ON, WHERE, HAVING, aggregate arguments, CASE
-//! arms, subqueries and derived tables), each replaced by an equivalent
-//! one ([`transformation`]). Both must return the same multiset of rows.
+//! position (select list, ON, WHERE, GROUP BY, HAVING, aggregate
+//! arguments, CASE arms, subqueries and derived tables, and the ORDER BY
+//! of a grouped query's first rows, [`order`]), each replaced by an
+//! equivalent one ([`transformation`]). Both must return the same multiset of rows.
 //! Where a transformation may go and what it may read is worked out per
 //! position ([`sites`]) and per dialect ([`draw`]); docs/oracles.md
 //! (*eet*) states each transformation's precondition.
 
 mod draw;
+pub mod order;
 pub mod sites;
 pub mod transformation;
 
 use self::draw::{draw, Position};
+use self::order::{as_query, Top};
 use self::sites::{replace_at, sites, walk, Phase, Visit};
 use self::transformation::Transformation;
 use crate::partition::{base_where, exact_groups, item, multiset_verdict, some_columns};
 use lancet_core::fault::{Fault, FaultedQuery, FaultedResult, PlantedFault};
 use lancet_core::{
-    BinaryOp, Case, CaseError, Expr, GenerateContext, Oracle, OracleQuery, OrderBy, Query, Row,
-    Scope, Select, SetExpr, Verdict,
+    BinaryOp, Case, CaseError, Expr, GenerateContext, Oracle, OracleQuery, Row, Scope, Select,
+    SetExpr, Verdict,
 };
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -41,47 +44,6 @@ pub struct Edits {
     /// A grouped base query's first rows in a total order, if drawn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<Top>,
-}
-
-/// `ORDER BY 1, 2, ... LIMIT n` over every item of a grouped query: its
-/// groups are distinct in their keys, which the select list holds, so
-/// no two rows tie and the first `n` are determined. The positions name
-/// the items as transformed, so the sort reads eet's expressions too.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Top {
-    pub limit: i64,
-    pub descending: bool,
-}
-
-impl Top {
-    /// `q` (a grouped select, as drawn or transformed) sorted by every
-    /// item and cut to the limit, or why not: only a grouped query's rows
-    /// are distinct in what it selects.
-    fn apply(self, s: Select) -> Result<Query, String> {
-        if s.group_by.is_empty() || s.distinct || s.items.iter().any(|i| i.is_wildcard()) {
-            return Err("a total order needs a grouped select list of expressions".into());
-        }
-        let n = s.items.len();
-        let mut q = Query::select(s);
-        q.order_by = (1..=n)
-            .map(|i| OrderBy {
-                expr: Expr::int(i as i64),
-                descending: self.descending,
-                nulls_first: None,
-            })
-            .collect();
-        q.limit = Some(Expr::int(self.limit));
-        Ok(q)
-    }
-}
-
-/// The query `s` is read as: with its first rows only where the case
-/// draws them.
-fn as_query(s: Select, top: Option<Top>) -> Result<Query, String> {
-    match top {
-        Some(top) => top.apply(s),
-        None => Ok(Query::select(s)),
-    }
 }
 
 impl lancet_core::OracleInputs for Edits {
@@ -166,14 +128,15 @@ impl Oracle for Eet {
     }
 
     fn description(&self) -> &'static str {
-        "equivalent expression transformation: a query and the same query with expressions anywhere in it (select list, ON, WHERE, HAVING, aggregate arguments, CASE arms, subqueries) replaced by equivalent ones (redundant CASE branches, scalar subqueries, AND TRUE, OR FALSE, NOT NOT, + 0, * 1) return the same multiset"
+        "equivalent expression transformation: a query and the same query with expressions anywhere in it (select list, ON, WHERE, GROUP BY, HAVING, ORDER BY, aggregate arguments, CASE arms, subqueries) replaced by equivalent ones (redundant CASE branches, scalar subqueries, AND TRUE, OR FALSE, NOT NOT, + 0, * 1) return the same multiset"
     }
 
     fn generate(&self, cx: &mut GenerateContext<'_>) -> Option<Case> {
         let (base, scope) = self.base(cx)?;
-        let top = (!base.group_by.is_empty() && cx.rng.random_bool(0.4)).then(|| Top {
+        let mut top = (!base.group_by.is_empty() && cx.rng.random_bool(0.4)).then(|| Top {
             limit: cx.rng.random_range(1..=4),
             descending: cx.rng.random_bool(0.5),
+            by: Vec::new(),
         });
         let want = cx.rng.random_range(1..=MAX_EDITS);
         let mut edits: Vec<Edit> = Vec::new();
@@ -207,7 +170,10 @@ impl Oracle for Eet {
                 edits.push(edit);
             }
         }
-        if edits.is_empty() {
+        if let Some(top) = top.as_mut().filter(|_| cx.rng.random_bool(0.5)) {
+            top.by = order::draw_keys(cx, &current, &scope);
+        }
+        if edits.is_empty() && top.as_ref().is_none_or(|t| t.by.is_empty()) {
             return None;
         }
         Some(Case::new(self.name(), base).and_inputs(Edits { edits, top }))
@@ -218,11 +184,13 @@ impl Oracle for Eet {
         let inputs = case.inputs::<Edits>()?;
         let edits = &inputs.edits;
         let transformed = apply_edits(&case.query, edits).map_err(|e| case.unfit(e))?;
-        let original = as_query(case.query.clone(), inputs.top).map_err(|e| case.unfit(e))?;
-        let transformed = as_query(transformed, inputs.top).map_err(|e| case.unfit(e))?;
+        let top = inputs.top.as_ref();
+        let original = as_query(case.query.clone(), top, false).map_err(|e| case.unfit(e))?;
+        let transformed = as_query(transformed, top, true).map_err(|e| case.unfit(e))?;
         let names: Vec<String> = edits
             .iter()
             .map(|e| format!("{} at {}", e.transformation.name(), e.at))
+            .chain(top.map(Top::names).unwrap_or_default())
             .collect();
         Ok(vec![
             OracleQuery::new("original", original),
@@ -237,19 +205,36 @@ impl Oracle for Eet {
     /// Edits are numbered in the query as the earlier ones left it, and
     /// their preconditions were checked against the base query as drawn:
     /// the base stays as it is, and a case shrinks by dropping its last
-    /// edit (any prefix of the edits keeps the relation).
+    /// edit (any prefix of the edits keeps the relation) or its
+    /// transformed sort keys (which only wrap items, as drawn or with
+    /// fewer edits), as long as one transformation is left.
     fn shrink(&self, case: &Case) -> Vec<Case> {
-        match case.inputs::<Edits>() {
-            Ok(e) if e.edits.len() > 1 => {
-                let mut fewer = e.edits.clone();
-                fewer.pop();
-                vec![case.with_inputs(Edits {
-                    edits: fewer,
-                    top: e.top,
-                })]
-            }
-            _ => Vec::new(),
+        let Ok(e) = case.inputs::<Edits>() else {
+            return Vec::new();
+        };
+        let sorted_by = e
+            .top
+            .as_ref()
+            .is_some_and(|t| t.by.iter().any(Option::is_some));
+        let mut smaller = Vec::new();
+        if e.edits.len() > 1 || (!e.edits.is_empty() && sorted_by) {
+            let mut fewer = e.edits.clone();
+            fewer.pop();
+            smaller.push(Edits {
+                edits: fewer,
+                top: e.top.clone(),
+            });
         }
+        if sorted_by && !e.edits.is_empty() {
+            smaller.push(Edits {
+                edits: e.edits.clone(),
+                top: e.top.clone().map(|t| Top {
+                    by: Vec::new(),
+                    ..t
+                }),
+            });
+        }
+        smaller.into_iter().map(|i| case.with_inputs(i)).collect()
     }
 
     /// `+ 0` and `* 1` rest on a column's integer type: the tables a case
@@ -263,8 +248,8 @@ impl Oracle for Eet {
     }
 }
 
-/// Drops the first row of one query in `period` among those holding a
-/// CASE with a redundant branch (its one result repeated, or NULL) or a
+/// Drops the first row of one query in `period` among those holding
+/// (in its select or its ORDER BY) a CASE with a redundant branch (its one result repeated, or NULL) or a
 /// scalar subquery without FROM, as an engine that simplified such
 /// expressions wrongly would: the original query has none of eet's.
 #[derive(Debug)]
@@ -289,6 +274,12 @@ impl PlantedFault for DropRowWithRedundantCase {
                 Visit::Continue
             }
         });
+        found |= q
+            .query
+            .query
+            .order_by
+            .iter()
+            .any(|o| o.expr.any(&is_redundant));
         if found && !r.rows.is_empty() && q.hit(self.period) {
             r.rows.remove(0);
         }

@@ -4,9 +4,14 @@
 //! and of every subquery inside them. A transformation names its position
 //! by its number in that order, so that a case replays without knowing
 //! the dialect; what may be done at a position (its [`Site`]) is worked
-//! out where the case is drawn.
+//! out where the case is drawn. A GROUP BY key of the query is
+//! transformed with every copy of it in the select list and HAVING
+//! ([`replace_at`]), as a DBMS matches grouped expressions by their text.
 
-use lancet_core::ast::{Expr, JoinConstraint, JoinKind, Query, Select, SetExpr, TableFactor};
+use super::transformation::is_common_aggregate;
+use lancet_core::ast::{
+    ColumnRef, Expr, JoinConstraint, JoinKind, Query, Select, SetExpr, TableFactor,
+};
 
 /// How a position reads rows, which says what a transformation placed
 /// there may refer to.
@@ -19,10 +24,15 @@ pub enum Phase {
     /// aggregate arguments. Only what the grouping already determines may
     /// be added (no column outside an aggregate).
     Grouped,
-    /// Not to be changed: GROUP BY keys and what is inside a node equal to
-    /// one (a DBMS matches grouped expressions by their text), window
-    /// calls, ORDER BY and QUALIFY, ASOF, positional and FULL join
-    /// conditions.
+    /// A GROUP BY key of the query itself: changed only with every copy
+    /// of it in the select list, GROUP BY and HAVING, where nothing else
+    /// reads its columns outside an aggregate (see [`replace_at`]). Only
+    /// constants may be added, as in [`Phase::Grouped`].
+    Key,
+    /// Not to be changed: what is inside a GROUP BY key or a node equal
+    /// to one (a DBMS matches grouped expressions by their text), keys
+    /// of subqueries, window calls, ORDER BY and QUALIFY, ASOF,
+    /// positional and FULL join conditions.
     Frozen,
 }
 
@@ -75,20 +85,27 @@ pub fn sites(s: &Select, is_aggregate: &dyn Fn(&str) -> bool) -> Vec<(Expr, Site
 }
 
 /// Replaces the node at position `at` by `f(node)` (`Err` if `f`
-/// refuses it, or there is no such position).
+/// refuses it, or there is no such position). At a GROUP BY key of the
+/// query, every copy of the key in the select list, GROUP BY and HAVING
+/// is replaced alike, or none where the key's columns are read there
+/// otherwise (then the query would read a column it no longer groups by).
 pub fn replace_at(
     s: &mut Select,
     at: usize,
     f: &mut dyn FnMut(Expr) -> Result<Expr, String>,
 ) -> Result<(), String> {
     let mut outcome = Err(format!("no expression position {at}"));
-    walk(s, &|_| false, &mut |k, e, _| {
+    let mut key = None;
+    walk(s, &|_| false, &mut |k, e, site| {
         if k != at {
             return Visit::Continue;
         }
         let old = std::mem::replace(e, Expr::int(0));
         outcome = match f(old.clone()) {
             Ok(new) => {
+                if site.phase == Phase::Key {
+                    key = Some((old, new.clone()));
+                }
                 *e = new;
                 Ok(())
             }
@@ -99,7 +116,84 @@ pub fn replace_at(
         };
         Visit::Stop
     });
-    outcome
+    match (outcome, key) {
+        (Ok(()), Some((old, new))) => replace_key(s, &old, &new),
+        (outcome, _) => outcome,
+    }
+}
+
+/// Replaces every copy of the GROUP BY key `old` in `s`'s select list,
+/// GROUP BY and HAVING (not inside subqueries) by `new`; `Err` where
+/// the grouped parts then read one of `old`'s columns outside a key and
+/// an aggregate's arguments, or hold a subquery.
+fn replace_key(s: &mut Select, old: &Expr, new: &Expr) -> Result<(), String> {
+    fn replace(e: &mut Expr, old: &Expr, new: &Expr) {
+        // The key as already replaced holds `old` inside.
+        if e == new {
+            return;
+        }
+        if e == old {
+            *e = new.clone();
+            return;
+        }
+        for c in e.children_mut() {
+            replace(c, old, new);
+        }
+    }
+    for item in &mut s.items {
+        for e in item.exprs_mut() {
+            replace(e, old, new);
+        }
+    }
+    for e in s.group_by.iter_mut().chain(s.having.iter_mut()) {
+        replace(e, old, new);
+    }
+    let mut columns = Vec::new();
+    columns_of(old, &mut columns);
+    let keys = s.group_by.clone();
+    let reads_outside = s
+        .items
+        .iter()
+        .flat_map(|i| i.exprs())
+        .chain(s.having.iter())
+        .chain(s.qualify.iter())
+        .any(|e| !grouped_only(e, &keys, &columns, false));
+    if reads_outside {
+        return Err("the key's columns are read outside the key".into());
+    }
+    Ok(())
+}
+
+/// The columns `e` reads (outside subqueries).
+fn columns_of(e: &Expr, out: &mut Vec<ColumnRef>) {
+    if let Expr::Column(c) = e {
+        out.push(c.clone());
+    }
+    for c in e.children() {
+        columns_of(c, out);
+    }
+}
+
+/// Whether `e` reads none of `columns` except inside a node equal to one
+/// of `keys` or an aggregate's arguments, and holds no subquery.
+fn grouped_only(e: &Expr, keys: &[Expr], columns: &[ColumnRef], in_aggregate: bool) -> bool {
+    if !in_aggregate && keys.contains(e) {
+        return true;
+    }
+    match e {
+        Expr::Column(c) if !in_aggregate && columns.contains(c) => return false,
+        Expr::Exists { .. }
+        | Expr::Subquery(_)
+        | Expr::InSubquery { .. }
+        | Expr::QuantifiedSubquery { .. } => return false,
+        _ => {}
+    }
+    let in_aggregate = in_aggregate
+        || matches!(e, Expr::CountStar)
+        || matches!(e, Expr::Function { name, .. } if is_common_aggregate(name));
+    e.children()
+        .into_iter()
+        .all(|c| grouped_only(c, keys, columns, in_aggregate))
 }
 
 struct Walker<'a> {
@@ -167,6 +261,7 @@ impl Walker<'_> {
                 }
             }
         }
+        let key_phase = if outer { Phase::Key } else { FROZEN };
         let having_phase = if s.group_by_all {
             FROZEN
         } else {
@@ -176,7 +271,7 @@ impl Walker<'_> {
             .selection
             .iter_mut()
             .map(|e| (e, Phase::Row))
-            .chain(s.group_by.iter_mut().map(|e| (e, FROZEN)))
+            .chain(s.group_by.iter_mut().map(|e| (e, key_phase)))
             .chain(s.having.iter_mut().map(|e| (e, having_phase)))
             .chain(s.qualify.iter_mut().map(|e| (e, FROZEN)));
         for (e, phase) in parts {
@@ -232,10 +327,12 @@ impl Walker<'_> {
         }
         let agg = self.is_aggregate;
         let child = match e {
-            _ if site.phase == Phase::Grouped && keys.contains(e) => Site {
-                phase: FROZEN,
-                ..site
-            },
+            _ if site.phase == Phase::Key || (site.phase == Phase::Grouped && keys.contains(e)) => {
+                Site {
+                    phase: FROZEN,
+                    ..site
+                }
+            }
             Expr::Window { .. } => Site {
                 phase: FROZEN,
                 ..site
@@ -301,7 +398,46 @@ mod tests {
         assert_eq!(phases[3].1, Phase::Grouped);
         assert_eq!(phases[4], (col("c1"), Phase::Row, true));
         // The GROUP BY key itself.
-        assert_eq!(phases[5], (key, Phase::Frozen, false));
+        assert_eq!(phases[5], (key, Phase::Key, false));
+        // Inside it: frozen.
+        assert_eq!(phases[6].1, Phase::Frozen);
+    }
+
+    #[test]
+    fn a_key_is_replaced_with_its_copies_or_not_at_all() {
+        let key = Expr::binary(lancet_core::BinaryOp::Add, col("c0"), Expr::int(1));
+        let grouped = |items: Vec<Expr>| Select {
+            items: items
+                .into_iter()
+                .map(|expr| SelectItem::Expr { expr, alias: None })
+                .collect(),
+            from: Some(FromClause::table("t0", None)),
+            group_by: vec![key.clone()],
+            ..Select::default()
+        };
+        let key_at = |s: &Select| {
+            sites(s, &|_| false)
+                .iter()
+                .position(|(_, site)| site.phase == Phase::Key)
+                .unwrap()
+        };
+        let wrapped = Expr::not(Expr::not(key.clone()));
+        // The key, and its copy inside an item, change together.
+        let plus = Expr::binary(lancet_core::BinaryOp::Mul, key.clone(), Expr::int(2));
+        let mut s = grouped(vec![plus, Expr::func("MAX", vec![col("c0")])]);
+        let at = key_at(&s);
+        replace_at(&mut s, at, &mut |e| Ok(Expr::not(Expr::not(e)))).unwrap();
+        assert_eq!(s.group_by, vec![wrapped.clone()]);
+        assert_eq!(
+            s.items[0].exprs()[0],
+            &Expr::binary(lancet_core::BinaryOp::Mul, wrapped, Expr::int(2))
+        );
+        // An aggregate's argument reads rows: it stays.
+        assert_eq!(s.items[1].exprs()[0], &Expr::func("MAX", vec![col("c0")]));
+        // A column of the key read alone outside an aggregate: refused.
+        let mut s = grouped(vec![key.clone(), col("c0")]);
+        let at = key_at(&s);
+        assert!(replace_at(&mut s, at, &mut |e| Ok(Expr::not(Expr::not(e)))).is_err());
     }
 
     #[test]

@@ -129,7 +129,7 @@ fn null() -> Expr {
 /// Aggregate names most dialects share: a scalar subquery over one of
 /// them would aggregate a single row (the draw asks the generator, which
 /// knows its dialect's; this is the replay's own check).
-fn is_common_aggregate(name: &str) -> bool {
+pub fn is_common_aggregate(name: &str) -> bool {
     matches!(
         name.to_ascii_lowercase().as_str(),
         "count" | "sum" | "avg" | "min" | "max" | "total" | "group_concat" | "string_agg"
