@@ -5,7 +5,7 @@
 
 use crate::schema::{PgSchema, PgTable, Sampled};
 use crate::types::{cast_target, literal, Category, PgType};
-use lancet_core::{BinaryOp, Expr, LikeKind, QueryGenerator, Rng, UnaryOp};
+use lancet_core::{BinaryOp, Expr, LikeKind, QueryGenerator, Rng, TypeName, UnaryOp};
 use lancet_server::{Menu, Pqs, ServerSchema, SubqueryShape};
 use rand::seq::IndexedRandom;
 use rand::Rng as _;
@@ -153,7 +153,12 @@ fn int_expr(g: &mut ExprGen<'_>, rng: &mut Rng, cols: &Cols, d: u32) -> Expr {
         4 => Expr::unary(UnaryOp::Neg, g.expr(rng, cols, Category::Int, d)),
         5 => g.call(rng, cols, "abs", &[Category::Int], d),
         6 => g.call(rng, cols, "length", &[Category::Text], d),
-        7 => g.call(rng, cols, "sign", &[Category::Int], d),
+        // sign() of an integer is a double precision (PostgreSQL has no
+        // integer sign): cast back, or `10 % sign(c)` fails with 42883.
+        7 => Expr::Cast {
+            expr: Box::new(g.call(rng, cols, "sign", &[Category::Int], d)),
+            ty: TypeName("integer".into()),
+        },
         8 if g.subqueries => match g.scalar_count(rng, cols, d) {
             Some(count) => count,
             None => g.leaf(rng, cols, Category::Int),
