@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 mod bisect;
+pub mod campaign;
 mod cleanup;
 mod feed;
 mod fuzz;
