@@ -94,6 +94,11 @@ pub struct ConnectArgs {
     /// PostgreSQL: the server to replay on [default: $LANCET_PG_URL].
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
+    /// The campaign file the finding's run read (`fuzz --config`): its
+    /// expected errors, its declared twin recipe (whose settings are
+    /// knobs) and its server URL, unless given here.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Replay without the planted fault a selftest finding was made with:
     /// on the real DBMS, where such a finding passes.
     #[arg(long)]

@@ -68,3 +68,60 @@ fn help_lists_every_oracle() {
         assert!(text.contains(name), "--help does not list {name}:\n{text}");
     }
 }
+
+/// `reduce` and `replay --config` read the campaign the finding's run
+/// read: one for another DBMS, or one whose expected errors do not
+/// parse, is a clear error naming the file, before any work.
+#[test]
+fn a_campaign_file_for_reduce_and_replay_is_read_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz_into(
+        dir.path(),
+        &[
+            "--oracle",
+            "tlp-where",
+            "--inject-fault",
+            "drop-row",
+            "--threads",
+            "1",
+            "--seed",
+            "11",
+            "--queries",
+            "2000",
+            "--no-reduce",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let findings = finding_files(&run_dir(dir.path()).join("findings"), "json");
+    let finding = findings
+        .first()
+        .expect("a finding")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, "dbms = \"duckdb\"\n").unwrap();
+    let bad_rules = dir.path().join("rules.toml");
+    std::fs::write(&bad_rules, "[[expected]]\ncode = 1\n").unwrap();
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(
+        &broken,
+        "dbms = \"sqlite\"\nexpected_errors = \"rules.toml\"\n",
+    )
+    .unwrap();
+    for (command, config, named) in [
+        ("replay", &other, "other.toml"),
+        ("replay", &broken, "rules.toml"),
+        ("reduce", &other, "other.toml"),
+        ("reduce", &broken, "rules.toml"),
+    ] {
+        let out = run(&[command, &finding, "--config", config.to_str().unwrap()]);
+        let err = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+        assert_ne!(out.status.code(), Some(0), "{command}: {err}");
+        assert!(err.contains(named), "{command} with {named}: {err}");
+    }
+    let fine = dir.path().join("fine.toml");
+    std::fs::write(&fine, "dbms = \"sqlite\"\n").unwrap();
+    let out = run(&["replay", &finding, "--config", fine.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "still fails: {}", stderr(&out));
+}

@@ -95,7 +95,14 @@ fn the_columnar_gate_runs_clean_in_under_a_minute_and_its_twins_are_columnar() {
     // reduced case needs the extension's setup (a database emptied for the
     // next candidate must not keep the extension, or the setup is dropped).
     let json = first.with_extension("json");
-    let reduced = run(&["reduce", json.to_str().unwrap(), "--url", &url]);
+    let reduced = run(&[
+        "reduce",
+        json.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--url",
+        &url,
+    ]);
     assert_eq!(reduced.status.code(), Some(0), "{}", stderr(&reduced));
     let text = std::fs::read_to_string(first.with_extension("reduced.sql")).unwrap();
     assert!(

@@ -159,6 +159,7 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
                 build.path.clone(),
             ),
             url: None,
+            config: None,
             no_fault: true,
             isolation: IsolationArgs {
                 in_process: args.isolation.in_process,

@@ -396,13 +396,27 @@ pub fn write_summary(
 /// The provider a recorded finding names, reached as `connect` says, with
 /// its databases kept in memory (a replay or reduction keeps no ledger).
 pub fn provider_for(dbms: &str, connect: &ConnectArgs) -> anyhow::Result<Databases> {
+    let campaign = match &connect.config {
+        Some(path) => {
+            let c = lancet::campaign::Campaign::load(path)?;
+            if let Some(other) = c.dbms.as_deref().filter(|d| *d != dbms) {
+                bail!(
+                    "{} is a campaign of {other}, and the finding is of {dbms}",
+                    path.display()
+                );
+            }
+            c
+        }
+        None => lancet::campaign::Campaign::default(),
+    };
     let provider = registry::provider(
         dbms,
         &ProviderOptions {
             library: connect.library.given.clone(),
-            url: connect.url.clone(),
+            url: connect.url.clone().or(campaign.url),
             workers: workers(dbms, &connect.isolation)?,
-            ..ProviderOptions::default()
+            expected_errors: campaign.expected_errors,
+            twin_recipe: campaign.twin_recipe,
         },
     )?;
     Ok(Databases::new(Arc::from(provider), RunToken::new(), None))
