@@ -154,7 +154,7 @@ pub fn bisect(args: BisectArgs) -> anyhow::Result<ExitCode> {
     );
     let databases_of = |build: &Build| {
         let connect = ConnectArgs {
-            library: super::library::LibraryArgs::new(
+            library: crate::args::library::LibraryArgs::new(
                 dbms.library_option.unwrap_or_default(),
                 build.path.clone(),
             ),

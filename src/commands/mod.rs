@@ -19,7 +19,6 @@ mod cleanup;
 mod feed;
 mod fuzz;
 mod known;
-pub mod library;
 mod reduce;
 mod selftest;
 mod shard;
@@ -272,7 +271,7 @@ pub fn target_child(t: &TargetArgs) -> anyhow::Result<Option<lancet::runner::chi
 /// isolation of fuzzing.
 pub fn database_child(
     dbms: &str,
-    library: &library::LibraryArgs,
+    library: &crate::args::library::LibraryArgs,
     expected_errors: Option<&std::path::Path>,
     isolation: &IsolationArgs,
 ) -> anyhow::Result<Option<lancet::runner::child::ChildProgram>> {
@@ -430,27 +429,6 @@ pub fn reduced_path(file: &std::path::Path, ext: &str) -> PathBuf {
         .unwrap_or_default();
     let stem = stem.strip_suffix(".reduced").unwrap_or(&stem);
     file.with_file_name(format!("{stem}.reduced.{ext}"))
-}
-
-/// `--oracle`'s values: `all` and every oracle.
-pub fn oracle_names() -> clap::builder::PossibleValuesParser {
-    let mut names = vec!["all"];
-    names.extend(lancet_oracles::names());
-    clap::builder::PossibleValuesParser::new(names)
-}
-
-/// `--oracle`'s long help: each oracle with its one line.
-pub fn oracle_help() -> String {
-    let mut s =
-        String::from("The oracle to use, or `all` for a weighted rotation of every oracle:\n");
-    for r in lancet_oracles::all() {
-        s.push_str(&format!(
-            "  {:<12} {}\n",
-            r.oracle.name(),
-            r.oracle.description()
-        ));
-    }
-    s
 }
 
 /// `lancet __engine-worker`: serves one engine's databases to a parent

@@ -1,7 +1,8 @@
 //! The command line's options: one struct per subcommand (and the groups
 //! they share), parsed by clap and handed to `commands`.
 
-use crate::commands;
+pub mod library;
+
 use clap::Args;
 use lancet::registry;
 use std::path::PathBuf;
@@ -90,7 +91,7 @@ pub struct ConnectArgs {
     /// Replay on another build of an in-process engine (`--sqlite-lib`,
     /// `--duckdb-lib`).
     #[command(flatten)]
-    pub library: commands::library::LibraryArgs,
+    pub library: library::LibraryArgs,
     /// PostgreSQL: the server to replay on [default: $LANCET_PG_URL].
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
@@ -234,7 +235,7 @@ pub struct TargetArgs {
     #[arg(long, default_value = registry::DEFAULT_DBMS, value_parser = clap::builder::PossibleValuesParser::new(registry::names()))]
     pub dbms: String,
     /// The oracle to use, or `all` for a weighted rotation of every oracle.
-    #[arg(long, default_value = "all", value_parser = commands::oracle_names(), long_help = commands::oracle_help())]
+    #[arg(long, default_value = "all", value_parser = oracle_names(), long_help = oracle_help())]
     pub oracle: String,
     /// Extra expected-error rules (TOML, see configs/expected-errors/),
     /// added to the provider's built-in ones.
@@ -243,7 +244,7 @@ pub struct TargetArgs {
     /// Another build of an in-process engine (`--sqlite-lib`,
     /// `--duckdb-lib`).
     #[command(flatten)]
-    pub library: commands::library::LibraryArgs,
+    pub library: library::LibraryArgs,
     /// PostgreSQL: the server, as postgres://USER[:PASSWORD]@HOST:PORT/DATABASE
     /// [default: $LANCET_PG_URL]. lancet creates and drops only its own lancet_* databases.
     #[arg(long, value_name = "URL")]
@@ -414,4 +415,25 @@ pub struct SelftestArgs {
     pub isolation: IsolationArgs,
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
+}
+
+/// `--oracle`'s values: `all` and every oracle.
+pub fn oracle_names() -> clap::builder::PossibleValuesParser {
+    let mut names = vec!["all"];
+    names.extend(lancet_oracles::names());
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+/// `--oracle`'s long help: each oracle with its one line.
+pub fn oracle_help() -> String {
+    let mut s =
+        String::from("The oracle to use, or `all` for a weighted rotation of every oracle:\n");
+    for r in lancet_oracles::all() {
+        s.push_str(&format!(
+            "  {:<12} {}\n",
+            r.oracle.name(),
+            r.oracle.description()
+        ));
+    }
+    s
 }
