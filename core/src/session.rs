@@ -392,17 +392,25 @@ impl<'e> Session<'e> {
         self.log_result(result.as_ref().err());
         if let Err(e) = &result {
             self.failure_knobs = self.knobs.clone();
-            if matches!(e.kind, FailureKind::ConnectionLost | FailureKind::Hang)
-                && self.first_loss.is_none()
-            {
-                self.first_loss = Some(Loss {
-                    sql: sql.to_string(),
-                    knobs: self.knobs.clone(),
-                    error: e.clone(),
-                });
-            }
+            self.note_loss(sql, e);
         }
         result
+    }
+
+    /// Remembers the first statement that lost the connection, with the
+    /// knobs it ran under: the crash's reproducer sets them first (the
+    /// one round trip of [`Session::query_many`] included, or a crash
+    /// under a knob check's configuration replays without it).
+    fn note_loss(&mut self, sql: &str, e: &DbError) {
+        if matches!(e.kind, FailureKind::ConnectionLost | FailureKind::Hang)
+            && self.first_loss.is_none()
+        {
+            self.first_loss = Some(Loss {
+                sql: sql.to_string(),
+                knobs: self.knobs.clone(),
+                error: e.clone(),
+            });
+        }
     }
 
     /// Runs a query and returns its rows.
@@ -454,6 +462,7 @@ impl<'e> Session<'e> {
             .map(|(r, sql)| {
                 r.map_err(|e| {
                     self.failure_knobs = self.knobs.clone();
+                    self.note_loss(&sql, &e);
                     self.log_comment(&format!(
                         "-- error: {} (in the query {ran} of {} above; those after it did not run)",
                         e.to_string().replace('\n', " "),

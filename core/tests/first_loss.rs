@@ -113,3 +113,26 @@ fn a_loss_while_plans_are_read_is_the_statement_a_crash_names() {
     assert_eq!(loss.knobs, off);
     assert_eq!(loss.error.kind, FailureKind::ConnectionLost);
 }
+
+/// A query run in one round trip with others (`query_many`, as a knob
+/// check runs its query under each configuration) that loses the
+/// connection is remembered with the knobs it ran under: a crash under a
+/// knob check's configuration replays with that configuration set.
+#[test]
+fn a_loss_in_one_round_trip_keeps_its_knobs() {
+    let expected = ExpectedErrors::default();
+    let mut session = Session::new(
+        Box::new(CrashesOnExplainUnderKnobs::default()),
+        EXPLAINING,
+        &expected,
+    );
+    let off = KnobSetting {
+        changes: vec!["enable_hashjoin".into()],
+    };
+    session.set_knobs(&off).unwrap();
+    let results = session.query_many(&["SELECT 1".into(), "EXPLAIN SELECT 2".into()]);
+    assert!(results.last().is_some_and(Result::is_err), "{results:?}");
+    let loss = session.first_loss().expect("the loss is remembered");
+    assert_eq!(loss.sql, "EXPLAIN SELECT 2");
+    assert_eq!(loss.knobs, off);
+}
