@@ -23,6 +23,29 @@ fn recorded_error(text: &str) -> Option<String> {
     Some(header.split_once("] ")?.1.to_string())
 }
 
+/// Whether the reproducer records a crash (`-- lancet ... finding: crash`).
+fn records_crash(text: &str) -> bool {
+    text.lines()
+        .next()
+        .is_some_and(|l| l.starts_with("-- lancet") && l.ends_with("finding: crash"))
+}
+
+/// Waits (at most a minute) until the coordinator, restarting after a
+/// crash, answers again.
+fn wait_for_coordinator(cluster: &CitusCluster) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(60) {
+        let up = coordinator_psql(cluster)
+            .args(["-c", "SELECT 1"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if up {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// Whether `psql` shows the disagreement a Citus reproducer records: the
 /// file runs whole on the coordinator in a fresh schema, and the rows of
 /// query 1 and query 2 break the oracle's relation. Relations psql cannot
@@ -30,7 +53,8 @@ fn recorded_error(text: &str) -> Option<String> {
 /// recombination, a containment `transform`) need the file to run and
 /// lancet's confirmation on a fresh database. An unexpected-error
 /// reproducer is shown when psql stops after its failing statement's
-/// marker with the recorded error.
+/// marker with the recorded error, a crash reproducer when psql loses
+/// the server.
 pub fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
     let oracle = text
         .lines()
@@ -57,11 +81,25 @@ pub fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
         .arg(file.path())
         .output()
         .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // A crash finding: psql loses the server; the coordinator restarts.
+    let crashed = records_crash(text)
+        && !out.status.success()
+        && (stderr.contains("server closed the connection unexpectedly")
+            || stderr.contains("connection to server was lost"));
+    if records_crash(text) {
+        wait_for_coordinator(cluster);
+    }
     let _ = cluster.coordinator.psql(
         "postgres",
         "DROP SCHEMA IF EXISTS lancet_repro, lancet_twin CASCADE",
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    if records_crash(text) {
+        if !crashed {
+            eprintln!("psql did not lose the server: {stderr}");
+        }
+        return crashed;
+    }
     // An error finding: psql stops at the failing statement with the
     // recorded error.
     if let Some(message) = recorded_error(text) {
