@@ -462,7 +462,7 @@ impl<'e> Session<'e> {
             .map(|(r, sql)| {
                 r.map_err(|e| {
                     self.failure_knobs = self.knobs.clone();
-                    self.note_loss(&sql, &e);
+                    self.note_loss(sql, &e);
                     self.log_comment(&format!(
                         "-- error: {} (in the query {ran} of {} above; those after it did not run)",
                         e.to_string().replace('\n', " "),

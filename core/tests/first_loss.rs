@@ -91,14 +91,19 @@ impl Connection for CrashesOnExplainUnderKnobs {
     }
 }
 
+/// A session on a server that crashes on an EXPLAIN under changed knobs.
+fn crashing_session(expected: &ExpectedErrors) -> Session<'_> {
+    Session::new(
+        Box::new(CrashesOnExplainUnderKnobs::default()),
+        EXPLAINING,
+        expected,
+    )
+}
+
 #[test]
 fn a_loss_while_plans_are_read_is_the_statement_a_crash_names() {
     let expected = ExpectedErrors::default();
-    let mut session = Session::new(
-        Box::new(CrashesOnExplainUnderKnobs::default()),
-        EXPLAINING,
-        &expected,
-    );
+    let mut session = crashing_session(&expected);
     let query = Query::select(Select::default());
     let off = KnobSetting {
         changes: vec!["enable_hashjoin".into()],
@@ -121,11 +126,7 @@ fn a_loss_while_plans_are_read_is_the_statement_a_crash_names() {
 #[test]
 fn a_loss_in_one_round_trip_keeps_its_knobs() {
     let expected = ExpectedErrors::default();
-    let mut session = Session::new(
-        Box::new(CrashesOnExplainUnderKnobs::default()),
-        EXPLAINING,
-        &expected,
-    );
+    let mut session = crashing_session(&expected);
     let off = KnobSetting {
         changes: vec!["enable_hashjoin".into()],
     };
