@@ -222,18 +222,19 @@ impl<S: ServerSchema, F: Clone + Default> QueryCore<S, F> {
         proposed: Expr,
         otherwise: Option<Expr>,
     ) -> Expr {
-        let cols = self.typed(scope);
         // A column of `scope` by its declared type: an oracle's own scope
         // (CODDTest's subquery over one relation) was never recorded.
-        let category = cols
+        let declared = scope
+            .columns
             .iter()
             .find(|c| c.expr == proposed)
-            .map(|c| c.category)
-            .or_else(|| self.category_of(&proposed));
-        match category {
+            .and_then(|c| c.ty.as_ref())
+            .map(|t| S::Category::of_type_name(&t.0));
+        match declared.or_else(|| self.category_of(&proposed)) {
             Some(c) if !takes.contains(&c) => {}
             _ => return proposed,
         }
+        let cols = self.typed(scope);
         let fitting: Vec<_> = cols
             .iter()
             .filter(|c| takes.contains(&c.category))
