@@ -75,22 +75,7 @@ fn help_lists_every_oracle() {
 #[test]
 fn a_campaign_file_for_reduce_and_replay_is_read_and_checked() {
     let dir = tempfile::tempdir().unwrap();
-    let out = fuzz_into(
-        dir.path(),
-        &[
-            "--oracle",
-            "tlp-where",
-            "--inject-fault",
-            "drop-row",
-            "--threads",
-            "1",
-            "--seed",
-            "11",
-            "--queries",
-            "2000",
-            "--no-reduce",
-        ],
-    );
+    let out = fuzz_planted_drop_row(dir.path(), &["--no-reduce"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let findings = finding_files(&run_dir(dir.path()).join("findings"), "json");
     let finding = findings

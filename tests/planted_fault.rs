@@ -8,21 +8,7 @@ use common::*;
 #[test]
 fn tlp_where_catches_a_dropped_row_and_writes_a_runnable_reproducer() {
     let out_dir = tempfile::tempdir().unwrap();
-    let out = fuzz_into(
-        out_dir.path(),
-        &[
-            "--oracle",
-            "tlp-where",
-            "--inject-fault",
-            "drop-row",
-            "--threads",
-            "1",
-            "--seed",
-            "11",
-            "--queries",
-            "2000",
-        ],
-    );
+    let out = fuzz_planted_drop_row(out_dir.path(), &[]);
     assert_eq!(
         out.status.code(),
         Some(1),

@@ -64,23 +64,7 @@ fn three_thousand_checks_through_the_system_library_find_nothing() {
 fn findings_name_the_loaded_library() {
     let Some(lib) = system_lib() else { return };
     let out_dir = tempfile::tempdir().unwrap();
-    let out = fuzz_into(
-        out_dir.path(),
-        &[
-            "--sqlite-lib",
-            lib,
-            "--oracle",
-            "tlp-where",
-            "--inject-fault",
-            "drop-row",
-            "--threads",
-            "1",
-            "--seed",
-            "11",
-            "--queries",
-            "2000",
-        ],
-    );
+    let out = fuzz_planted_drop_row(out_dir.path(), &["--sqlite-lib", lib]);
     assert_eq!(out.status.code(), Some(1), "the planted fault is caught");
     let findings = run_dir(out_dir.path()).join("findings");
     let sqls = files_with_ext(&findings, "sql");

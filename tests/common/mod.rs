@@ -130,6 +130,27 @@ pub fn fuzz_into(out: &Path, args: &[&str]) -> Output {
     run(&all)
 }
 
+/// `fuzz_into` with TLP WHERE and the planted `drop-row` fault, one
+/// thread, seed 11, 2,000 checks (it finds at once), and `extra` first
+/// (`--sqlite-lib PATH`, `--no-reduce`): the planted-fault finding that
+/// several tests start from.
+pub fn fuzz_planted_drop_row(out: &Path, extra: &[&str]) -> Output {
+    let mut args = extra.to_vec();
+    args.extend_from_slice(&[
+        "--oracle",
+        "tlp-where",
+        "--inject-fault",
+        "drop-row",
+        "--threads",
+        "1",
+        "--seed",
+        "11",
+        "--queries",
+        "2000",
+    ]);
+    fuzz_into(out, &args)
+}
+
 /// Starts `lancet fuzz --status-interval 0 --out OUT ARGS` with its
 /// output piped, for tests that signal it.
 pub fn spawn_fuzz(out: &Path, extra: &[&str]) -> std::process::Child {
