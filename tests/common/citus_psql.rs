@@ -82,11 +82,20 @@ pub fn psql_shows(cluster: &CitusCluster, text: &str) -> bool {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    // A crash finding: psql loses the server; the coordinator restarts.
+    // A crash finding: psql loses the server at the failing statement
+    // (not before it); the coordinator restarts.
+    let failing = script
+        .lines()
+        .position(|l| l.contains("(failing statement)"))
+        .map_or(usize::MAX, |i| i + 1);
     let crashed = records_crash(text)
         && !out.status.success()
-        && (stderr.contains("server closed the connection unexpectedly")
-            || stderr.contains("connection to server was lost"));
+        && stderr.lines().any(|l| {
+            let mut parts = l.splitn(4, ':');
+            let at = parts.nth(2).and_then(|n| n.trim().parse::<usize>().ok());
+            at.is_some_and(|n| n > failing)
+                && l.contains("server closed the connection unexpectedly")
+        });
     if records_crash(text) {
         wait_for_coordinator(cluster);
     }
